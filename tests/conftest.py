@@ -1,0 +1,16 @@
+"""Shared pytest setup: hypothesis profiles.
+
+TREX_FUZZ_PROFILE=ci (default) keeps the default run under the CI budget; =nightly is the long
+fuzzing profile; =dev is quick for local iteration. Area fixtures live in each tests/<area>/conftest.py.
+"""
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=20, deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("ci", max_examples=200, deadline=None, derandomize=True, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("nightly", max_examples=5000, deadline=None, derandomize=False, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("TREX_FUZZ_PROFILE", "ci"))
