@@ -1,0 +1,7 @@
+"""DeepSeek-V4 (reference/deepseek_v4.md) as a trainable PyTorch model; API in docs/contracts.md."""
+from .args import ModelArgs, get_config
+from .model import Block, MTPBlock, Transformer, lm_loss
+from .moe import MoE, dense_dispatch, sparse_dispatch
+
+__all__ = ["ModelArgs", "get_config", "Transformer", "Block", "MTPBlock", "lm_loss", "MoE",
+           "sparse_dispatch", "dense_dispatch"]

@@ -1,0 +1,134 @@
+"""DeepSeek-V4 mixture of experts (spec §2, §6).
+
+Routing: affinity ``s = sqrt(softplus(x @ Wg^T))`` in fp32; score-routed layers pick the top-k of
+``s + bias`` (the bias only affects the choice, it is updated by the aux-loss-free balancing rule,
+never by gradient); hash-routed layers (the first ``n_hash_layers``) take the experts from a fixed
+token-id -> expert-id table ``tid2eid``. Either way the weights are ``s`` at the chosen experts,
+renormalised over the k picks, times ``route_scale``. Every routed expert and the one shared
+expert is a limited-SwiGLU FFN.
+
+Expert dispatch is pluggable (contracts.md): ``MoE.dispatcher(x_flat, topk_idx, topk_weight,
+experts) -> y_flat``; ``experts[e](x, route_weight)`` returns the weighted expert output.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .args import ModelArgs
+from .functional import limited_swiglu
+from .layers import Linear
+
+Dispatcher = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, nn.ModuleList], torch.Tensor]
+
+
+class Expert(nn.Module):
+    """Limited-SwiGLU FFN: ``w2(limited_swiglu(w1 x, w3 x, L, route_weight))``."""
+
+    def __init__(self, dim: int, inter_dim: int, swiglu_limit: float):
+        super().__init__()
+        self.w1 = Linear(dim, inter_dim)   # gate
+        self.w2 = Linear(inter_dim, dim)   # down
+        self.w3 = Linear(dim, inter_dim)   # up
+        self.swiglu_limit = swiglu_limit
+
+    def forward(self, x: torch.Tensor, route_weight: torch.Tensor | None = None) -> torch.Tensor:
+        return self.w2(limited_swiglu(self.w1(x), self.w3(x), self.swiglu_limit, route_weight))
+
+
+class Gate(nn.Module):
+    """Router. ``weight [E, dim]``; ``bias [E]`` (score layers) or ``tid2eid [vocab, k]`` (hash layers),
+    both buffers: neither is trained by gradient."""
+
+    def __init__(self, args: ModelArgs, hash_routed: bool):
+        super().__init__()
+        self.topk = args.n_activated_experts
+        self.n_experts = args.n_routed_experts
+        self.route_scale = args.route_scale
+        self.hash_routed = hash_routed
+        self.weight = nn.Parameter(torch.empty(args.n_routed_experts, args.dim))
+        if hash_routed:
+            self.register_buffer("tid2eid", torch.empty(args.vocab_size, args.n_activated_experts,
+                                                        dtype=torch.int64))
+        else:
+            self.register_buffer("bias", torch.empty(args.n_routed_experts, dtype=torch.float32))
+
+    def forward(self, x: torch.Tensor, token_ids: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """x ``[N, dim]`` (token_ids ``[N]`` for hash layers) -> (weights fp32 ``[N, k]``, indices ``[N, k]``)."""
+        scores = F.softplus(F.linear(x.float(), self.weight.float())).sqrt()
+        if self.hash_routed:
+            if token_ids is None:
+                raise ValueError("hash-routed MoE layer needs token_ids (the input token of each row)")
+            indices = self.tid2eid[token_ids]
+        else:
+            indices = (scores + self.bias.float()).topk(self.topk, dim=-1).indices
+        weights = scores.gather(-1, indices)
+        weights = weights / weights.sum(-1, keepdim=True) * self.route_scale
+        return weights, indices
+
+
+def sparse_dispatch(x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch.Tensor,
+                    experts: nn.ModuleList) -> torch.Tensor:
+    """Run each local expert on the rows routed to it (gather, expert, fp32 scatter-add).
+
+    Experts with no rows are skipped (their weights get no gradient this step)."""
+    n_rows, k = topk_idx.shape
+    flat_expert = topk_idx.reshape(-1)
+    order = torch.argsort(flat_expert, stable=True)
+    rows = torch.div(order, k, rounding_mode="floor")
+    counts = torch.bincount(flat_expert, minlength=len(experts)).tolist()
+    routed_x = x.index_select(0, rows)
+    routed_w = topk_weight.reshape(-1).index_select(0, order).unsqueeze(-1)
+    outputs, start = [], 0
+    for expert, count in zip(experts, counts):
+        if count:
+            outputs.append(expert(routed_x[start:start + count], routed_w[start:start + count]))
+        start += count
+    y = torch.zeros(n_rows, x.shape[-1], dtype=torch.float32, device=x.device)
+    return y.index_add(0, rows, torch.cat(outputs).float()).to(x.dtype)
+
+
+def dense_dispatch(x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch.Tensor,
+                   experts: nn.ModuleList) -> torch.Tensor:
+    """Every expert on every row, weighted by a dense routing matrix that is zero off the top-k.
+
+    The same function as ``sparse_dispatch`` (non-routed rows get weight 0) with static shapes and
+    no host sync, for torch.compile and small configs; costs ``E / k`` times the expert FLOPs."""
+    dense_weight = torch.zeros(x.shape[0], len(experts), dtype=topk_weight.dtype, device=x.device)
+    dense_weight = dense_weight.scatter(-1, topk_idx, topk_weight)
+    y = torch.zeros(x.shape, dtype=torch.float32, device=x.device)
+    for e, expert in enumerate(experts):
+        y = y + expert(x, dense_weight[:, e:e + 1]).float()
+    return y.to(x.dtype)
+
+
+DISPATCHERS: dict[str, Dispatcher] = {"sparse": sparse_dispatch, "dense": dense_dispatch}
+
+
+class MoE(nn.Module):
+    def __init__(self, args: ModelArgs, layer_id: int):
+        super().__init__()
+        self.layer_id = layer_id
+        # MTP blocks (layer_id >= n_layers) are always score-routed (spec §6)
+        self.hash_routed = layer_id < args.n_hash_layers
+        self.gate = Gate(args, self.hash_routed)
+        self.experts = nn.ModuleList(
+            Expert(args.dim, args.moe_inter_dim, args.swiglu_limit) for _ in range(args.n_routed_experts))
+        self.shared_experts = (Expert(args.dim, args.n_shared_experts * args.moe_inter_dim, args.swiglu_limit)
+                               if args.n_shared_experts else None)
+        self.dispatcher: Dispatcher = DISPATCHERS[args.moe_dispatch]
+
+    def forward(self, x: torch.Tensor, token_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """x ``[..., dim]``, token_ids ``[...]`` (used by hash-routed layers) -> ``[..., dim]``."""
+        shape = x.shape
+        x_flat = x.reshape(-1, shape[-1])
+        ids = token_ids.reshape(-1) if token_ids is not None else None
+        topk_weight, topk_idx = self.gate(x_flat, ids)
+        y = self.dispatcher(x_flat, topk_idx, topk_weight, self.experts)
+        if self.shared_experts is not None:
+            y = (y.float() + self.shared_experts(x_flat).float()).to(x.dtype)
+        return y.view(shape)
