@@ -30,7 +30,7 @@ class ModelConfig:
 @dataclass
 class DataConfig:
     kind: str = "cpt"                  # cpt (packed documents) | sft (prompt/response, prompt masked)
-    paths: list[str] = field(default_factory=list)  # files or glob patterns (relative to the config file)
+    paths: list[str] = field(default_factory=list)  # files or glob patterns (in a TOML file: relative to it)
     format: str = "auto"               # auto (by suffix) | jsonl | text
     text_field: str = "text"           # JSONL field for CPT documents
     prompt_field: str = "prompt"       # JSONL fields for SFT pairs
@@ -209,7 +209,9 @@ def parse_overrides(argv: list[str]) -> list[tuple[str, Any]]:
 
 
 def load_config(path: str | Path | None = None, overrides: list[tuple[str, Any]] = ()) -> Config:
-    """Defaults <- TOML file <- overrides. Relative data paths resolve against the TOML file."""
+    """Defaults <- TOML file <- overrides. data.paths written in the TOML file resolve against the
+    file's folder; paths given on the command line and output paths (checkpoint.dir, log.jsonl)
+    resolve against the working directory."""
     cfg = Config()
     base = Path.cwd()
     if path is not None:
@@ -221,17 +223,11 @@ def load_config(path: str | Path | None = None, overrides: list[tuple[str, Any]]
         base = path.resolve().parent
         for key, value in _flatten(table):
             _apply(cfg, key, value)
+        cfg.data.paths = [p if Path(p).is_absolute() else str(base / p) for p in cfg.data.paths]
     for key, value in overrides:
         _apply(cfg, key, value)
-    cfg.data.paths = [p if Path(p).is_absolute() or _is_cwd_relative(p) else str(base / p)
-                      for p in cfg.data.paths]
     validate(cfg)
     return cfg
-
-
-def _is_cwd_relative(p: str) -> bool:
-    # "./x" means the working directory on purpose; everything else is relative to the config file.
-    return p.startswith("./") or p.startswith("../")
 
 
 def validate(cfg: Config) -> None:

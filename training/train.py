@@ -1,0 +1,365 @@
+"""`trex train --config FILE [--section.field VALUE ...]`: the training loop.
+
+Read top to bottom, a run is:
+
+ 1. configuration   (training/config.py: TOML + command-line overrides)
+ 2. devices         (torchrun environment -> process group, DeviceMesh; alone: one device)
+ 3. data            (tokenizer, CPT packing or SFT pairs, a resumable deterministic loader)
+ 4. model           (training.model.Transformer; identical initial weights on every rank)
+ 5. parallelism     (expert parallel MoE + FSDP2 for the rest; training/distributed.py)
+ 6. compile         (backend="trex" by default; --model.compile eager|inductor|trex)
+ 7. optimizer       (AdamW or the host-swapping SwapAdamW) and warmup + cosine schedule
+ 8. resume          (the newest complete checkpoint in checkpoint.dir, if any)
+ 9. the loop        (grad accumulation, bf16 autocast, clipping, NaN/Inf skip, JSONL log,
+                     progress bar, checkpoints)
+
+Mixed precision: parameters, gradients and optimizer states stay fp32 (they are the master
+weights); with train.precision = "bf16" the forward and backward run under
+torch.autocast(dtype=bfloat16), so matmuls run in bf16 while reductions, losses and the
+optimizer update stay fp32. One mechanism for one device, FSDP2 and the swap optimizer alike.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import math
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .checkpoint import (Checkpointer, load_model_state, load_optimizer_state, model_state,
+                         optimizer_state, rng_state, set_rng_state)
+from .config import Config, ConfigError, load_config, parse_overrides
+from .data import DataLoader, build_dataset, load_tokenizer
+from .distributed import (ParallelDims, clip_grad_norm, destroy_distributed, init_distributed,
+                          parallelize, reduce_expert_grads)
+from .optim import build_optimizer
+
+
+class TrainingStopped(RuntimeError):
+    """Raised when the run cannot continue (too many consecutive non-finite steps)."""
+
+
+@dataclass
+class TrainResult:
+    records: list[dict] = field(default_factory=list)   # one per step run in this process
+    final_step: int = 0
+    resumed_from: int = 0
+
+    @property
+    def losses(self) -> list[float]:
+        return [r["loss"] for r in self.records]
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers, in the order the loop uses them
+
+
+def resolve_device(name: str, local_rank: int) -> torch.device:
+    if name == "auto":
+        name = next((d for d in ("cuda", "npu") if _available(d)), "cpu")
+    if name != "cpu" and not _available(name):
+        raise ConfigError(f"train.device = {name!r} but no {name} device is available; use cpu or auto")
+    return torch.device(name, local_rank) if name != "cpu" else torch.device("cpu")
+
+
+def _available(device_type: str) -> bool:
+    try:
+        return torch.get_device_module(device_type).is_available()
+    except (RuntimeError, AttributeError):
+        return False
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def build_model(cfg: Config, vocab_needed: int, model_module: str = "training.model"):
+    lib = importlib.import_module(model_module)
+    args = lib.get_config(cfg.model.name)
+    if cfg.model.overrides:
+        args = args.replace(**cfg.model.overrides)
+    if args.vocab_size < vocab_needed:
+        raise ConfigError(f"model vocab_size {args.vocab_size} < tokenizer vocab_size {vocab_needed}; "
+                          f"raise --model.overrides.vocab_size or use a smaller tokenizer")
+    if args.max_seq_len < cfg.data.seq_len:
+        args = args.replace(max_seq_len=cfg.data.seq_len)
+    return lib, args, lib.Transformer(args)
+
+
+# --model.compile value -> how the forward is wrapped
+COMPILERS = {
+    "eager": lambda m: m,
+    "inductor": lambda m: torch.compile(m),
+    "trex": lambda m: torch.compile(m, backend="trex"),
+}
+
+
+def lr_lambda(warmup: int, total: int, min_ratio: float):
+    """Linear warmup to 1 over `warmup` steps, then cosine from 1 to min_ratio at `total`."""
+    def f(step: int) -> float:          # step = optimizer steps taken so far (0-based)
+        if step < warmup:
+            return (step + 1) / warmup
+        progress = min(1.0, (step - warmup) / max(1, total - warmup))
+        return min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+    return f
+
+
+def autocast(device: torch.device, precision: str):
+    if precision == "bf16":
+        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+# device type -> peak memory reader (bytes); CPU reports the process's peak resident set
+def _cpu_peak() -> int:
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+PEAK_MEMORY = {
+    "cuda": lambda dev: torch.cuda.max_memory_allocated(dev),
+    "npu": lambda dev: torch.get_device_module("npu").max_memory_allocated(dev),
+    "cpu": lambda dev: _cpu_peak(),
+}
+
+
+class MFUMeter:
+    """Model FLOPs utilisation from training.model.flops_per_token and training/mfu.py's peak table."""
+
+    def __init__(self, lib, args, seq_len: int, device: torch.device, world: int):
+        self.flops_per_token = None
+        self.peak = None
+        if hasattr(lib, "flops_per_token"):
+            self.flops_per_token = float(lib.flops_per_token(args, seq_len))
+        try:
+            from . import mfu as mfu_lib
+            self.peak = mfu_lib.peak_flops(device)
+        except (ImportError, AttributeError, KeyError, ValueError):
+            self.peak = None
+        self.world = world
+
+    def __call__(self, tokens_per_s: float) -> float | None:
+        if not self.flops_per_token or not self.peak:
+            return None
+        return self.flops_per_token * tokens_per_s / (self.world * self.peak)
+
+
+class Progress:
+    """tqdm bar on rank 0 only."""
+
+    def __init__(self, enabled: bool, total: int, initial: int):
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, initial=initial, desc="train", dynamic_ncols=True, file=sys.stderr)
+
+    def update(self, record: dict) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix(loss=f"{record['loss']:.4f}", lr=f"{record['lr']:.2e}",
+                                 tok_s=f"{record['tokens_per_s']:.0f}", refresh=False)
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+class JsonlLog:
+    """One JSON object per line, flushed per record; appends, so a resumed run continues the file."""
+
+    def __init__(self, path: str, enabled: bool):
+        self.f = None
+        if enabled and path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self.f = open(path, "a", encoding="utf-8")
+
+    def write(self, record: dict) -> None:
+        if self.f is not None:
+            self.f.write(json.dumps(record) + "\n")
+            self.f.flush()
+
+    def close(self) -> None:
+        if self.f is not None:
+            self.f.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# the run
+
+
+def train(cfg: Config, model_module: str = "training.model") -> TrainResult:
+    # 2. devices and process groups
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    device = resolve_device(cfg.train.device, local_rank)
+    if device.type != "cpu":
+        torch.get_device_module(device.type).set_device(device)
+    dims: ParallelDims = init_distributed(device.type, cfg.distributed.ep, cfg.distributed.backend)
+    is_main = dims.rank == 0
+    try:
+        return _train(cfg, model_module, device, dims, is_main)
+    finally:
+        destroy_distributed()
+
+
+def _train(cfg: Config, model_module: str, device: torch.device, dims: ParallelDims, is_main: bool) -> TrainResult:
+    seed_everything(cfg.train.seed)     # same seed on every rank: identical initial weights
+
+    # 3. data
+    tokenizer = load_tokenizer(cfg.data.tokenizer)
+    dataset = build_dataset(cfg.data, tokenizer)
+    loader = DataLoader(dataset, cfg.data.micro_batch, cfg.data.seed, dims.rank, dims.world)
+
+    # 4. model (initialised on the CPU from the seeded RNG, so every device gets the same weights)
+    lib, args, model = build_model(cfg, tokenizer.vocab_size, model_module)
+    model.to(device)
+
+    # 5. parallelism
+    expert_params = parallelize(model, dims)
+
+    # 6. compile
+    forward = COMPILERS[cfg.model.compile](model)
+
+    # 7. optimizer and schedule
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = build_optimizer(params, cfg.optim)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lr_lambda(cfg.schedule.warmup_steps, cfg.train.steps, cfg.schedule.min_lr_ratio))
+
+    # 8. resume
+    checkpointer = (Checkpointer(cfg.checkpoint.dir, cfg.checkpoint.keep, dims.rank, dims.world, dims.barrier)
+                    if cfg.checkpoint.dir else None)
+    start_step, bad_in_a_row = 0, 0
+    latest = checkpointer.latest() if checkpointer and cfg.checkpoint.resume else None
+    if latest is not None:
+        state = checkpointer.load(latest)
+        load_model_state(model, state["model"])
+        load_optimizer_state(optimizer, state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        loader.load_state_dict(state["data"])
+        set_rng_state(state["rng"])
+        start_step, bad_in_a_row = state["step"], state["bad_in_a_row"]
+        if is_main:
+            print(f"resumed from {latest} (step {start_step})", file=sys.stderr)
+
+    def save(step: int) -> None:
+        checkpointer.save(step, {
+            "step": step, "bad_in_a_row": bad_in_a_row,
+            "model": model_state(model), "optimizer": optimizer_state(optimizer),
+            "scheduler": scheduler.state_dict(), "data": loader.state_dict(), "rng": rng_state(),
+            "config": cfg.to_dict()})
+
+    # 9. the loop
+    mfu = MFUMeter(lib, args, cfg.data.seq_len, device, dims.world)
+    log = JsonlLog(cfg.log.jsonl, is_main)
+    progress = Progress(cfg.log.progress and is_main, cfg.train.steps, start_step)
+    result = TrainResult(resumed_from=start_step, final_step=start_step)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    try:
+        for step in range(start_step + 1, cfg.train.steps + 1):
+            t0 = time.perf_counter()
+            lr = optimizer.param_groups[0]["lr"]
+            loss_sum = torch.zeros((), device=device)
+            part_sums: dict[str, torch.Tensor] = {}
+            tokens = 0
+            for _ in range(cfg.train.grad_accum):
+                batch = {k: v.to(device, non_blocking=True) for k, v in loader.next_batch().items()}
+                with autocast(device, cfg.train.precision):
+                    logits, mtp_logits = forward(batch["tokens"])
+                    loss, parts = lib.lm_loss(logits, mtp_logits, batch["labels"], batch["loss_mask"],
+                                              mtp_weight=cfg.model.mtp_weight)
+                (loss / cfg.train.grad_accum).backward()
+                loss_sum += loss.detach().float()
+                for k, v in parts.items():
+                    part_sums[k] = part_sums.get(k, 0) + v.float()
+                tokens += batch["tokens"].numel()
+            reduce_expert_grads(expert_params, dims)
+            grad_norm = float(clip_grad_norm(params, cfg.optim.grad_clip, dims, expert_params))
+            loss_value = dims.all_reduce_mean(loss_sum / cfg.train.grad_accum, device)
+            finite = math.isfinite(loss_value) and math.isfinite(grad_norm)
+            if finite:
+                optimizer.step()
+                bad_in_a_row = 0
+            else:
+                bad_in_a_row += 1
+            optimizer.zero_grad(set_to_none=True)
+            scheduler.step()
+            dt = time.perf_counter() - t0
+            tokens_per_s = tokens * dims.world / dt
+            record = {"step": step, "loss": loss_value, "grad_norm": grad_norm, "lr": lr,
+                      "tokens": tokens * dims.world, "tokens_per_s": tokens_per_s, "mfu": mfu(tokens_per_s),
+                      "step_time_s": dt, "peak_mem_bytes": PEAK_MEMORY[device.type](device),
+                      "skipped": not finite, "epoch": loader.epoch}
+            record.update({f"loss_{k}": dims.all_reduce_mean(v / cfg.train.grad_accum, device)
+                           for k, v in part_sums.items()})
+            result.records.append(record)
+            result.final_step = step
+            if step % cfg.log.every == 0 or not finite:
+                log.write(record)
+            progress.update(record)
+            if not finite and is_main:
+                print(f"step {step}: non-finite loss {loss_value} or grad norm {grad_norm}; step skipped "
+                      f"({bad_in_a_row} in a row, limit train.max_bad_steps = {cfg.train.max_bad_steps})",
+                      file=sys.stderr)
+            if bad_in_a_row >= cfg.train.max_bad_steps:
+                raise TrainingStopped(
+                    f"stopping at step {step}: {bad_in_a_row} consecutive steps had a non-finite loss or "
+                    f"gradient (train.max_bad_steps = {cfg.train.max_bad_steps}). Lower optim.lr, check the "
+                    f"data for corrupt records, or train in fp32 (--train.precision fp32).")
+            if checkpointer and cfg.checkpoint.every and step % cfg.checkpoint.every == 0:
+                save(step)
+        if checkpointer and result.final_step > start_step and (
+                not cfg.checkpoint.every or result.final_step % cfg.checkpoint.every):
+            save(result.final_step)
+    finally:
+        progress.close()
+        log.close()
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog="trex train", description="Train DeepSeek-V4 (CPT or SFT) on the trex-compiled model.",
+        epilog="Any config field can be overridden: --optim.lr 3e-4 --train.steps 100 "
+               "--model.compile eager (see docs/training.md).")
+    parser.add_argument("--config", help="TOML file (configs/*.toml)")
+    parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+    known, rest = parser.parse_known_args(argv)
+    try:
+        cfg = load_config(known.config, parse_overrides(rest))
+        if known.print_config:
+            print(json.dumps(cfg.to_dict(), indent=2))
+            return 0
+        if not cfg.data.paths:
+            raise ConfigError("data.paths is empty; name the corpus files (e.g. --data.paths '[\"corpus.jsonl\"]')")
+        result = train(cfg)
+    except (ConfigError, FileNotFoundError, KeyError, ValueError) as e:
+        print(f"trex train: {e}", file=sys.stderr)
+        return 2
+    except TrainingStopped as e:
+        print(f"trex train: {e}", file=sys.stderr)
+        return 1
+    last = result.records[-1] if result.records else None
+    if last and int(os.environ.get("RANK", "0")) == 0:
+        print(f"done: step {result.final_step}, loss {last['loss']:.4f}, {last['tokens_per_s']:.0f} tokens/s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
