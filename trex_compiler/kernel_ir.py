@@ -307,7 +307,7 @@ OPS: dict[str, OpSpec] = {
     "store": OpSpec("io", 2, "store(gm, src): write src to gm (same row/chunk addressing as load)"),
     "cast": OpSpec("cast", 1, "cast(src) to the out local's dtype; down-casts to bf16/fp16 round to nearest even"),
     "copy": OpSpec("unary", 1, "copy(src)", lambda x: x.clone()),
-    "fill": OpSpec("fill", 1, "fill(value) with the out local's shape", None),
+    "fill": OpSpec("fill", 1, "fill(value) with the out local's shape (value: number, size expr, $param or -$param)", None),
     "add": OpSpec("binary", 2, "a + b (broadcast)", torch.add),
     "sub": OpSpec("binary", 2, "a - b (broadcast)", torch.sub),
     "mul": OpSpec("binary", 2, "a * b (broadcast)", torch.mul),
@@ -568,7 +568,8 @@ class ProgramBuilder:
 
 def is_scalar_arg(a) -> bool:
     """A scalar operand: a Python number, a size expression (e.g. 1/D) or a "$param"."""
-    return (isinstance(a, (float, int, sympy.Expr)) and not isinstance(a, bool)) or (isinstance(a, str) and a.startswith("$"))
+    return (isinstance(a, (float, int, sympy.Expr)) and not isinstance(a, bool)) or (
+        isinstance(a, str) and a.lstrip("-").startswith("$"))
 
 
 def _validate(p: Program) -> None:
@@ -591,9 +592,9 @@ def _validate(p: Program) -> None:
             if spec.arity >= 0 and len(op.args) != spec.arity:
                 raise IRError(f"{ctx}: {op.opcode} takes {spec.arity} args, got {len(op.args)}")
             for i, a in enumerate(op.args):
-                if isinstance(a, str) and a.startswith("$") and a[1:] not in snames:
+                if isinstance(a, str) and a.lstrip("-").startswith("$") and a.lstrip("-")[1:] not in snames:
                     raise IRError(f"{ctx}: unknown scalar {a}")
-                if isinstance(a, str) and not a.startswith("$"):
+                if isinstance(a, str) and not a.lstrip("-").startswith("$"):
                     is_gm = op.opcode in ("load", "store") and i == 0
                     if is_gm and a not in tnames:
                         raise IRError(f"{ctx}: {a!r} is not a GM tensor")
@@ -659,6 +660,8 @@ def bind_sizes(p: Program, inputs: Mapping[str, torch.Tensor], scalars: Mapping[
             r = dims.pop(0)
             if t.row_map.is_identity:
                 _bind(env, ROWS, r, p, t.name)
+            elif isinstance(t.row_map.mod, sympy.Symbol):
+                _bind(env, t.row_map.mod, r, p, t.name)
         for c, n in zip(t.cols, dims):
             if isinstance(c, sympy.Symbol):
                 _bind(env, c, n, p, t.name)
@@ -732,6 +735,8 @@ class _Interp:
         return out
 
     def arg(self, a):
+        if isinstance(a, str) and a.startswith("-$"):
+            return -float(self.scalars[a[2:]])
         if isinstance(a, str) and a.startswith("$"):
             return float(self.scalars[a[1:]])
         if isinstance(a, (int, float)):
