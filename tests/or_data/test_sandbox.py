@@ -1,0 +1,164 @@
+"""Sandbox containment: hostile programs are stopped and reported, and the sandbox keeps working.
+
+Each hostile program is run with the static check OFF so that the runtime layers (audit hook,
+rlimits, process-group kill, unprivileged uid, network namespace) are what contain it; a second
+parametrization also switches the audit hook off to show the OS-level layer alone holds.
+"""
+import os
+import textwrap
+
+import pytest
+
+from training.or_data.sandbox import (Sandbox, SandboxLimits, check_code_safety, execute_solver_code,
+                                      probe_backends)
+
+GOOD = textwrap.dedent("""
+    import gurobipy as gp
+    from gurobipy import GRB
+    m = gp.Model()
+    x = m.addVar(ub=4)
+    y = m.addVar(vtype=GRB.INTEGER, ub=3.5)
+    m.setObjective(3 * x + 2 * y, GRB.MAXIMIZE)
+    m.addConstr(x + y <= 5)
+    m.optimize()
+    print("objective", m.ObjVal)
+""")
+
+FAST = dict(wall_s=3.0, cpu_s=2, memory_mb=256)
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with Sandbox(workers=1) as sb:
+        yield sb
+
+
+def assert_still_works(sb, limits):
+    r = sb.run(GOOD, limits)
+    assert r.ok and r.status == "optimal" and r.objective == pytest.approx(14.0, abs=1e-9), r
+
+
+BACKENDS = ["shim"] + (["gurobipy"] if probe_backends().get("gurobipy") else [])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
+def test_good_program_reports_from_side_channel(sandbox, backend, isolation):
+    limits = SandboxLimits(backend=backend, isolation=isolation, wall_s=20)
+    r = sandbox.run(GOOD + "\nprint('objective 999')\n", limits)
+    assert r.ok, r
+    assert r.status == "optimal" and r.objective == pytest.approx(14.0)
+    assert "objective 999" in r.stdout  # the print is there, but the objective came from the model
+    assert r.backend == backend and r.num_vars == 2 and r.num_int_vars == 1 and r.num_constrs == 1
+    for layer in ("process_group", "minimal_env", "rlimit_cpu", "rlimit_memory", "audit_hook"):
+        assert layer in r.enforced
+
+
+def test_infeasible_and_unbounded_statuses(sandbox):
+    infeasible = GOOD.replace("m.addConstr(x + y <= 5)", "m.addConstr(x + y >= 50)").replace(
+        'print("objective", m.ObjVal)', "")
+    r = sandbox.run(infeasible, SandboxLimits(backend="shim"))
+    assert r.ok and r.status == "infeasible" and r.objective is None
+    unbounded = GOOD.replace("ub=4", "").replace("m.addConstr(x + y <= 5)", "m.addConstr(y <= 5)").replace(
+        'print("objective", m.ObjVal)', "")
+    r = sandbox.run(unbounded, SandboxLimits(backend="shim"))
+    assert r.ok and r.status in ("unbounded", "inf_or_unbd"), r
+
+
+def test_program_exception_is_reported_with_traceback(sandbox):
+    r = sandbox.run(GOOD + "\nraise ValueError('boom')\n", SandboxLimits(backend="shim"))
+    assert not r.ok and "ValueError: boom" in r.error
+    assert r.status == "optimal"  # the model was optimized before the failure and is still reported
+
+
+def test_no_optimize_call(sandbox):
+    r = sandbox.run("import gurobipy as gp\nm = gp.Model()\n", SandboxLimits(backend="shim"))
+    assert not r.ok and r.error == "no optimize() call"
+
+
+HOSTILE = {
+    "fork_bomb": ("import os\nwhile True:\n    os.fork()\n", ("os.fork", "process limit", "timeout", "cpu_time")),
+    "infinite_loop": ("while True:\n    pass\n", ("timeout", "cpu_time")),
+    "memory_blowup": ("x = bytearray(8 * 1024**3)\n", ("memory",)),
+    # {target} is a root-owned directory: the audit hook refuses the open, and without the hook the
+    # per-run uid has no write permission there.  (/tmp itself is world-writable: see the next test.)
+    "write_outside": ("with open('{target}', 'w') as f:\n    f.write('x')\n",
+                      ("writing outside", "Permission denied", "PermissionError")),
+    "network": ("import socket\ns = socket.socket()\ns.settimeout(2)\ns.connect(('1.1.1.1', 80))\n",
+                ("sandbox: 'socket.", "Network is unreachable")),
+}
+
+
+@pytest.mark.parametrize("audit_hook", [True, False])
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_program_is_contained(sandbox, name, audit_hook, tmp_path):
+    code, expected = HOSTILE[name]
+    target = tmp_path / "escape.txt"
+    os.chmod(tmp_path, 0o755)
+    limits = SandboxLimits(static_check=False, audit_hook=audit_hook, backend="shim", **FAST)
+    r = sandbox.run(code.format(target=target) + GOOD, limits)
+    assert not r.ok, r
+    assert any(e in (r.error or "") for e in expected), (name, r.error)
+    assert r.wall_s < FAST["wall_s"] + 3
+    assert not target.exists()
+    assert_still_works(sandbox, SandboxLimits(backend="shim"))
+
+
+def test_audit_hook_blocks_writes_to_world_writable_tmp(sandbox):
+    target = "/tmp/or_sandbox_escape_%d.txt" % os.getpid()
+    code = f"with open({target!r}, 'w') as f:\n    f.write('x')\n" + GOOD
+    r = sandbox.run(code, SandboxLimits(static_check=False, backend="shim", **FAST))
+    assert not r.ok and "writing outside the temp dir" in r.error, r
+    assert not os.path.exists(target)
+    # Writing inside the program's own temp dir (its cwd) is allowed.
+    r = sandbox.run("with open('scratch.txt', 'w') as f:\n    f.write('x')\n" + GOOD,
+                    SandboxLimits(static_check=False, backend="shim", **FAST))
+    assert r.ok, r
+
+
+def test_parent_environment_is_not_visible(sandbox, monkeypatch):
+    monkeypatch.setenv("OR_SANDBOX_SECRET", "hunter2")
+    monkeypatch.setenv("GRB_LICENSE_FILE", "/nonexistent/gurobi.lic")
+    probe = textwrap.dedent("""
+        import os
+        print(sorted(os.environ))
+        try:
+            print(open('/proc/%d/environ' % os.getppid(), 'rb').read())
+        except Exception as e:
+            print('parent environ blocked:', type(e).__name__)
+    """)
+    r = sandbox.run(probe + GOOD, SandboxLimits(static_check=False, **FAST))
+    assert r.ok, r  # a stray GRB_LICENSE_FILE does not break gurobipy inside
+    assert "hunter2" not in r.stdout and "GRB_LICENSE_FILE" not in r.stdout
+    assert "parent environ blocked" in r.stdout
+    # Also a spawned interpreter, whose parent is the test process itself (holds the secret).
+    r = sandbox.run(probe + GOOD, SandboxLimits(static_check=False, isolation="spawn", wall_s=20))
+    assert r.ok and "hunter2" not in r.stdout and "parent environ blocked" in r.stdout, r
+
+
+def test_static_check_rejects_before_running():
+    assert check_code_safety(GOOD) == []
+    cases = {"import os\n": "forbidden import os", "import subprocess\n": "forbidden import subprocess",
+             "eval('1')\n": "forbidden name eval", "().__class__\n": "forbidden attribute __class__",
+             "open('x')\n": "forbidden name open", "def f(:\n": "syntax error"}
+    for code, expected in cases.items():
+        problems = check_code_safety(code)
+        assert problems and problems[0].startswith(expected), (code, problems)
+    r = execute_solver_code("import os\nos.system('true')\n" + GOOD)
+    assert not r.ok and r.error == "forbidden import os" and r.enforced == ["static_check"]
+
+
+@pytest.mark.skipif(not probe_backends().get("gurobipy"), reason="gurobipy not installed/licensed here")
+def test_size_limit_falls_back_to_shim(sandbox):
+    big = textwrap.dedent("""
+        import gurobipy as gp
+        from gurobipy import GRB
+        m = gp.Model()
+        x = m.addVars(2500, ub=1.0)
+        m.addConstr(x.sum() <= 1000)
+        m.setObjective(x.sum(), GRB.MAXIMIZE)
+        m.optimize()
+    """)
+    r = sandbox.run(big, SandboxLimits(backend="gurobipy", wall_s=30))
+    assert r.ok and r.objective == pytest.approx(1000.0)
+    assert r.backend == "shim (fallback)" and "size-limited" in r.fallback_reason
