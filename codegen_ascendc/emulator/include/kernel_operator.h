@@ -1,0 +1,34 @@
+// kernel_operator.h — entry header of the trex AscendC emulator.
+//
+// A kernel written for CANN (`#include "kernel_operator.h"`, `using namespace AscendC;`,
+// `extern "C" __global__ __aicore__ void k(GM_ADDR x, ...)`) compiles unchanged with
+//   g++ -std=c++17 -I<this directory> ...
+// and runs on the host CPU. See docs/emulator.md for the covered API and its semantics.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+#include "trex_emu/float16.h"
+#include "trex_emu/runtime.h"
+#include "trex_emu/tensor.h"
+#include "trex_emu/pipe.h"
+#include "trex_emu/copy.h"
+#include "trex_emu/vec.h"
+#include "trex_emu/vec_misc.h"
+#include "trex_emu/launch.h"
+
+#define TREX_ASCENDC_EMULATOR 1
+#ifndef ASCENDC_CPU_DEBUG
+#define ASCENDC_CPU_DEBUG 1
+#endif
+
+namespace AscendC {
+using ::bfloat16_t;
+using ::half;
+template <class... Args>
+inline void PRINTF(const char* fmt, Args... args) {
+  std::printf(fmt, args...);
+}
+}  // namespace AscendC

@@ -1,0 +1,409 @@
+// trex AscendC emulator: TPipe / TQue / TBuf over the per-core UB arena, synchronisation
+// primitives, block index/number.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "trex_emu/runtime.h"
+#include "trex_emu/tensor.h"
+
+namespace AscendC {
+
+enum class HardEvent : uint8_t {
+  MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, MTE2_V, V_MTE2, MTE3_V, V_MTE3, M_V, V_M, V_V, MTE3_MTE1, MTE1_MTE3, MTE1_V,
+  MTE2_M, M_MTE2, V_MTE1, M_FIX, FIX_M, MTE3_MTE2, MTE2_MTE3, S_V, V_S, S_MTE2, MTE2_S, S_MTE3, MTE3_S, MTE2_FIX,
+  FIX_MTE2, FIX_S, M_S, FIX_MTE3, MTE1_FIX, FIX_MTE1, FIX_FIX, MAX,
+};
+
+enum pipe_t : int { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_MTE4, PIPE_MTE5, PIPE_V2, PIPE_FIX };
+
+enum event_t : int32_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
+using TEventID = int8_t;
+
+enum KernelType : int {
+  KERNEL_TYPE_AIV_ONLY = 0, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,
+  KERNEL_TYPE_MIX_AIC_1_1, KERNEL_TYPE_MIX_AIC_1_2,
+};
+
+inline int64_t GetBlockIdx() { return trex_emu::RT().block_idx; }
+inline int64_t GetBlockNum() { return trex_emu::RT().block_num; }
+inline int64_t GetSubBlockIdx() { return 0; }
+inline int64_t GetTaskRation() { return 1; }
+
+}  // namespace AscendC
+
+// Kernel-type selection changes only which cores start on the NPU; the emulator runs AIV blocks.
+#define KERNEL_TASK_TYPE_DEFAULT(type) ((void)0)
+#define KERNEL_TASK_TYPE(key, type) ((void)0)
+
+namespace trex_emu {
+
+inline const char* EventName(AscendC::HardEvent e) {
+  static const char* const kNames[] = {
+      "MTE2_MTE1", "MTE1_MTE2", "MTE1_M", "M_MTE1", "MTE2_V", "V_MTE2", "MTE3_V", "V_MTE3", "M_V", "V_M", "V_V",
+      "MTE3_MTE1", "MTE1_MTE3", "MTE1_V", "MTE2_M", "M_MTE2", "V_MTE1", "M_FIX", "FIX_M", "MTE3_MTE2", "MTE2_MTE3",
+      "S_V", "V_S", "S_MTE2", "MTE2_S", "S_MTE3", "MTE3_S", "MTE2_FIX", "FIX_MTE2", "FIX_S", "M_S", "FIX_MTE3",
+      "MTE1_FIX", "FIX_MTE1", "FIX_FIX"};
+  const unsigned i = static_cast<unsigned>(e);
+  return i < sizeof(kNames) / sizeof(kNames[0]) ? kNames[i] : "HardEvent(?)";
+}
+
+// Name of the buffer argument in an InitBuffer call's argument text: "inQueueX, BUFFER_NUM, n" -> "inQueueX".
+inline std::string FirstArgName(const char* args) {
+  std::string s(args ? args : "");
+  int depth = 0;
+  size_t i = 0;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '(' || c == '<' || c == '[') ++depth;
+    else if (c == ')' || c == '>' || c == ']') --depth;
+    else if (c == ',' && depth == 0) break;
+  }
+  std::string name = s.substr(0, i);
+  const size_t b = name.find_first_not_of(" \t\n");
+  const size_t e = name.find_last_not_of(" \t\n");
+  return b == std::string::npos ? std::string("<buffer>") : name.substr(b, e - b + 1);
+}
+
+class QueBase;
+class TBufBase;
+
+class TPipeBase {
+ public:
+  TPipeBase() {
+    RT().current_pipe = this;
+  }
+  ~TPipeBase() {
+    if (RT().current_pipe == this) RT().current_pipe = nullptr;
+  }
+  TPipeBase(const TPipeBase&) = delete;
+  TPipeBase& operator=(const TPipeBase&) = delete;
+
+  // Hands out `bytes` (rounded up to 32) of UB for the buffer named `name`.
+  BufferInfo* Allocate(const std::string& name, uint32_t bytes, int position, const char* file, int line,
+                       const char* call, uint32_t total_request) {
+    Runtime& rt = RT();
+    const uint32_t rounded = (bytes + kUbAlign - 1) / kUbAlign * kUbAlign;
+    if (uint64_t{used_} + rounded > rt.ub_bytes) {
+      std::ostringstream os;
+      os << "UB overflow: " << file << ":" << line << ": pipe.InitBuffer(" << call << ") asks for " << total_request
+         << " B for buffer '" << FirstArgName(call) << "', but only " << (rt.ub_bytes - used_) << " B of the "
+         << rt.ub_bytes << " B unified buffer remain (" << used_ << " B already allocated";
+      if (!allocations_.empty()) {
+        os << ":";
+        for (const auto& a : allocations_) os << " " << a.first << "=" << a.second << " B";
+      }
+      os << "); shrink the tile or the buffer count";
+      Fail(os.str());
+    }
+    rt.buffers.push_back(BufferInfo{name, rt.ub + used_, rt.ub + used_ + bytes, position});
+    used_ += rounded;
+    if (used_ > rt.counters.ub_peak_bytes) rt.counters.ub_peak_bytes = used_;
+    return &rt.buffers.back();
+  }
+  void NoteAllocation(const std::string& name, uint32_t bytes) { allocations_.emplace_back(name, bytes); }
+  uint32_t UsedBytes() const { return used_; }
+  void ResetArena() {
+    used_ = 0;
+    allocations_.clear();
+  }
+
+ private:
+  uint32_t used_ = 0;
+  std::vector<std::pair<std::string, uint32_t>> allocations_;
+};
+
+enum class BufState : uint8_t { kFree, kAllocated, kQueued, kDequeued };
+
+class QueBase {
+ public:
+  std::string name_;
+  AscendC::TPosition position_ = AscendC::TPosition::VECIN;
+  int depth_ = 1;
+  uint32_t buf_bytes_ = 0;
+  std::vector<BufferInfo*> bufs_;
+  std::vector<BufState> state_;
+  std::deque<int> fifo_;
+  int next_ = 0;
+
+  std::string Describe() const {
+    std::ostringstream os;
+    os << "TQue '" << name_ << "' (" << AscendC::PositionName(position_) << ", depth " << depth_ << ", "
+       << bufs_.size() << " buffer(s) of " << buf_bytes_ << " B)";
+    return os.str();
+  }
+  int FindBuffer(const void* p) const {
+    for (size_t i = 0; i < bufs_.size(); ++i)
+      if (p >= bufs_[i]->begin && p < bufs_[i]->end) return static_cast<int>(i);
+    return -1;
+  }
+  void RequireInit(const char* api) const {
+    if (bufs_.empty()) Fail(api, " on a TQue that was never given memory: call pipe.InitBuffer(que, num, bytes) first");
+  }
+  int Alloc() {
+    RequireInit("TQue::AllocTensor");
+    const int n = static_cast<int>(bufs_.size());
+    for (int k = 0; k < n; ++k) {
+      const int i = (next_ + k) % n;
+      if (state_[i] == BufState::kFree) {
+        state_[i] = BufState::kAllocated;
+        next_ = (i + 1) % n;
+        return i;
+      }
+    }
+    Fail(Describe(), ": AllocTensor while all ", n,
+         " buffers are in use (allocated, enqueued or dequeued without FreeTensor); on the NPU this deadlocks. "
+         "FreeTensor each tensor before allocating again, or InitBuffer with more buffers");
+  }
+  void Enque(const void* p) {
+    RequireInit("TQue::EnQue");
+    const int i = FindBuffer(p);
+    if (i < 0) Fail(Describe(), ": EnQue of a tensor that does not belong to this queue");
+    if (state_[i] != BufState::kAllocated)
+      Fail(Describe(), ": EnQue of buffer ", i, " which is not freshly allocated (AllocTensor it first; a tensor can be "
+           "enqueued once per allocation)");
+    if (static_cast<int>(fifo_.size()) >= depth_)
+      Fail(Describe(), ": EnQue would hold ", fifo_.size() + 1, " tensors, more than the queue depth ", depth_,
+           "; DeQue before enqueueing more");
+    state_[i] = BufState::kQueued;
+    fifo_.push_back(i);
+  }
+  int Deque() {
+    RequireInit("TQue::DeQue");
+    if (fifo_.empty()) Fail(Describe(), ": DeQue on an empty queue (no EnQue before it); on the NPU this blocks forever");
+    const int i = fifo_.front();
+    fifo_.pop_front();
+    state_[i] = BufState::kDequeued;
+    return i;
+  }
+  void Free(const void* p) {
+    RequireInit("TQue::FreeTensor");
+    const int i = FindBuffer(p);
+    if (i < 0) Fail(Describe(), ": FreeTensor of a tensor that does not belong to this queue");
+    if (state_[i] == BufState::kFree) Fail(Describe(), ": FreeTensor of buffer ", i, " which is already free (double free)");
+    if (state_[i] == BufState::kQueued)
+      Fail(Describe(), ": FreeTensor of buffer ", i, " while it is still enqueued (DeQue it first)");
+    state_[i] = BufState::kFree;
+  }
+  void Reset() {
+    bufs_.clear();
+    state_.clear();
+    fifo_.clear();
+    next_ = 0;
+  }
+};
+
+class TBufBase {
+ public:
+  std::string name_;
+  BufferInfo* buf_ = nullptr;
+  uint32_t bytes_ = 0;
+};
+
+}  // namespace trex_emu
+
+namespace AscendC {
+
+class TPipe;
+inline TPipe* GetTPipePtr();
+
+template <TPosition POS, int32_t DEPTH = 1, auto MASK = 0>
+class TQue : public trex_emu::QueBase {
+ public:
+  TQue() {
+    position_ = POS;
+    depth_ = DEPTH < 1 ? 1 : DEPTH;
+  }
+  template <class T>
+  LocalTensor<T> AllocTensor() {
+    const int i = Alloc();
+    return Whole<T>(i);
+  }
+  template <class T>
+  bool EnQue(const LocalTensor<T>& t) {
+    Enque(t.addr_);
+    return true;
+  }
+  template <class T>
+  LocalTensor<T> DeQue() {
+    return Whole<T>(Deque());
+  }
+  template <class T>
+  void FreeTensor(LocalTensor<T>& t) {
+    Free(t.addr_);
+  }
+  bool VacantInQue() const { return static_cast<int>(fifo_.size()) < depth_; }
+  bool HasTensorInQue() const { return !fifo_.empty(); }
+  int32_t GetTensorCountInQue() const { return static_cast<int32_t>(fifo_.size()); }
+  bool HasIdleBuffer() const {
+    for (auto s : state_)
+      if (s == trex_emu::BufState::kFree) return true;
+    return false;
+  }
+
+ private:
+  template <class T>
+  LocalTensor<T> Whole(int i) const {
+    trex_emu::BufferInfo* b = bufs_[i];
+    return LocalTensor<T>(reinterpret_cast<T*>(b->begin), static_cast<uint32_t>((b->end - b->begin) / sizeof(T)), b);
+  }
+};
+
+// TQueBind<src, dst, depth>: a queue between two positions; in UB both are the same memory.
+template <TPosition SRC, TPosition DST, int32_t DEPTH = 1, auto MASK = 0>
+class TQueBind : public TQue<SRC, DEPTH, MASK> {};
+
+template <TPosition POS = TPosition::VECCALC>
+class TBuf : public trex_emu::TBufBase {
+ public:
+  template <class T>
+  LocalTensor<T> Get() const {
+    Require("TBuf::Get");
+    return LocalTensor<T>(reinterpret_cast<T*>(buf_->begin), bytes_ / static_cast<uint32_t>(sizeof(T)), buf_);
+  }
+  template <class T>
+  LocalTensor<T> Get(uint32_t len) const {
+    Require("TBuf::Get");
+    if (uint64_t{len} * sizeof(T) > bytes_)
+      trex_emu::Fail("TBuf '", name_, "'::Get<", trex_emu::TypeName<T>(), ">(", len, ") asks for ", uint64_t{len} * sizeof(T),
+                     " B but the buffer has ", bytes_, " B");
+    return LocalTensor<T>(reinterpret_cast<T*>(buf_->begin), len, buf_);
+  }
+  // offset in bytes, size in elements
+  template <class T>
+  LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset) const {
+    Require("TBuf::GetWithOffset");
+    if (bufOffset % trex_emu::kUbAlign != 0)
+      trex_emu::Fail("TBuf '", name_, "'::GetWithOffset: byte offset ", bufOffset, " is not 32-byte aligned");
+    if (uint64_t{bufOffset} + uint64_t{size} * sizeof(T) > bytes_)
+      trex_emu::Fail("TBuf '", name_, "'::GetWithOffset(", size, ", ", bufOffset, ") exceeds the buffer's ", bytes_, " B");
+    return LocalTensor<T>(reinterpret_cast<T*>(buf_->begin + bufOffset), size, buf_);
+  }
+  template <class T>
+  LocalTensor<T> AllocTensor() const { return Get<T>(); }
+  template <class T>
+  void FreeTensor(LocalTensor<T>&) const {}
+
+ private:
+  void Require(const char* api) const {
+    if (buf_ == nullptr) trex_emu::Fail(api, " on a TBuf that was never given memory: call pipe.InitBuffer(buf, bytes) first");
+  }
+};
+
+class TPipe : public trex_emu::TPipeBase {
+ public:
+  TPipe() = default;
+
+  template <TPosition POS, int32_t DEPTH, auto MASK>
+  bool InitBufferAt(const char* file, int line, const char* call, TQue<POS, DEPTH, MASK>& que, uint8_t num, uint32_t len) {
+    return InitQue(file, line, call, que, num, len);
+  }
+  template <TPosition SRC, TPosition DST, int32_t DEPTH, auto MASK>
+  bool InitBufferAt(const char* file, int line, const char* call, TQueBind<SRC, DST, DEPTH, MASK>& que, uint8_t num,
+                    uint32_t len) {
+    return InitQue(file, line, call, que, num, len);
+  }
+  template <TPosition POS>
+  bool InitBufferAt(const char* file, int line, const char* call, TBuf<POS>& buf, uint32_t len) {
+    const std::string name = trex_emu::FirstArgName(call);
+    buf.name_ = name;
+    buf.bytes_ = len;
+    buf.buf_ = Allocate(name, len, static_cast<int>(POS), file, line, call, len);
+    NoteAllocation(name, (len + 31u) / 32u * 32u);
+    return true;
+  }
+  // Frees all UB handed out so far; queues and buffers must be re-initialised.
+  void Reset() { ResetArena(); }
+  void Destroy() { ResetArena(); }
+  void Init() {}
+
+  TEventID FetchEventID(HardEvent) { return 0; }
+  template <HardEvent E>
+  TEventID FetchEventID() { return 0; }
+  template <HardEvent E>
+  TEventID AllocEventID() {
+    int& used = alloc_mask_[static_cast<int>(E)];
+    for (int id = 0; id < trex_emu::kNumEventIds; ++id)
+      if (!(used & (1 << id))) {
+        used |= 1 << id;
+        return static_cast<TEventID>(id);
+      }
+    trex_emu::Fail("AllocEventID<", trex_emu::EventName(E), ">: all 8 event ids are allocated; ReleaseEventID some");
+  }
+  template <HardEvent E>
+  void ReleaseEventID(TEventID id) {
+    alloc_mask_[static_cast<int>(E)] &= ~(1 << id);
+  }
+
+ private:
+  template <class Q>
+  bool InitQue(const char* file, int line, const char* call, Q& que, uint8_t num, uint32_t len) {
+    const std::string name = trex_emu::FirstArgName(call);
+    if (num == 0) trex_emu::Fail(file, ":", line, ": pipe.InitBuffer(", call, "): buffer count must be >= 1");
+    que.Reset();
+    que.name_ = name;
+    que.buf_bytes_ = len;
+    const uint32_t rounded = (len + 31u) / 32u * 32u;
+    for (int i = 0; i < num; ++i) {
+      que.bufs_.push_back(Allocate(name + "[" + std::to_string(i) + "]", len, static_cast<int>(que.position_), file, line,
+                                   call, num * rounded));
+      que.state_.push_back(trex_emu::BufState::kFree);
+    }
+    NoteAllocation(name, num * rounded);
+    return true;
+  }
+  int alloc_mask_[64] = {};
+};
+
+inline TPipe* GetTPipePtr() {
+  auto* p = static_cast<TPipe*>(trex_emu::RT().current_pipe);
+  if (p == nullptr) trex_emu::Fail("GetTPipePtr(): no TPipe exists in this block (declare `TPipe pipe;` first)");
+  return p;
+}
+
+// ---- synchronisation: semantics-free on a sequential host, but misuse is detected ----
+template <pipe_t PIPE>
+inline void PipeBarrier() {
+  static_assert(PIPE != PIPE_S, "PipeBarrier<PIPE_S> is not allowed (AscendC: same-pipe barriers exist for V/MTE pipes only)");
+}
+inline void pipe_barrier(pipe_t) {}
+
+template <HardEvent E>
+inline void SetFlag(int32_t eventID) {
+  if (eventID < 0 || eventID >= trex_emu::kNumEventIds)
+    trex_emu::Fail("SetFlag<", trex_emu::EventName(E), ">(", eventID, "): event id must be in [0, 8)");
+  int& f = trex_emu::RT().flags[static_cast<int>(E)][eventID];
+  if (f > 0)
+    trex_emu::Fail("SetFlag<", trex_emu::EventName(E), ">(", eventID,
+                   ") twice without a WaitFlag in between (AscendC forbids setting the same event id twice in a row)");
+  f = 1;
+}
+template <HardEvent E>
+inline void WaitFlag(int32_t eventID) {
+  if (eventID < 0 || eventID >= trex_emu::kNumEventIds)
+    trex_emu::Fail("WaitFlag<", trex_emu::EventName(E), ">(", eventID, "): event id must be in [0, 8)");
+  int& f = trex_emu::RT().flags[static_cast<int>(E)][eventID];
+  if (f == 0)
+    trex_emu::Fail("WaitFlag<", trex_emu::EventName(E), ">(", eventID,
+                   ") without a matching SetFlag before it; on the NPU this waits forever");
+  f = 0;
+}
+
+// Cross-core barrier: blocks run one after another here, so a kernel that needs all cores to meet
+// cannot be emulated faithfully.
+inline void SyncAll() {
+  trex_emu::Fail("SyncAll(): not supported by the emulator (blocks run one after another, so a cross-core barrier "
+                 "would deadlock); use SetAtomicAdd or a second kernel launch");
+}
+
+}  // namespace AscendC
+
+// `pipe.InitBuffer(que, num, bytes)` records the call text so that a UB overflow names the buffer.
+// Define TREX_EMU_NO_INITBUFFER_MACRO if your code has its own function called InitBuffer.
+#ifndef TREX_EMU_NO_INITBUFFER_MACRO
+#define InitBuffer(...) InitBufferAt(__FILE__, __LINE__, #__VA_ARGS__, __VA_ARGS__)
+#endif

@@ -1,0 +1,190 @@
+// trex AscendC emulator: per-process runtime state (block index, UB arena, GM regions, counters,
+// sync flags) and the error mechanism.
+//
+// Errors: every API misuse throws trex_emu::KernelError. The launch boundary (RunBlocks, used
+// by ICPU_RUN_KF and by the Python runner's generated entry points) catches it: ICPU_RUN_KF
+// prints the message and aborts like CANN's CPU debug mode; the Python entry returns it as an
+// error string that becomes an EmulatorError exception.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace trex_emu {
+
+class KernelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <class... Parts>
+[[noreturn]] inline void Fail(const Parts&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  throw KernelError(os.str());
+}
+
+// Physical UB size of one AIV core on arch 2201 (910B/910C): 192 KB.
+constexpr uint32_t kDefaultUbBytes = 192u * 1024u;
+constexpr uint32_t kUbAlign = 32u;       // UB operands start 32-byte aligned
+constexpr uint32_t kRepeatBytes = 256u;  // one vector repeat = 8 blocks x 32 B
+constexpr uint32_t kBlockBytes = 32u;
+constexpr int kMaxRepeat = 255;
+constexpr int kNumEventIds = 8;
+
+struct Counters {
+  uint64_t mte2_bytes = 0, mte2_transfers = 0;  // GM -> UB
+  uint64_t mte3_bytes = 0, mte3_transfers = 0;  // UB -> GM
+  uint64_t ub_copy_bytes = 0, ub_copy_transfers = 0;  // UB -> UB DataCopy
+  uint64_t scalar_ops = 0;                      // GetValue/SetValue on Local/GlobalTensor
+  uint64_t ub_peak_bytes = 0;                   // max bytes handed out by TPipe::InitBuffer in any block
+  uint64_t datacopy_truncations = 0;            // DataCopy calls whose byte count was rounded down
+  uint64_t blocks_run = 0;
+  std::map<std::string, uint64_t> vector_repeats;  // instruction name -> repeats
+  std::map<std::string, uint64_t> vector_calls;    // instruction name -> calls
+};
+
+// One UB allocation (a TQue buffer or a TBuf): LocalTensors remember which one they live in so
+// that every access can be bounds-checked against it.
+struct BufferInfo {
+  std::string name;  // e.g. "inQueueX[1]" or "tmpBuf"
+  uint8_t* begin = nullptr;
+  uint8_t* end = nullptr;
+  int position = 0;  // TPosition as int
+};
+
+struct GmRegion {
+  std::string name;
+  uintptr_t begin, end;
+};
+
+class TPipeBase;
+
+struct Runtime {
+  uint32_t block_idx = 0;
+  uint32_t block_num = 1;
+  uint32_t ub_bytes = kDefaultUbBytes;
+  int ub_fill = 0xFF;  // byte written over UB at block start (0xFF: NaN for float/half/bf16)
+  std::vector<uint8_t> ub_storage;
+  uint8_t* ub = nullptr;
+  std::deque<BufferInfo> buffers;  // deque: stable addresses
+  TPipeBase* current_pipe = nullptr;
+  std::vector<GmRegion> gm_regions;
+  Counters counters;
+  int flags[64][kNumEventIds] = {};  // HardEvent x event id -> pending SetFlag count
+  uint8_t cmp_mask[32] = {};         // the CMPMASK special register (Compare without dst / Select mode 0)
+  // Vector mask register for isSetMask=false calls: normal mode bits, or counter mode count.
+  bool mask_counter_mode = false;
+  uint64_t mask_bits[2] = {~uint64_t{0}, ~uint64_t{0}};
+  uint64_t mask_count = 0;
+  int atomic_type = 0;  // 0 none; otherwise AtomicKind (see copy.h)
+  float pad_value_f = 0.0f;
+
+  void BeginBlock(uint32_t idx, uint32_t num) {
+    block_idx = idx;
+    block_num = num;
+    if (ub_storage.size() != ub_bytes + 64u) ub_storage.assign(ub_bytes + 64u, 0);
+    // 64-byte aligned base so that UB offsets and host addresses agree on 32-byte alignment.
+    uintptr_t p = reinterpret_cast<uintptr_t>(ub_storage.data());
+    ub = reinterpret_cast<uint8_t*>((p + 63u) & ~uintptr_t{63});
+    std::fill(ub, ub + ub_bytes, static_cast<uint8_t>(ub_fill));
+    buffers.clear();
+    current_pipe = nullptr;
+    std::fill(&flags[0][0], &flags[0][0] + sizeof(flags) / sizeof(int), 0);
+    std::fill(cmp_mask, cmp_mask + sizeof(cmp_mask), 0);
+    mask_counter_mode = false;
+    mask_bits[0] = mask_bits[1] = ~uint64_t{0};
+    atomic_type = 0;
+    counters.blocks_run += 1;
+  }
+  void EndBlock() {
+    buffers.clear();
+    current_pipe = nullptr;
+  }
+  uint32_t UbOffset(const void* p) const {
+    return static_cast<uint32_t>(static_cast<const uint8_t*>(p) - ub);
+  }
+};
+
+inline Runtime& RT() {
+  static Runtime rt;
+  return rt;
+}
+
+inline std::string BlockTag() {
+  std::ostringstream os;
+  os << "block " << RT().block_idx << "/" << RT().block_num;
+  return os.str();
+}
+
+inline void CountRepeats(const char* api, uint64_t repeats) {
+  auto& c = RT().counters;
+  c.vector_repeats[api] += repeats;
+  c.vector_calls[api] += 1;
+}
+
+// Repeats of a count-form instruction: ceil(count * sizeof(wider type) / 256).
+inline uint64_t CountFormRepeats(uint64_t count, size_t wider_size) {
+  return (count * wider_size + kRepeatBytes - 1) / kRepeatBytes;
+}
+
+// ---- GM bounds (only when the launcher registered the argument buffers) ----
+inline void CheckGm(const char* api, const void* p, uint64_t bytes) {
+  const auto& regions = RT().gm_regions;
+  if (regions.empty() || bytes == 0) return;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  for (const auto& r : regions)
+    if (a >= r.begin && a + bytes <= r.end) return;
+  std::ostringstream os;
+  os << api << " touches GM bytes [0x" << std::hex << a << ", 0x" << a + bytes << std::dec << ") ("
+     << bytes << " B) outside every kernel argument buffer:";
+  for (const auto& r : regions) {
+    os << " " << r.name << "=[0x" << std::hex << r.begin << ", 0x" << r.end << std::dec << ")";
+    if (a >= r.begin && a < r.end) os << " (starts inside " << r.name << ", overruns it by " << (a + bytes - r.end) << " B)";
+  }
+  Fail(os.str());
+}
+
+// ---- UB checks ----
+inline void CheckUbRange(const char* api, const char* operand, const BufferInfo* buf, const void* lo,
+                         const void* hi) {
+  if (buf == nullptr) Fail(api, ": ", operand, " is a LocalTensor that was never obtained from a TQue/TBuf");
+  const uint8_t* l = static_cast<const uint8_t*>(lo);
+  const uint8_t* h = static_cast<const uint8_t*>(hi);
+  if (l < buf->begin || h > buf->end) {
+    const Runtime& rt = RT();
+    Fail(api, ": ", operand, " accesses UB bytes [", rt.UbOffset(l), ", ", rt.UbOffset(h), ") outside its buffer ",
+         buf->name, " = [", rt.UbOffset(buf->begin), ", ", rt.UbOffset(buf->end), ") (", buf->end - buf->begin,
+         " B)");
+  }
+}
+
+inline void CheckUbAlign(const char* api, const char* operand, const void* p, uint32_t align = kUbAlign) {
+  const uint32_t off = RT().UbOffset(p);
+  if (off % align != 0)
+    Fail(api, ": ", operand, " starts at UB offset ", off, ", which is not ", align,
+         "-byte aligned (AscendC requires ", align, "-byte aligned UB operands; offset the tensor by a multiple of ",
+         align, " bytes)");
+}
+
+inline void CheckRepeat(const char* api, int repeat) {
+  if (repeat < 0 || repeat > kMaxRepeat)
+    Fail(api, ": repeatTimes=", repeat, " is outside [0, 255] (the instruction field is 8 bits; on the NPU ",
+         "it would silently wrap to ", (repeat & 0xFF), "); split the call into chunks of at most 255 repeats");
+}
+
+inline void CheckCount(const char* api, int64_t count) {
+  if (count < 0) Fail(api, ": count=", count, " is negative");
+}
+
+}  // namespace trex_emu

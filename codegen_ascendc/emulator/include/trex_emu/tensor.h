@@ -1,0 +1,150 @@
+// trex AscendC emulator: GlobalTensor / LocalTensor and the enums the API uses.
+#pragma once
+
+#include <cstdint>
+
+#include "trex_emu/float16.h"
+#include "trex_emu/runtime.h"
+
+// Qualifiers of the AscendC language extension are no-ops on the host (as in CANN's CPU debug mode).
+#ifndef __aicore__
+#define __aicore__
+#endif
+#ifndef __global__
+#define __global__
+#endif
+#ifndef __gm__
+#define __gm__
+#endif
+#ifndef __ubuf__
+#define __ubuf__
+#endif
+#ifndef __inline__
+#define __inline__ inline
+#endif
+#define GM_ADDR __gm__ uint8_t*
+
+namespace AscendC {
+
+enum class TPosition : uint8_t {
+  GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM = SPM, TSCM,
+  C2PIPE2GM, C2PIPE2LOCAL, MAX,
+};
+using QuePosition = TPosition;
+
+inline const char* PositionName(TPosition p) {
+  switch (p) {
+    case TPosition::VECIN: return "VECIN";
+    case TPosition::VECOUT: return "VECOUT";
+    case TPosition::VECCALC: return "VECCALC";
+    case TPosition::GM: return "GM";
+    default: return "non-UB position";
+  }
+}
+
+enum class CacheMode : uint8_t { CACHE_MODE_NORMAL = 0, CACHE_MODE_DISABLE, CACHE_MODE_LAST, CACHE_MODE_PERSISTENT };
+
+template <class T>
+class LocalTensor;
+
+template <class T>
+class GlobalTensor {
+ public:
+  GlobalTensor() = default;
+  void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize) {
+    addr_ = buffer;
+    size_ = bufferSize;
+  }
+  void SetGlobalBuffer(__gm__ T* buffer) {
+    addr_ = buffer;
+    size_ = 0;
+  }
+  // L2 cache hints change only performance on the NPU.
+  template <CacheMode = CacheMode::CACHE_MODE_NORMAL>
+  void SetL2CacheHint() {}
+  void SetL2CacheHint(CacheMode) {}
+  GlobalTensor operator[](uint64_t offset) const {
+    GlobalTensor r;
+    r.addr_ = addr_ + offset;
+    r.size_ = size_ > offset ? size_ - offset : 0;
+    return r;
+  }
+  T GetValue(uint64_t offset) const {
+    trex_emu::CheckGm("GlobalTensor::GetValue", addr_ + offset, sizeof(T));
+    trex_emu::RT().counters.scalar_ops += 1;
+    return addr_[offset];
+  }
+  void SetValue(uint64_t offset, const T& value) const {
+    trex_emu::CheckGm("GlobalTensor::SetValue", addr_ + offset, sizeof(T));
+    trex_emu::RT().counters.scalar_ops += 1;
+    addr_[offset] = value;
+  }
+  __gm__ T* GetPhyAddr() const { return addr_; }
+  __gm__ T* GetPhyAddr(uint64_t offset) const { return addr_ + offset; }
+  uint64_t GetSize() const { return size_; }
+
+  __gm__ T* addr_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+template <class T>
+class LocalTensor {
+ public:
+  using PrimType = T;
+  LocalTensor() = default;
+  LocalTensor(T* addr, uint32_t size, const trex_emu::BufferInfo* buf) : addr_(addr), size_(size), buf_(buf) {}
+
+  LocalTensor operator[](uint32_t offset) const {
+    if (buf_ != nullptr && offset > size_)
+      trex_emu::Fail("LocalTensor::operator[]: offset ", offset, " is beyond the tensor's ", size_,
+                     " elements (buffer ", buf_->name, ")");
+    return LocalTensor(addr_ + offset, size_ - offset, buf_);
+  }
+  T GetValue(uint32_t index) const {
+    trex_emu::CheckUbRange("LocalTensor::GetValue", "tensor", buf_, addr_ + index, addr_ + index + 1);
+    trex_emu::RT().counters.scalar_ops += 1;
+    return addr_[index];
+  }
+  template <class U>
+  void SetValue(uint32_t index, const U& value) const {
+    trex_emu::CheckUbRange("LocalTensor::SetValue", "tensor", buf_, addr_ + index, addr_ + index + 1);
+    trex_emu::RT().counters.scalar_ops += 1;
+    addr_[index] = static_cast<T>(value);
+  }
+  template <class U>
+  LocalTensor<U> ReinterpretCast() const {
+    return LocalTensor<U>(reinterpret_cast<U*>(addr_), static_cast<uint32_t>(uint64_t{size_} * sizeof(T) / sizeof(U)),
+                          buf_);
+  }
+  uint32_t GetSize() const { return size_; }
+  uint32_t GetLength() const { return size_ * static_cast<uint32_t>(sizeof(T)); }
+  void SetSize(uint32_t size) { size_ = size; }
+  // UB byte address of the first element (what the NPU reports as the physical address).
+  uint64_t GetPhyAddr() const { return addr_ == nullptr ? 0 : trex_emu::RT().UbOffset(addr_); }
+  uint64_t GetPhyAddr(uint32_t offset) const { return GetPhyAddr() + uint64_t{offset} * sizeof(T); }
+  TPosition GetPosition() const { return buf_ ? static_cast<TPosition>(buf_->position) : TPosition::MAX; }
+
+  T* addr_ = nullptr;
+  uint32_t size_ = 0;  // elements
+  const trex_emu::BufferInfo* buf_ = nullptr;
+};
+
+}  // namespace AscendC
+
+namespace trex_emu {
+template <class T>
+inline const char* TypeName() {
+  if constexpr (std::is_same<T, float>::value) return "float";
+  else if constexpr (std::is_same<T, half>::value) return "half";
+  else if constexpr (std::is_same<T, bfloat16_t>::value) return "bfloat16_t";
+  else if constexpr (std::is_same<T, int32_t>::value) return "int32_t";
+  else if constexpr (std::is_same<T, uint32_t>::value) return "uint32_t";
+  else if constexpr (std::is_same<T, int16_t>::value) return "int16_t";
+  else if constexpr (std::is_same<T, uint16_t>::value) return "uint16_t";
+  else if constexpr (std::is_same<T, int8_t>::value) return "int8_t";
+  else if constexpr (std::is_same<T, uint8_t>::value) return "uint8_t";
+  else if constexpr (std::is_same<T, int64_t>::value) return "int64_t";
+  else if constexpr (std::is_same<T, uint64_t>::value) return "uint64_t";
+  else return "T";
+}
+}  // namespace trex_emu
