@@ -1,0 +1,49 @@
+"""RMSNorm end to end: fused forward and backward graphs, numerics vs eager, static and dynamic."""
+import pytest
+import torch
+import torch.nn as nn
+
+from trex_compiler import logs
+from trex_compiler.testing import aten_op_counts, assert_close_to_reference, make_input, to_fp64, trex_op_counts
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(dim) * 0.1 + 1)
+        self.eps = eps
+
+    def forward(self, x):
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype) * self.weight
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_rms_norm_fused_forward_and_backward(dtype, dynamic):
+    model = RMSNorm(130).to(dtype)
+    compiled = torch.compile(model, backend="trex", dynamic=dynamic)
+    x = make_input((3, 5, 130), dtype, requires_grad=True)
+    with logs.capture() as reports:
+        out = compiled(x)
+        out.float().pow(2).sum().backward()
+    (report,) = reports
+    assert [m.pattern for m in report.matches] == ["rms_norm"]
+    fw, bw = report.compiled_graphs["forward"], report.compiled_graphs["backward"]
+    assert trex_op_counts(fw) == {"rms_norm": 1}
+    assert trex_op_counts(bw) == {"rms_norm_bwd": 1}
+    for residue in ("rsqrt", "mean", "pow"):
+        assert not any(residue in k for k in aten_op_counts(fw)), aten_op_counts(fw)
+        assert not any(residue in k for k in aten_op_counts(bw)), aten_op_counts(bw)
+
+    x_e = x.detach().clone().requires_grad_()
+    model.zero_grad()
+    eager_out = model(x_e)
+    eager_out.float().pow(2).sum().backward()
+    ref_model = RMSNorm(130).double()
+    ref_model.load_state_dict({"weight": model.weight.detach().double()})
+    x_r = to_fp64(x_e)
+    ref_out = ref_model(x_r)
+    ref_out.pow(2).sum().backward()
+    assert_close_to_reference(out, eager_out, ref_out, name="y")
+    assert_close_to_reference(x.grad, x_e.grad, x_r.grad, name="dx")

@@ -1,0 +1,250 @@
+"""Canonicalisation: rewrite equivalent ATen spellings to one form before matching.
+
+Runs on model graphs and on traced pattern chains alike (graph.py), so a pattern written with one
+spelling matches all spellings that canonicalise to the same form. Each rule is a small function in
+the ``RULES`` table keyed by the ATen overload it looks at; it returns the replacement node (already
+inserted) or ``None``. Every rule is an exact rewrite (same values, same dtype), never an
+approximation:
+
+==================================  ============================================
+spelling                            canonical form
+==================================  ============================================
+``x * x``                           ``pow(x, 2)``
+``1 / sqrt(v)``, ``v ** -0.5``      ``rsqrt(v)``
+``x / sqrt(v)``                     ``x * rsqrt(v)``
+``sum(x, d, keepdim) / n``          ``mean(x, d, keepdim)`` (n = reduced numel)
+``g * sigmoid(g)``, ``g/(1+e^-g)``  ``silu(g)``
+``clamp_max``/``clamp_min``         ``clamp(x, lo, hi)``; nested clamps merged
+``minimum/maximum(x, const)``       ``clamp``
+``x * 1``, no-op casts, ``clone``   removed
+``_to_copy(x, dtype, layout, dev)`` ``_to_copy(x, dtype=...)``
+==================================  ============================================
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+import torch.fx as fx
+
+from .graph import aten, insert_call, remove_dead_code, same_size, val
+
+Rule = Callable[[fx.Node], "fx.Node | None"]
+
+
+def _is_node(x) -> bool:
+    return isinstance(x, fx.Node)
+
+
+def _scalar(x) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def constant_value(node) -> float | None:
+    """The value of a 0-d constant tensor node (a lifted ``torch.tensor(c)``, ``scalar_tensor``, ``full``)."""
+    while _is_node(node) and node.op == "call_function" and node.target in (
+            aten.detach.default, aten.lift_fresh_copy.default, aten.clone.default, aten.alias.default):
+        node = node.args[0]
+    if not _is_node(node):
+        return None
+    if node.op == "get_attr":
+        owner = node.graph.owning_module
+        t = getattr(owner, node.target, None) if owner is not None else None
+        if isinstance(t, torch.Tensor) and t.numel() == 1 and not isinstance(t, torch._subclasses.FakeTensor):
+            return float(t.item())
+        return None
+    if node.op == "call_function" and node.target == aten.scalar_tensor.default:
+        return _scalar(node.args[0])
+    if node.op == "call_function" and node.target == aten.full.default and list(node.args[0]) == []:
+        return _scalar(node.args[1])
+    return None
+
+
+def _same_meta(a, b) -> bool:
+    va, vb = val(a), val(b)
+    return (isinstance(va, torch.Tensor) and isinstance(vb, torch.Tensor) and va.dtype == vb.dtype
+            and len(va.shape) == len(vb.shape) and all(same_size(x, y) for x, y in zip(va.shape, vb.shape)))
+
+
+def _insert(anchor: fx.Node, target, args, kwargs=None) -> fx.Node:
+    return insert_call(anchor.graph, target, args, kwargs, before=anchor)
+
+
+# ----------------------------------------------------------------------------------------- rules
+def _to_copy(node):
+    x = node.args[0]
+    kwargs = dict(node.kwargs)
+    dtype = kwargs.pop("dtype", None)
+    xv = val(x)
+    if not isinstance(xv, torch.Tensor):
+        return None
+    if kwargs.get("layout", torch.strided) != torch.strided or kwargs.get("device", xv.device) != xv.device:
+        return None
+    kwargs.pop("layout", None), kwargs.pop("device", None)
+    if kwargs:  # memory_format / pin_memory / non_blocking: leave alone
+        return None
+    if dtype is None or dtype == xv.dtype:
+        return x
+    if set(node.kwargs) == {"dtype"}:
+        return None  # already canonical
+    return _insert(node, aten._to_copy.default, (x,), {"dtype": dtype})
+
+
+def _clone(node):
+    if node.kwargs.get("memory_format") not in (None, torch.contiguous_format, torch.preserve_format):
+        return None
+    if any(u.op == "output" for u in node.users):
+        return None  # keep: removing it could make a graph output alias an input
+    return node.args[0]
+
+
+def _mul(node):
+    a, b = node.args[0], node.args[1] if len(node.args) > 1 else None
+    if _is_node(a) and a is b:
+        return _insert(node, aten.pow.Tensor_Scalar, (a, 2))
+    for x, y in ((a, b), (b, a)):
+        if _is_node(x) and _scalar(y) == 1.0 and _same_meta(node, x):
+            return x
+    for x, y in ((a, b), (b, a)):  # g * sigmoid(g) -> silu(g)
+        if _is_node(y) and y.op == "call_function" and y.target == aten.sigmoid.default and y.args[0] is x:
+            return _insert(node, aten.silu.default, (x,))
+    return None
+
+
+def _reciprocal(node):
+    a = node.args[0]
+    if _is_node(a) and a.op == "call_function" and a.target == aten.sqrt.default:
+        return _insert(node, aten.rsqrt.default, (a.args[0],))
+    return None
+
+
+def _pow(node):
+    base, exp = node.args
+    if exp == -0.5:
+        return _insert(node, aten.rsqrt.default, (base,))
+    if exp == -1 and _is_node(base) and base.op == "call_function" and base.target == aten.sqrt.default:
+        return _insert(node, aten.rsqrt.default, (base.args[0],))
+    return None
+
+
+def _reduced_numel(sum_node):
+    x, dims = sum_node.args[0], sum_node.args[1]
+    shape = val(x).shape
+    numel = 1
+    for d in dims:
+        numel = numel * shape[d]
+    return numel
+
+
+def _div(node):
+    a, b = node.args
+    if _is_node(b) and b.op == "call_function" and b.target == aten.sqrt.default:
+        r = _insert(node, aten.rsqrt.default, (b.args[0],))
+        return _insert(node, aten.mul.Tensor, (a, r))
+    if _is_node(a) and a.op == "call_function" and a.target == aten.sum.dim_IntList and not a.kwargs.get("dtype"):
+        n = b if not _is_node(b) else val(b) if isinstance(val(b), torch.SymInt) else None
+        if n is not None and len(a.args) >= 2 and a.args[1] and same_size(_reduced_numel(a), n):
+            keepdim = a.args[2] if len(a.args) > 2 else a.kwargs.get("keepdim", False)
+            return _insert(node, aten.mean.dim, (a.args[0], list(a.args[1]), keepdim))
+    if _is_node(b) and b.op == "call_function" and b.target == aten.add.Tensor and _is_node(a):
+        e, one = b.args[0], b.args[1]  # g / (1 + exp(-g)) -> silu(g)
+        if _scalar(e) == 1.0:
+            e, one = one, e
+        if (_scalar(one) == 1.0 and _is_node(e) and e.target == aten.exp.default and _is_node(e.args[0])
+                and e.args[0].target == aten.neg.default and e.args[0].args[0] is a):
+            return _insert(node, aten.silu.default, (a,))
+    return None
+
+
+def _mul_by_inverse_numel(node):
+    a, b = node.args[0], node.args[1]
+    for s, c in ((a, b), (b, a)):
+        if (_is_node(s) and s.op == "call_function" and s.target == aten.sum.dim_IntList and _scalar(c)
+                and s.args[1] and not s.kwargs.get("dtype")):
+            n = _reduced_numel(s)
+            if isinstance(n, int) and math.isclose(c * n, 1.0, rel_tol=1e-12):
+                keepdim = s.args[2] if len(s.args) > 2 else False
+                return _insert(node, aten.mean.dim, (s.args[0], list(s.args[1]), keepdim))
+    return None
+
+
+def _clamp_bound(node, lo, hi):
+    """clamp(x, lo, hi), merging into a single-user inner clamp that leaves the other bound free."""
+    x = node.args[0]
+    if (_is_node(x) and x.op == "call_function" and x.target == aten.clamp.default and len(x.users) == 1):
+        ilo = x.args[1] if len(x.args) > 1 else None
+        ihi = x.args[2] if len(x.args) > 2 else None
+        if (lo is None or ilo is None) and (hi is None or ihi is None):
+            return _insert(node, aten.clamp.default, (x.args[0], lo if lo is not None else ilo,
+                                                       hi if hi is not None else ihi))
+    return _insert(node, aten.clamp.default, (x, lo, hi))
+
+
+def _clamp(node):
+    lo = node.args[1] if len(node.args) > 1 else node.kwargs.get("min")
+    hi = node.args[2] if len(node.args) > 2 else node.kwargs.get("max")
+    if _is_node(lo) or _is_node(hi):
+        return None
+    x = node.args[0]
+    if not (_is_node(x) and x.op == "call_function" and x.target == aten.clamp.default and len(x.users) == 1):
+        if node.kwargs:
+            return _insert(node, aten.clamp.default, (x, lo, hi))
+        return None
+    return _clamp_bound(node, lo, hi)
+
+
+def _clamp_max(node):
+    return None if _is_node(node.args[1]) else _clamp_bound(node, None, node.args[1])
+
+
+def _clamp_min(node):
+    return None if _is_node(node.args[1]) else _clamp_bound(node, node.args[1], None)
+
+
+def _min_max(is_min: bool) -> Rule:
+    def rule(node):
+        a, b = node.args
+        for x, c in ((a, b), (b, a)):
+            value = constant_value(c)
+            if value is not None and _is_node(x) and val(x).dtype.is_floating_point and _same_meta(node, x):
+                return _clamp_bound(node, None, value) if is_min else _clamp_bound(node, value, None)
+        return None
+    return rule
+
+
+RULES: dict[object, list[Rule]] = {
+    aten._to_copy.default: [_to_copy],
+    aten.clone.default: [_clone],
+    aten.mul.Tensor: [_mul, _mul_by_inverse_numel],
+    aten.reciprocal.default: [_reciprocal],
+    aten.pow.Tensor_Scalar: [_pow],
+    aten.div.Tensor: [_div],
+    aten.clamp.default: [_clamp],
+    aten.clamp_max.default: [_clamp_max],
+    aten.clamp_min.default: [_clamp_min],
+    aten.minimum.default: [_min_max(True)],
+    aten.maximum.default: [_min_max(False)],
+}
+
+
+def canonicalize(graph: fx.Graph, max_rounds: int = 6) -> int:
+    """Apply ``RULES`` to a fixpoint; returns the number of rewrites."""
+    total = 0
+    for _ in range(max_rounds):
+        changed = 0
+        for node in list(graph.nodes):
+            if node.op != "call_function" or node.graph is not graph or not node.users and node.target != aten._to_copy.default:
+                continue
+            for rule in RULES.get(node.target, ()):
+                new = rule(node)
+                if new is not None and new is not node:
+                    node.replace_all_uses_with(new)
+                    graph.erase_node(node)
+                    changed += 1
+                    break
+        remove_dead_code(graph)
+        total += changed
+        if not changed:
+            break
+    return total

@@ -1,0 +1,56 @@
+"""Input validation shared by fused ops' fake and reference implementations.
+
+Both run the same checks, so a bad call fails at trace time (fake) and in eager (reference) with an
+error that names the op, the argument and the fix, never deep inside a kernel.
+"""
+from __future__ import annotations
+
+import torch
+
+SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
+
+
+def compute_dtype(*dtypes: torch.dtype) -> torch.dtype:
+    """fp32 for bf16/fp16/fp32 inputs; fp64 when any input is fp64 (so gradcheck runs in fp64)."""
+    out = torch.float32
+    for d in dtypes:
+        out = torch.promote_types(out, d)
+    return out
+
+
+def check_float(op: str, name: str, t: torch.Tensor | None, *, optional: bool = False) -> None:
+    if t is None:
+        if optional:
+            return
+        raise TypeError(f"trex.{op}: argument {name!r} is required, got None")
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"trex.{op}: argument {name!r} must be a tensor, got {type(t).__name__}")
+    if t.dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"trex.{op}: argument {name!r} has dtype {t.dtype}; supported: "
+                        f"{', '.join(str(d) for d in SUPPORTED_DTYPES)}")
+
+
+def check_same_dtype(op: str, **tensors: torch.Tensor | None) -> None:
+    present = {k: v.dtype for k, v in tensors.items() if v is not None}
+    if len(set(present.values())) > 1:
+        desc = ", ".join(f"{k}={v}" for k, v in present.items())
+        raise TypeError(f"trex.{op}: arguments must share one dtype, got {desc}; cast them to the same dtype")
+
+
+def check_shape(op: str, name: str, t: torch.Tensor, expected: tuple, what: str) -> None:
+    if tuple(t.shape) != tuple(expected):
+        raise ValueError(f"trex.{op}: argument {name!r} has shape {tuple(t.shape)} but must have shape "
+                         f"{tuple(expected)} ({what})")
+
+
+def check_same_shape(op: str, **tensors: torch.Tensor) -> None:
+    shapes = {k: tuple(v.shape) for k, v in tensors.items()}
+    if len(set(shapes.values())) > 1:
+        desc = ", ".join(f"{k}={v}" for k, v in shapes.items())
+        raise ValueError(f"trex.{op}: arguments must have the same shape, got {desc}")
+
+
+def check_min_dim(op: str, name: str, t: torch.Tensor, ndim: int) -> None:
+    if t.dim() < ndim:
+        raise ValueError(f"trex.{op}: argument {name!r} must have at least {ndim} dimension(s), got shape "
+                         f"{tuple(t.shape)}")

@@ -1,0 +1,147 @@
+"""ATen-graph plumbing shared by the backend and the pattern tracer.
+
+Model graphs and pattern chains go through the SAME steps, so a chain written in plain PyTorch looks
+in its traced form exactly like the same code inside a model:
+
+1. ``trace_to_aten``: ``make_fx(functionalize(fn), decomposition_table=DECOMPOSITIONS)``. The graph is
+   traced *before* autograd (fused ops are inserted here and AOTAutograd then differentiates them
+   through their ``register_autograd`` formula, so the backward graph gets the ``*_bwd`` fused ops).
+   Functionalisation turns in-place spellings (``q *= rsqrt(...)``, ``x[..., -r:] = ...``) into the
+   functional chains patterns are written against.
+2. ``make_differentiable``: functionalisation emits ``aten.copy`` (no autograd formula); it is
+   replaced by its source where shapes and dtypes agree, else by ``copy_`` into a fresh buffer.
+3. ``canonicalize`` (canonical.py) rewrites equivalent spellings to one form.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Iterable
+
+import torch
+import torch.fx as fx
+from torch._guards import detect_fake_mode
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+aten = torch.ops.aten
+
+# The one decomposition table of the backend: used to trace model graphs AND pattern chains, and
+# passed to AOTAutograd. Empty on purpose: every remaining ATen op keeps its eager kernel, and the
+# canonicaliser (not a decomposition) unifies spellings such as ``g * sigmoid(g)`` and ``silu(g)``.
+DECOMPOSITIONS: dict = {}
+
+
+def val(n: Any) -> Any:
+    """The example value of an FX node (a FakeTensor or SymInt), or the literal itself."""
+    if isinstance(n, fx.Node):
+        return n.meta.get("val")
+    return n
+
+
+def is_tensor_node(n: Any) -> bool:
+    return isinstance(n, fx.Node) and isinstance(n.meta.get("val"), torch.Tensor)
+
+
+def same_size(a: Any, b: Any) -> bool:
+    """True when two (possibly symbolic) sizes are provably equal, without adding guards."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    try:
+        return bool(statically_known_true(a == b))
+    except Exception:  # noqa: BLE001 - an undecidable comparison is simply "not provably equal"
+        return False
+
+
+def same_shape(a: Iterable, b: Iterable) -> bool:
+    a, b = list(a), list(b)
+    return len(a) == len(b) and all(same_size(x, y) for x, y in zip(a, b))
+
+
+def fake_eval(target: Callable, args: tuple, kwargs: dict | None = None) -> Any:
+    """Run ``target`` on the example values of ``args`` (fake tensors) to get a new node's value."""
+    kwargs = kwargs or {}
+    vals_args = fx.node.map_arg(args, val)
+    vals_kwargs = fx.node.map_arg(kwargs, val)
+    leaves: list = []
+    fx.node.map_aggregate((vals_args, vals_kwargs), lambda x: leaves.append(x) or x)
+    fake_mode = detect_fake_mode([x for x in leaves if isinstance(x, torch.Tensor)])
+    if fake_mode is None:
+        return target(*vals_args, **vals_kwargs)
+    with fake_mode:
+        return target(*vals_args, **vals_kwargs)
+
+
+def insert_call(graph: fx.Graph, target: Callable, args: tuple, kwargs: dict | None = None,
+                *, before: fx.Node) -> fx.Node:
+    """Insert ``target(*args)`` before ``before``, with ``meta['val']`` filled in."""
+    with graph.inserting_before(before):
+        node = graph.call_function(target, args, kwargs or {})
+    node.meta["val"] = fake_eval(target, args, kwargs)
+    return node
+
+
+def trace_to_aten(fn: Callable, args: list, *, fake_mode=None) -> fx.GraphModule:
+    """Trace ``fn`` to a functional, differentiable ATen graph (see module docstring).
+
+    ``args`` are fake tensors / SymInts of the graph being compiled (then ``fake_mode`` is theirs)
+    or real example tensors (pattern chains; traced with a fresh fake mode)."""
+    from torch._dispatch.python import enable_python_dispatcher
+    from torch.func import functionalize
+
+    if fake_mode is None:
+        gm = make_fx(functionalize(fn, remove="mutations"), decomposition_table=DECOMPOSITIONS,
+                     tracing_mode="fake")(*args)
+    else:
+        with fake_mode, enable_python_dispatcher():
+            gm = make_fx(functionalize(fn, remove="mutations"), decomposition_table=DECOMPOSITIONS,
+                         tracing_mode="real")(*args)
+    make_differentiable(gm.graph)
+    remove_dead_code(gm.graph)
+    gm.recompile()
+    return gm
+
+
+def make_differentiable(graph: fx.Graph) -> None:
+    """Replace ``aten.copy`` (functionalised ``copy_``, which has no autograd formula)."""
+    for node in list(graph.find_nodes(op="call_function", target=aten.copy.default)):
+        dst, src = node.args[0], node.args[1]
+        dv, sv = val(dst), val(src)
+        if sv.dtype == dv.dtype and same_shape(sv.shape, dv.shape):
+            node.replace_all_uses_with(src)
+        else:
+            buf = insert_call(graph, aten.empty_like.default, (dst,), before=node)
+            new = insert_call(graph, aten.copy_.default, (buf, src), before=node)
+            node.replace_all_uses_with(new)
+        graph.erase_node(node)
+
+
+_SIDE_EFFECT_TARGETS = {aten.copy_.default}
+
+
+def remove_dead_code(graph: fx.Graph) -> None:
+    """DCE that keeps in-place ops (``copy_`` into inputs) and anything impure."""
+    for node in reversed(list(graph.nodes)):
+        if node.op != "call_function" or node.users:
+            continue
+        target = node.target
+        if target in _SIDE_EFFECT_TARGETS or target is operator.setitem:
+            continue
+        schema = getattr(target, "_schema", None)
+        if schema is not None and (schema.is_mutable or "rand" in str(target) or "bernoulli" in str(target)
+                                   or "dropout" in str(target)):
+            continue
+        if target in (torch._C._set_grad_enabled,):
+            continue
+        graph.erase_node(node)
+
+
+def graph_has_global_state_changes(gm: fx.GraphModule) -> str | None:
+    """A Dynamo graph that changes grad mode or autocast inside cannot be re-traced before autograd
+    without losing that change; such graphs are compiled without fusion (reason returned)."""
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = getattr(node.target, "__name__", str(node.target))
+        if node.target is torch._C._set_grad_enabled or "autocast" in name or "set_grad_enabled" in name:
+            return f"graph changes global state with {name} (grad mode / autocast region inside the graph)"
+    return None

@@ -1,0 +1,107 @@
+"""Observability: match counters, per-graph reports, ``TREX_LOGS``.
+
+``TREX_LOGS`` is a comma list of channels: ``matches`` (per graph: what matched, near-misses and
+why), ``graphs`` (the graph before and after the passes, and the forward/backward graphs AOTAutograd
+produced), ``all``. Output goes to the ``trex`` logger (stderr by default).
+
+Tests read ``counters``: ``counters["matches"][pattern]`` and ``counters["near_misses"][pattern]``
+accumulate over the process; ``capture()`` collects the reports of the compiles inside a block.
+"""
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import logging
+import os
+import sys
+
+log = logging.getLogger("trex")
+if not log.handlers:
+    _handler = logging.StreamHandler(sys.stderr)
+    _handler.setFormatter(logging.Formatter("[trex] %(message)s"))
+    log.addHandler(_handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+counters: collections.defaultdict = collections.defaultdict(collections.Counter)
+CHANNELS = ("matches", "graphs")
+
+
+def enabled(channel: str) -> bool:
+    spec = {c.strip() for c in os.environ.get("TREX_LOGS", "").split(",") if c.strip()}
+    return channel in spec or "all" in spec
+
+
+@dataclasses.dataclass
+class MatchRecord:
+    pattern: str
+    anchor: str
+    replaced_by: list[str]
+    scalars: dict
+
+
+@dataclasses.dataclass
+class NearMiss:
+    pattern: str
+    anchor: str
+    reason: str
+
+
+@dataclasses.dataclass
+class GraphReport:
+    graph_id: str
+    matches: list[MatchRecord] = dataclasses.field(default_factory=list)
+    near_misses: list[NearMiss] = dataclasses.field(default_factory=list)
+    fallbacks: list[str] = dataclasses.field(default_factory=list)
+    pre_grad_graph: str = ""
+    forward_graph: str = ""
+    backward_graph: str = ""
+    inference_graph: str = ""
+    dumped: list[str] = dataclasses.field(default_factory=list)
+    compiled_graphs: dict = dataclasses.field(default_factory=dict)   # stage -> fx.GraphModule
+
+    def match_counts(self) -> collections.Counter:
+        return collections.Counter(m.pattern for m in self.matches)
+
+    def format(self) -> str:
+        lines = [f"graph {self.graph_id}:"]
+        counts = self.match_counts()
+        if counts:
+            lines.append("  matched: " + ", ".join(f"{p} x{n}" for p, n in sorted(counts.items())))
+        for m in self.matches:
+            lines.append(f"    {m.pattern} at {m.anchor} -> {', '.join(m.replaced_by)} {m.scalars or ''}")
+        if not self.matches:
+            lines.append("  matched: nothing")
+        for nm in self.near_misses:
+            lines.append(f"  near-miss {nm.pattern} at {nm.anchor}: {nm.reason}")
+        for fb in self.fallbacks:
+            lines.append(f"  fell back to eager: {fb}")
+        for path in self.dumped:
+            lines.append(f"  wrote {path}")
+        return "\n".join(lines)
+
+
+_captures: list[list[GraphReport]] = []
+
+
+@contextlib.contextmanager
+def capture():
+    """Collect the GraphReports of every graph compiled inside the block (nested blocks all see them)."""
+    reports: list[GraphReport] = []
+    _captures.append(reports)
+    try:
+        yield reports
+    finally:
+        _captures.remove(reports)
+
+
+def publish(report: GraphReport) -> None:
+    for reports in _captures:
+        reports.append(report)
+    for m in report.matches:
+        counters["matches"][m.pattern] += 1
+    for nm in report.near_misses:
+        counters["near_misses"][nm.pattern] += 1
+    if enabled("matches"):
+        log.info(report.format())

@@ -1,0 +1,112 @@
+"""Registries of fused ops and patterns, filled by the modules in passes/ (discovered automatically).
+
+``fused_ops()`` and ``patterns()`` import every module of the ``passes`` package first, so tests,
+fuzzers and the explain command see every registered op/pattern without a hand-kept list.
+
+A fused op is defined with ``define_fused_op``: it creates the ``torch.library.custom_op`` in the
+``trex`` namespace whose eager implementation is ``targets.run_fused`` (the active target's kernel,
+else the composite reference), registers the fake implementation, and records sample inputs used
+by opcheck/gradcheck/fuzzing.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import pkgutil
+import warnings
+from typing import Callable
+
+import torch
+
+from . import targets
+
+NAMESPACE = "trex"
+
+
+@dataclasses.dataclass
+class FusedOp:
+    name: str                       # short name, e.g. "rms_norm"; torch.ops.trex.<name>
+    schema: str                     # "(Tensor x, ...) -> (Tensor, Tensor)"
+    reference: Callable             # composite PyTorch reference (any dtype incl. fp64)
+    fake: Callable
+    sample_inputs: Callable[[torch.dtype], list[tuple]]   # argument tuples covering the op's cases
+    module: str
+    backward_of: str | None = None  # for *_bwd ops: the forward op's name
+    differentiable_args: tuple[int, ...] = ()   # positions gradcheck differentiates
+
+    @property
+    def op(self):
+        return getattr(getattr(torch.ops, NAMESPACE), self.name).default
+
+    @property
+    def qualname(self) -> str:
+        return f"{NAMESPACE}::{self.name}"
+
+
+_FUSED_OPS: dict[str, FusedOp] = {}
+_PATTERNS: dict[str, "object"] = {}
+_DISCOVERED = False
+DISCOVERY_ERRORS: dict[str, str] = {}
+
+
+def define_fused_op(name: str, schema: str, *, reference: Callable, fake: Callable,
+                    sample_inputs: Callable, backward_of: str | None = None,
+                    differentiable_args: tuple[int, ...] = ()) -> torch._library.custom_ops.CustomOpDef:
+    """Create ``trex::<name>`` (idempotent on re-import) and record it in the registry."""
+    qualname = f"{NAMESPACE}::{name}"
+    existing = _FUSED_OPS.get(name)
+    if existing is not None:
+        return torch._library.custom_ops.OPDEFS[qualname]
+
+    @functools.wraps(reference)
+    def eager(*args):
+        return targets.run_fused(name, reference, args)
+
+    op = torch.library.custom_op(qualname, eager, mutates_args=(), schema=schema)
+    op.register_fake(fake)
+    _FUSED_OPS[name] = FusedOp(name, schema, reference, fake, sample_inputs, reference.__module__,
+                               backward_of, differentiable_args)
+    return op
+
+
+def register_pattern(pattern) -> None:
+    if pattern.name in _PATTERNS and _PATTERNS[pattern.name] is not pattern:
+        existing = _PATTERNS[pattern.name]
+        if getattr(existing, "replacement", None).__module__ != pattern.replacement.__module__:
+            raise ValueError(f"pattern {pattern.name!r} is already registered by "
+                             f"{existing.replacement.__module__}")
+    _PATTERNS[pattern.name] = pattern
+
+
+def discover() -> None:
+    """Import every module of the ``passes`` package (once). A module that fails to import is
+    reported in ``DISCOVERY_ERRORS`` and warned about; the others still load."""
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    _DISCOVERED = True
+    import passes
+
+    for info in pkgutil.iter_modules(passes.__path__):
+        if info.name.startswith("_"):
+            continue
+        modname = f"passes.{info.name}"
+        try:
+            importlib.import_module(modname)
+        except Exception as e:  # noqa: BLE001 - one broken pass must not disable the others
+            DISCOVERY_ERRORS[modname] = f"{type(e).__name__}: {e}"
+            warnings.warn(f"trex: pass module {modname} failed to import ({type(e).__name__}: {e}); "
+                          f"its patterns are disabled", RuntimeWarning, stacklevel=2)
+
+
+def fused_ops() -> dict[str, FusedOp]:
+    discover()
+    return dict(_FUSED_OPS)
+
+
+def patterns() -> dict[str, object]:
+    """All registered patterns, by name, in application order (priority, then name)."""
+    discover()
+    ordered = sorted(_PATTERNS.values(), key=lambda p: (-p.priority, p.name))
+    return {p.name: p for p in ordered}

@@ -1,0 +1,156 @@
+"""Target registry: which implementation runs a fused op at runtime.
+
+A *target* is a named runner, ``runner(op_name, args) -> outputs``. ``op_name`` is the short fused-op
+name (``"rms_norm"``, ``"swiglu_limited_bwd"``, ...; see ``trex_compiler.registry.fused_ops()``) and
+``args`` are the op's positional arguments exactly as in its schema (docs/contracts.md). The runner
+returns the op's outputs (a tensor or a tuple of tensors, fresh memory, dtypes/shapes as the fake
+implementation says), or ``NotImplemented`` when it has no kernel for that op or those inputs; then the
+composite reference runs instead. The ``cpu`` target is the reference itself.
+
+How a later layer plugs in (the hook other layers use)::
+
+    from trex_compiler.targets import register_target
+
+    def run_emulated(op_name, args):
+        kernel = build_or_load(op_name, args)     # generate, compile, cache ...
+        if kernel is None:
+            return NotImplemented                 # -> composite reference
+        return kernel(*args)
+
+    register_target("emulate", run_emulated,
+                    available=lambda: (shutil.which("g++") is not None, "g++ not found"),
+                    description="generated AscendC compiled against the host emulator")
+
+A layer that cannot be imported by trex_compiler (import direction: trex_compiler <- codegen_*) is
+found through the ``trex.targets`` entry-point group: an entry point ``emulate = "pkg.mod:register"``
+is loaded the first time the name ``emulate`` is asked for; loading it (or calling the loaded
+object, if it is callable) must call ``register_target``.
+
+Selecting the target: ``torch.compile(model, backend="trex", options={"target": "emulate"})`` makes
+every compiled graph run under that target (the backend wraps the compiled callables in
+``use_target``). Eager calls of ``torch.ops.trex.*`` use the innermost ``use_target`` context, or
+``cpu`` outside any.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import warnings
+from importlib.metadata import entry_points
+from typing import Any, Callable
+
+Runner = Callable[[str, tuple], Any]
+
+REFERENCE_TARGET = "cpu"
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    name: str
+    runner: Runner | None  # None = the composite reference
+    available: Callable[[], tuple[bool, str]]
+    description: str = ""
+
+
+def _always_available() -> tuple[bool, str]:
+    return True, ""
+
+
+_TARGETS: dict[str, Target] = {
+    REFERENCE_TARGET: Target(REFERENCE_TARGET, None, _always_available,
+                             "composite PyTorch reference (fp32 compute)"),
+}
+_ACTIVE: contextvars.ContextVar[str] = contextvars.ContextVar("trex_target", default=REFERENCE_TARGET)
+_ENTRY_POINT_GROUP = "trex.targets"
+
+
+class TargetError(ValueError):
+    """An unknown target name, or a target that cannot run here when no fallback is allowed."""
+
+
+def register_target(name: str, runner: Runner, *, available: Callable[[], tuple[bool, str]] | None = None,
+                    description: str = "", replace: bool = False) -> None:
+    """Register ``runner`` under ``name``; ``available()`` -> (ok, reason) says if it can run on this host."""
+    if not callable(runner):
+        raise TypeError(f"register_target({name!r}): runner must be callable, got {type(runner).__name__}")
+    if name == REFERENCE_TARGET:
+        raise TargetError(f"register_target: {REFERENCE_TARGET!r} is the built-in reference target")
+    if name in _TARGETS and not replace and _TARGETS[name].runner is not runner:
+        raise TargetError(f"register_target: target {name!r} is already registered; pass replace=True "
+                          f"to override it")
+    _TARGETS[name] = Target(name, runner, available or _always_available, description)
+
+
+def _load_from_entry_points(name: str) -> None:
+    for ep in entry_points(group=_ENTRY_POINT_GROUP):
+        if ep.name == name:
+            obj = ep.load()
+            if name not in _TARGETS and callable(obj):
+                obj()
+            return
+
+
+def known_targets() -> list[str]:
+    names = set(_TARGETS) | {ep.name for ep in entry_points(group=_ENTRY_POINT_GROUP)}
+    return sorted(names)
+
+
+def get_target(name: str) -> Target:
+    if name not in _TARGETS:
+        _load_from_entry_points(name)
+    if name not in _TARGETS:
+        raise TargetError(f"unknown trex target {name!r}; known targets: {', '.join(known_targets())} "
+                          f"(a layer registers more with trex_compiler.targets.register_target or the "
+                          f"'{_ENTRY_POINT_GROUP}' entry-point group)")
+    return _TARGETS[name]
+
+
+def resolve_target(name: str, *, fallback: bool = True) -> str:
+    """Check that ``name`` exists and can run here; an unavailable target falls back to ``cpu`` with a
+    warning (or raises when ``fallback`` is False). Returns the name that will actually run."""
+    target = get_target(name)
+    ok, reason = target.available()
+    if ok:
+        return name
+    if not fallback:
+        raise TargetError(f"trex target {name!r} is not available on this host: {reason}")
+    warnings.warn(f"trex: target {name!r} is not available on this host ({reason}); running the "
+                  f"{REFERENCE_TARGET!r} reference instead", RuntimeWarning, stacklevel=2)
+    return REFERENCE_TARGET
+
+
+def active_target() -> str:
+    return _ACTIVE.get()
+
+
+@contextlib.contextmanager
+def use_target(name: str):
+    """Run fused ops under target ``name`` inside the block (name must be registered and available)."""
+    get_target(name)
+    token = _ACTIVE.set(name)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
+def run_fused(op_name: str, reference: Callable[..., Any], args: tuple) -> Any:
+    """The eager implementation of every fused op: the active target's kernel, else the reference."""
+    target = _TARGETS.get(_ACTIVE.get())
+    if target is not None and target.runner is not None:
+        try:
+            out = target.runner(op_name, args)
+        except Exception as e:  # noqa: BLE001 - a kernel failure must not produce a wrong result or crash
+            key = (target.name, op_name, type(e).__name__)
+            if key not in _WARNED:
+                _WARNED.add(key)
+                warnings.warn(f"trex: target {target.name!r} failed on {op_name} ({type(e).__name__}: {e}); "
+                              f"running the reference instead", RuntimeWarning, stacklevel=2)
+            out = NotImplemented
+        if out is not NotImplemented:
+            return out
+    return reference(*args)
+
+
+_WARNED: set = set()
