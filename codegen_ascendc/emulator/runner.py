@@ -1,0 +1,442 @@
+"""Compile AscendC kernel sources against the emulator headers and run them on host memory.
+
+    lib = compile_kernel(source_or_path)            # g++ -> cached shared library
+    counters = lib.launch("add_custom", 8, x, y, z, n, tiles)   # torch CPU tensors + scalars
+
+Error boundary: every emulated API misuse throws a C++ exception inside the library; the generated
+entry point catches it and returns the message, which becomes an `EmulatorError` here. A kernel that
+crashes the process outright (a raw-pointer segfault) would take the caller down with it; pass
+`isolate=True` to run the launch in a forked child on shared-memory copies of the buffers instead.
+"""
+from __future__ import annotations
+
+import ctypes
+import enum
+import hashlib
+import json
+import mmap
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .signature import KernelSignature, parse_kernel_signatures
+
+INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+ABI_VERSION = 1
+DEFAULT_UB_BYTES = 192 * 1024
+DEFAULT_UB_FILL = 0xFF
+BASE_FLAGS = ("-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden")
+
+
+class EmulatorError(RuntimeError):
+    """A kernel misused the AscendC API (UB overflow, misalignment, queue misuse, ...) or crashed."""
+
+
+class EmulatorCompileError(EmulatorError):
+    """g++ rejected the kernel source; the message carries the compiler output."""
+
+
+class EmulatorUnavailable(EmulatorError):
+    """No C++ compiler was found (set CXX or install g++)."""
+
+
+class RoundMode(enum.IntEnum):
+    """AscendC::RoundMode, same numbering as the C++ enum."""
+    CAST_NONE = 0
+    CAST_RINT = 1
+    CAST_FLOOR = 2
+    CAST_CEIL = 3
+    CAST_ROUND = 4
+    CAST_TRUNC = 5
+    CAST_ODD = 6
+
+
+def find_compiler() -> str | None:
+    """Path of the C++ compiler ($CXX or g++), or None."""
+    return shutil.which(os.environ.get("CXX", "g++"))
+
+
+def compiler_available() -> bool:
+    return find_compiler() is not None
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("TREX_CACHE_DIR")
+    base = Path(root) if root else Path.home() / ".cache" / "trex"
+    path = base / "emulator"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+_COMPILER_ID: dict[str, str] = {}
+
+
+def _compiler_identity(cxx: str) -> str:
+    if cxx not in _COMPILER_ID:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=False)
+        _COMPILER_ID[cxx] = cxx + "\n" + out.stdout.strip()
+    return _COMPILER_ID[cxx]
+
+
+def _headers_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted(INCLUDE_DIR.rglob("*.h")):
+        h.update(str(path.relative_to(INCLUDE_DIR)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _local_includes_digest(source: str, source_dir: Path | None) -> str:
+    """Hash of files the kernel includes with quotes from its own directory (one level)."""
+    import re
+    h = hashlib.sha256()
+    if source_dir is None:
+        return h.hexdigest()
+    for name in re.findall(r'#\s*include\s*"([^"]+)"', source):
+        path = source_dir / name
+        if path.is_file():
+            h.update(name.encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _entry_point(sig: KernelSignature) -> str:
+    """C++ entry point `trex_emu_launch__<name>(block_dim, args)` for one kernel."""
+    call_args = []
+    for i, p in enumerate(sig.params):
+        if p.is_pointer:
+            call_args.append(f"({p.ctype_text})(*static_cast<void* const*>(args[{i}]))")
+        else:
+            call_args.append(f"*static_cast<const {p.scalar_type}*>(args[{i}])")
+    return (
+        f'extern "C" __attribute__((visibility("default"))) int trex_emu_launch__{sig.name}'
+        f"(uint32_t block_dim, void* const* args) {{\n"
+        f"  (void)args;\n"
+        f'  return trex_emu_run("{sig.name}", block_dim, [&]() {{ {sig.name}({", ".join(call_args)}); }});\n'
+        f"}}\n")
+
+
+_RUNTIME_ONLY_SOURCE = "// runtime-only library: conversions and counters, no kernels\n"
+
+
+@dataclass
+class KernelLibrary:
+    """A compiled kernel source: a loaded shared library and the kernels' signatures."""
+    path: Path
+    kernels: dict[str, KernelSignature]
+    compile_log: str = ""
+    _dll: ctypes.CDLL = field(init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._dll = ctypes.CDLL(str(self.path))
+        self._dll.trex_emu_last_error.restype = ctypes.c_char_p
+        self._dll.trex_emu_counters_json.restype = ctypes.c_char_p
+        self._dll.trex_emu_add_gm_region.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_uint64]
+        self._dll.trex_emu_configure.argtypes = [ctypes.c_uint32, ctypes.c_int]
+        self._dll.trex_emu_convert.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+                                               ctypes.c_void_p, ctypes.c_uint64]
+        if self._dll.trex_emu_abi_version() != ABI_VERSION:
+            raise EmulatorError(f"{self.path}: emulator ABI {self._dll.trex_emu_abi_version()} != {ABI_VERSION}; "
+                                f"clear the cache directory {cache_dir()}")
+
+    # ---- launching ----
+    def launch(self, kernel: str | None, block_dim: int, *args: Any, ub_bytes: int = DEFAULT_UB_BYTES,
+               ub_fill: int = DEFAULT_UB_FILL, isolate: bool = False) -> dict[str, Any]:
+        """Run `kernel` on `block_dim` blocks (one after another) and return the counters.
+
+        GM_ADDR/pointer parameters take torch CPU tensors (contiguous), numpy arrays, bytearray /
+        bytes / ctypes structures (e.g. a tiling struct), or None. Scalar parameters take numbers.
+        Each buffer is registered as a GM region, so out-of-bounds DataCopy/GetValue/SetValue raise.
+        """
+        sig = self._signature(kernel)
+        if not isinstance(block_dim, int) or block_dim < 1:
+            raise ValueError(f"block_dim must be a positive int, got {block_dim!r}")
+        if len(args) != len(sig.params):
+            raise TypeError(f"kernel {sig.describe()} takes {len(sig.params)} arguments, got {len(args)}")
+        if isolate:
+            return self._launch_isolated(sig, block_dim, args, ub_bytes, ub_fill)
+        return self._launch(sig, block_dim, args, ub_bytes, ub_fill)
+
+    def _signature(self, kernel: str | None) -> KernelSignature:
+        if kernel is None:
+            if len(self.kernels) != 1:
+                raise ValueError(f"the source defines kernels {sorted(self.kernels)}; name the one to launch")
+            return next(iter(self.kernels.values()))
+        if kernel not in self.kernels:
+            raise KeyError(f"no __global__ kernel named {kernel!r} in the source (found: {sorted(self.kernels)})")
+        return self.kernels[kernel]
+
+    def _launch(self, sig: KernelSignature, block_dim: int, args: Sequence[Any], ub_bytes: int,
+                ub_fill: int) -> dict[str, Any]:
+        keep_alive: list[Any] = []
+        slots: list[Any] = []
+        regions: list[tuple[str, int, int]] = []
+        for param, value in zip(sig.params, args):
+            if param.is_pointer:
+                address, nbytes, owner = _buffer_address(param.name, value)
+                keep_alive.append(owner)
+                slot = ctypes.c_void_p(address)
+                if address and nbytes is not None:
+                    regions.append((param.name, address, nbytes))
+            else:
+                slot = _scalar(param.name, param.scalar_type, param.ctypes_type, value)
+            slots.append(slot)
+        argv = (ctypes.c_void_p * max(1, len(slots)))(*[ctypes.addressof(s) for s in slots])
+        fn = getattr(self._dll, f"trex_emu_launch__{sig.name}")
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_uint32, ctypes.c_void_p]
+        with self._lock:
+            self._dll.trex_emu_configure(int(ub_bytes), int(ub_fill))
+            self._dll.trex_emu_reset_counters()
+            self._dll.trex_emu_clear_gm_regions()
+            for name, address, nbytes in regions:
+                self._dll.trex_emu_add_gm_region(name.encode(), address, nbytes)
+            rc = fn(block_dim, argv)
+            self._dll.trex_emu_clear_gm_regions()
+            if rc != 0:
+                raise EmulatorError(self._dll.trex_emu_last_error().decode(errors="replace"))
+            return json.loads(self._dll.trex_emu_counters_json().decode())
+
+    def _launch_isolated(self, sig: KernelSignature, block_dim: int, args: Sequence[Any], ub_bytes: int,
+                         ub_fill: int) -> dict[str, Any]:
+        """Fork; the child runs on shared-memory copies of every buffer; results are copied back."""
+        shared: list[tuple[Any, mmap.mmap, int]] = []
+        child_args: list[Any] = []
+        for param, value in zip(sig.params, args):
+            if param.is_pointer and value is not None and not isinstance(value, int):
+                view = _host_view(param.name, value)
+                nbytes = view.nbytes
+                buf = mmap.mmap(-1, max(1, nbytes))
+                buf[:nbytes] = view.tobytes()
+                shared.append((view, buf, nbytes))
+                child_args.append(_MmapArg(buf, nbytes))
+            else:
+                child_args.append(value)
+        result = mmap.mmap(-1, 1 << 20)
+        pid = os.fork()
+        if pid == 0:  # child: never return into the caller's code
+            code = 0
+            try:
+                out = {"ok": self._launch(sig, block_dim, child_args, ub_bytes, ub_fill)}
+            except EmulatorError as e:
+                out = {"error": str(e)}
+            except BaseException as e:  # noqa: BLE001 - reported to the parent, which raises
+                out = {"error": f"{type(e).__name__}: {e}"}
+                code = 1
+            data = json.dumps(out).encode()[: (1 << 20) - 8]
+            result[:8] = len(data).to_bytes(8, "little")
+            result[8:8 + len(data)] = data
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            sig_no = os.WTERMSIG(status)
+            raise EmulatorError(f"{sig.name}: the kernel crashed the emulator process with "
+                                f"{signal.Signals(sig_no).name} (a raw out-of-bounds pointer access?)")
+        size = int.from_bytes(result[:8], "little")
+        out = json.loads(result[8:8 + size].decode()) if size else {"error": "child produced no result"}
+        if "error" in out:
+            raise EmulatorError(out["error"])
+        for view, buf, nbytes in shared:
+            view[...] = _np_from_bytes(buf[:nbytes], view)
+        return out["ok"]
+
+    # ---- conversions (tests and tools) ----
+    def convert(self, values: Any, dst: str, mode: RoundMode | int) -> Any:
+        """Convert a torch tensor with the emulator's Cast rounding (float<->half/bf16/int32)."""
+        import torch
+        kinds = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.int32: 3}
+        names = {"float": torch.float32, "float32": torch.float32, "half": torch.float16, "float16": torch.float16,
+                 "bfloat16": torch.bfloat16, "bfloat16_t": torch.bfloat16, "int32": torch.int32,
+                 "int32_t": torch.int32}
+        dst_dtype = names[dst] if isinstance(dst, str) else dst
+        src = values.contiguous()
+        if src.dtype not in kinds or dst_dtype not in kinds:
+            raise ValueError(f"convert supports {sorted(map(str, kinds))}, got {src.dtype} -> {dst_dtype}")
+        out = torch.empty(src.shape, dtype=dst_dtype)
+        with self._lock:
+            rc = self._dll.trex_emu_convert(kinds[src.dtype], kinds[dst_dtype], int(mode), src.data_ptr(),
+                                            out.data_ptr(), src.numel())
+        if rc != 0:
+            raise ValueError(f"no emulator conversion {src.dtype} -> {dst_dtype}")
+        return out
+
+
+@dataclass
+class _MmapArg:
+    buf: mmap.mmap
+    nbytes: int
+
+
+def _host_view(name: str, value: Any):
+    """A writable numpy view of a buffer argument's memory."""
+    import numpy as np
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency
+        torch = None
+    if torch is not None and isinstance(value, torch.Tensor):
+        _check_tensor(name, value)
+        return value.reshape(-1).view(torch.uint8).numpy() if value.numel() else np.zeros(0, np.uint8)
+    if isinstance(value, np.ndarray):
+        return value.reshape(-1).view(np.uint8)
+    if isinstance(value, (bytearray, memoryview)):
+        return np.frombuffer(value, dtype=np.uint8)
+    if isinstance(value, bytes):
+        return np.frombuffer(bytearray(value), dtype=np.uint8)
+    if isinstance(value, ctypes.Structure | ctypes.Array):
+        return np.frombuffer(value, dtype=np.uint8)
+    raise TypeError(f"argument {name}: cannot pass {type(value).__name__} as GM memory")
+
+
+def _np_from_bytes(data: bytes, like):
+    import numpy as np
+    return np.frombuffer(data, dtype=np.uint8).reshape(like.shape)
+
+
+def _check_tensor(name: str, t: Any) -> None:
+    if t.device.type != "cpu":
+        raise ValueError(f"argument {name}: the emulator runs on host memory; move the tensor to CPU (got {t.device})")
+    if not t.is_contiguous():
+        raise ValueError(f"argument {name}: tensor is not contiguous; pass .contiguous() (kernels see raw GM)")
+
+
+def _buffer_address(name: str, value: Any) -> tuple[int, int | None, Any]:
+    """(address, size in bytes or None if unknown, object to keep alive) of a GM argument."""
+    import numpy as np
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        torch = None
+    if value is None:
+        return 0, None, None
+    if isinstance(value, _MmapArg):
+        holder = ctypes.c_char.from_buffer(value.buf)
+        return ctypes.addressof(holder), value.nbytes, holder
+    if torch is not None and isinstance(value, torch.Tensor):
+        _check_tensor(name, value)
+        return value.data_ptr(), value.numel() * value.element_size(), value
+    if isinstance(value, np.ndarray):
+        if not value.flags["C_CONTIGUOUS"]:
+            raise ValueError(f"argument {name}: numpy array is not C-contiguous")
+        return value.ctypes.data, value.nbytes, value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        buf = (ctypes.c_char * max(1, len(value))).from_buffer_copy(bytes(value) or b"\0") \
+            if not isinstance(value, bytearray) else (ctypes.c_char * len(value)).from_buffer(value)
+        return ctypes.addressof(buf), len(value), buf
+    if isinstance(value, ctypes.Structure | ctypes.Array):
+        return ctypes.addressof(value), ctypes.sizeof(value), value
+    if isinstance(value, int):
+        return value, None, None  # raw address: not bounds-checked
+    raise TypeError(f"argument {name}: cannot pass {type(value).__name__} as GM memory; use a torch tensor, "
+                    f"numpy array, bytes/bytearray or ctypes structure")
+
+
+def _scalar(name: str, ctype_name: str | None, ctype: type, value: Any) -> Any:
+    try:
+        import torch
+        if isinstance(value, torch.Tensor):
+            if value.numel() != 1:
+                raise ValueError(f"argument {name} ({ctype_name}) needs a scalar, got a tensor of shape {tuple(value.shape)}")
+            value = value.item()
+    except ImportError:  # pragma: no cover
+        pass
+    if hasattr(value, "item") and not isinstance(value, (int, float, bool)):
+        value = value.item()  # numpy scalars
+    if ctype in (ctypes.c_float, ctypes.c_double):
+        return ctype(float(value))
+    if ctype is ctypes.c_bool:
+        return ctype(bool(value))
+    if isinstance(value, float) and not float(value).is_integer():
+        raise ValueError(f"argument {name} is {ctype_name}; got non-integral {value!r}")
+    ivalue = int(value)
+    bits = ctypes.sizeof(ctype) * 8
+    signed = ctype(-1).value == -1
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if not lo <= ivalue <= hi:
+        raise ValueError(f"argument {name} ({ctype_name}) = {ivalue} is outside [{lo}, {hi}]")
+    return ctype(ivalue)
+
+
+_LOADED: dict[str, KernelLibrary] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def compile_kernel(source: str | os.PathLike, *, extra_flags: Iterable[str] = (),
+                   include_dirs: Iterable[str | os.PathLike] = ()) -> KernelLibrary:
+    """Compile an AscendC kernel source (text or file path) against the emulator headers.
+
+    The shared library is cached under $TREX_CACHE_DIR/emulator (default ~/.cache/trex/emulator), keyed
+    by the source, the entry points, every emulator header, the flags and the compiler version.
+    """
+    cxx = find_compiler()
+    if cxx is None:
+        raise EmulatorUnavailable("no C++ compiler found: install g++ or set CXX to a C++17 compiler")
+    source_path: Path | None = None
+    if isinstance(source, os.PathLike) or ("\n" not in source and len(source) < 4096 and Path(source).is_file()):
+        source_path = Path(source).resolve()
+        text = source_path.read_text()
+    else:
+        text = str(source)
+    kernels = parse_kernel_signatures(text)
+    entries = "".join(_entry_point(sig) for sig in kernels.values())
+    display = str(source_path) if source_path else "kernel.cpp"
+    unit = (f'#line 1 "{display}"\n{text}\n'
+            f'#line 1 "trex_emu_entry_points"\n#include "trex_emu/runner_abi.h"\n{entries}')
+    incs = [str(INCLUDE_DIR)] + ([str(source_path.parent)] if source_path else []) + [str(Path(d)) for d in include_dirs]
+    flags = list(BASE_FLAGS) + list(extra_flags)
+    key_material = "\0".join([f"abi{ABI_VERSION}", unit, _headers_digest(), " ".join(flags), "\0".join(incs[1:]),
+                              _compiler_identity(cxx),
+                              _local_includes_digest(text, source_path.parent if source_path else None)])
+    key = hashlib.sha256(key_material.encode()).hexdigest()[:32]
+    with _LOAD_LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        out_dir = cache_dir()
+        so_path = out_dir / f"k_{key}.so"
+        log = ""
+        if not so_path.exists():
+            cpp_path = out_dir / f"k_{key}.cpp"
+            _atomic_write(cpp_path, unit.encode())
+            fd, tmp_so = tempfile.mkstemp(dir=out_dir, prefix=f"k_{key}.", suffix=".so.tmp")
+            os.close(fd)
+            cmd = [cxx, *flags, *[f"-I{d}" for d in incs], str(cpp_path), "-o", tmp_so]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            log = proc.stderr
+            if proc.returncode != 0:
+                os.unlink(tmp_so)
+                raise EmulatorCompileError(f"g++ failed to compile {display} against the AscendC emulator "
+                                           f"(exit {proc.returncode}):\n{proc.stderr[-8000:]}")
+            os.replace(tmp_so, so_path)
+        lib = KernelLibrary(path=so_path, kernels=kernels, compile_log=log)
+        _LOADED[key] = lib
+        return lib
+
+
+def run_kernel(source: str | os.PathLike, kernel: str | None, block_dim: int, *args: Any,
+               **launch_options: Any) -> dict[str, Any]:
+    """compile_kernel(source).launch(kernel, block_dim, *args): the one-call entry point."""
+    return compile_kernel(source).launch(kernel, block_dim, *args, **launch_options)
+
+
+def runtime_library() -> KernelLibrary:
+    """A library with no kernels, for conversions (KernelLibrary.convert)."""
+    return compile_kernel(_RUNTIME_ONLY_SOURCE)
