@@ -49,26 +49,61 @@ def extract_code(response: str) -> str | None:
 Executor = Callable[[str, ORProblem], Outcome]
 
 
-def sandbox_executor(limits=None) -> Executor:
-    """Executor over training.or_data.sandbox; data files (Bench4Opt's data.json) are passed when
-    the sandbox accepts them, otherwise such items fail with a stated error."""
-    try:
-        from training.or_data.sandbox import execute_solver_code
-    except ImportError as exc:   # the OR data pipeline is a separate package; say what is missing
-        raise RuntimeError(f"training.or_data.sandbox is not importable ({exc}); the evaluation "
-                           f"needs its execute_solver_code to run generated programs") from exc
-    params = inspect.signature(execute_solver_code).parameters
-    files_arg = next((p for p in ("files", "data_files", "extra_files") if p in params), None)
+class SandboxExecutor:
+    """Runs programs in training.or_data.sandbox (one pool of ``workers`` warm zygotes).
 
-    def run(code: str, problem: ORProblem) -> Outcome:
-        kwargs = {"limits": limits} if "limits" in params else {}
-        if problem.data_files:
-            if files_arg is None:
-                return Outcome(RunStatus.ERROR, None,
-                               "sandbox cannot place data files (data.json) next to the program")
-            kwargs[files_arg] = dict(problem.data_files)
-        return Outcome.from_execution(execute_solver_code(code, **kwargs))
-    return run
+    Data files: the sandbox's static check forbids ``open``, and it has no way to place files
+    next to a program, so Bench4Opt programs that read ``data.json`` fail there with "forbidden
+    name open" (an execution error, scored wrong); a program with the data written inline runs.
+    When a later sandbox accepts a ``files`` argument, the problem's data files are passed to it.
+    """
+
+    # A failure of the sandbox itself (e.g. its warm zygote process died) says nothing about the
+    # program; it is retried on a fresh zygote. Program errors are never retried.
+    INFRA_ERROR_PREFIX = "sandbox failure"
+    INFRA_RETRIES = 2
+
+    def __init__(self, workers: int = 1, limits=None):
+        try:
+            from training.or_data.sandbox import Sandbox, execute_solver_code
+        except ImportError as exc:   # the OR data pipeline is a separate package; say what is missing
+            raise RuntimeError(f"training.or_data.sandbox is not importable ({exc}); the evaluation "
+                               f"needs its execute_solver_code to run generated programs") from exc
+        self._execute = execute_solver_code
+        self._sandbox = Sandbox(workers=max(1, workers))
+        self.limits = limits
+        params = inspect.signature(execute_solver_code).parameters
+        self._files_arg = next((p for p in ("files", "data_files", "extra_files") if p in params), None)
+        self.infra_retries_used = 0
+        # The sandbox's zygote processes die with the *thread* that started them (PR_SET_PDEATHSIG
+        # is per thread on Linux), so every sandbox call runs on threads that live as long as this
+        # executor, never on a short-lived pool of the caller.
+        self._threads = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="or-sandbox")
+
+    def __call__(self, code: str, problem: ORProblem) -> Outcome:
+        return self._threads.submit(self._run, code, problem).result()
+
+    def _run(self, code: str, problem: ORProblem) -> Outcome:
+        kwargs = {"limits": self.limits, "sandbox": self._sandbox}
+        if problem.data_files and self._files_arg is not None:
+            kwargs[self._files_arg] = dict(problem.data_files)
+        result = self._execute(code, **kwargs)
+        for _ in range(self.INFRA_RETRIES):
+            if not str(getattr(result, "error", "") or "").startswith(self.INFRA_ERROR_PREFIX):
+                break
+            self.infra_retries_used += 1
+            result = self._execute(code, **kwargs)
+        return Outcome.from_execution(result)
+
+    def close(self) -> None:
+        self._sandbox.close()
+        self._threads.shutdown(wait=True)
+
+    def __enter__(self) -> "SandboxExecutor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def run_responses(problems: Sequence[ORProblem], responses: Sequence[str], executor: Executor,
@@ -174,7 +209,8 @@ def evaluate(problems: Sequence[ORProblem], respond: Callable[[list[str]], list[
     for p, resp, (code, outcome), s in zip(problems, responses, runs, scores):
         item = {"id": p.id, "benchmark": p.benchmark, "split": p.split, "family": p.family,
                 "reference_status": p.reference_status.value, "reference_objective": p.reference_objective,
-                "run_status": s.run_status, "objective": s.objective, "correct": s.correct,
+                "run_status": s.run_status, "objective": s.objective, "error": outcome.error,
+                "correct": s.correct,
                 "has_code": code is not None}
         if config.keep_responses:
             item["response"] = resp

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import torch
 
+from training.or_eval.tokenizer import format_prompt
+
 
 def context_limit(model) -> int | None:
     """The model's maximum sequence length, if it declares one (ModelArgs.max_seq_len & co.)."""
@@ -68,12 +70,17 @@ def greedy_generate(model, prompt_ids: Sequence[int], max_new_tokens: int, eos_i
 
 def generate_responses(model, tokenizer, questions: Sequence[str], max_new_tokens: int = 512,
                        max_context: int | None = None) -> list[str]:
-    """Greedy response text for each question, in the tokenizer's prompt format, eos stripped."""
+    """Greedy response text for each question, eos stripped.
+
+    The prompt is ``bos + encode(format_prompt(q))``, exactly the prompt part of the training
+    loop's SFT rows when the SFT data's prompt field holds ``format_prompt(q)`` (for the BPE
+    tokenizer this is ``ORTokenizer.encode_prompt``; any training-loop tokenizer works).
+    """
     out = []
     for q in questions:
-        ids = greedy_generate(model, tokenizer.encode_prompt(q), max_new_tokens, tokenizer.eos_id,
-                              max_context=max_context)
+        prompt = [tokenizer.bos_id] + tokenizer.encode(format_prompt(q))
+        ids = greedy_generate(model, prompt, max_new_tokens, tokenizer.eos_id, max_context=max_context)
         if ids and ids[-1] == tokenizer.eos_id:
             ids = ids[:-1]
-        out.append(tokenizer.decode(ids, skip_special_tokens=True))
+        out.append(tokenizer.decode(ids))
     return out

@@ -93,6 +93,7 @@ class Outcome:
     status: RunStatus
     objective: float | None = None
     stdout: str = ""
+    error: str | None = None     # the sandbox's reason when the program did not run to a status
 
     @classmethod
     def from_execution(cls, result) -> "Outcome":
@@ -105,7 +106,7 @@ class Outcome:
         objective = getattr(result, "objective", None)
         objective = float(objective) if objective is not None and math.isfinite(float(objective)) else None
         return cls(run_status, objective if run_status is RunStatus.OPTIMAL else None,
-                   str(getattr(result, "stdout", "") or ""))
+                   str(getattr(result, "stdout", "") or ""), getattr(result, "error", None))
 
 
 # Reference status -> run statuses that match it (strict). A no-optimum reference accepts any

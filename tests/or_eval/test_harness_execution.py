@@ -1,0 +1,110 @@
+"""Acceptance: known-correct programs score correct and known-wrong ones wrong, on every benchmark
+format, through the real pipeline (response -> code extraction -> sandbox -> scoring -> JSON)."""
+import json
+
+import pytest
+
+from training.or_eval.benchmarks import ORProblem, RefStatus, load_benchmark
+from training.or_eval.evaluate import EvalConfig, SandboxExecutor, evaluate, extract_code
+
+pytest.importorskip("training.or_data.sandbox")
+
+BENCHES = ("nl4opt", "mamo_easy", "mamo_complex", "optibench", "optmath_bench", "bench4opt")
+
+HEADER = "import gurobipy as gp\nfrom gurobipy import GRB\nmodel = gp.Model()\n"
+
+
+def objective_program(value: float, printed: dict | None = None) -> str:
+    """A model whose optimum is exactly `value` (one fixed variable), printing `printed` values."""
+    lines = [HEADER, f"x = model.addVar(lb={value!r}, ub={value!r}, name='x')\n",
+             "model.setObjective(x, GRB.MINIMIZE)\n", "model.optimize()\n"]
+    for key, v in (printed or {}).items():
+        lines.append(f"print({key!r}, {v!r})\n")
+    return "".join(lines)
+
+
+INFEASIBLE = HEADER + ("x = model.addVar(lb=0)\nmodel.addConstr(x >= 2)\nmodel.addConstr(x <= 1)\n"
+                       "model.setObjective(x, GRB.MINIMIZE)\nmodel.optimize()\n")
+UNBOUNDED = HEADER + "x = model.addVar(lb=0)\nmodel.setObjective(x, GRB.MAXIMIZE)\nmodel.optimize()\n"
+
+
+def as_response(code: str) -> str:
+    return f"## Variables\n- x\n## Code\n```python\n{code}```\n"
+
+
+def right_and_wrong(p: ORProblem) -> tuple[str, str]:
+    if p.reference_status is RefStatus.OPTIMAL:
+        ref = p.reference_objective
+        right = objective_program(ref, p.queried_values)
+        wrong = objective_program(ref * 1.5 + 7.0, {k: v * 1.5 + 7.0 for k, v in (p.queried_values or {}).items()})
+        return right, wrong
+    right = UNBOUNDED if p.reference_status is RefStatus.UNBOUNDED else INFEASIBLE
+    return right, objective_program(42.0)
+
+
+def pick(recs, k_opt=3, k_other=2):
+    opt = [r for r in recs if r.reference_status is RefStatus.OPTIMAL and r.reference_objective is not None]
+    other = [r for r in recs if r.reference_status is not RefStatus.OPTIMAL]
+    return opt[:k_opt] + other[:k_other]
+
+
+@pytest.fixture(scope="module")
+def executor():
+    with SandboxExecutor(workers=2) as ex:
+        yield ex
+
+
+@pytest.mark.parametrize("name", BENCHES)
+def test_known_right_programs_pass_and_wrong_fail(data_root, executor, tmp_path, name):
+    problems = pick(load_benchmark(name, data_root))
+    if name in ("nl4opt", "bench4opt"):   # these carry no-optimum / infeasible references
+        assert any(p.reference_status is not RefStatus.OPTIMAL for p in problems)
+    answers = {p.id: right_and_wrong(p) for p in problems}
+    for which, index in (("right", 0), ("wrong", 1)):
+        out = tmp_path / f"{name}_{which}.json"
+        report = evaluate(problems, lambda qs: [as_response(answers[p.id][index]) for p in problems],
+                          executor, EvalConfig(workers=2), out=out)
+        on_disk = json.loads(out.read_text())
+        assert on_disk["summary"]["overall"]["n"] == len(problems)
+        for item in report["items"]:
+            verdicts = [v for v in item["correct"].values() if v is not None]
+            assert verdicts, item
+            expected = which == "right"
+            assert all(v is expected for v in verdicts), (which, item["id"], item["run_status"], item["correct"])
+        rules = report["summary"]["overall"]["rules"]
+        assert rules["strict_1e-6"]["pass_at_1"] == (1.0 if which == "right" else 0.0)
+        assert report["summary"]["overall"]["execution_rate"] == 1.0, [(i["run_status"], i["error"]) for i in report["items"]]
+
+
+def test_unbounded_reference_through_sandbox(executor):
+    p = ORProblem(id="u", benchmark="optmath_bench", question="maximise x, x >= 0",
+                  reference_objective=None, reference_status=RefStatus.UNBOUNDED)
+    report = evaluate([p, p], lambda qs: [as_response(UNBOUNDED), as_response(INFEASIBLE)], executor)
+    assert [i["correct"]["strict_1e-6"] for i in report["items"]] == [True, False]
+
+
+def test_format_and_runtime_failures_are_wrong(executor):
+    p = ORProblem(id="f", benchmark="optmath_bench", question="q", reference_objective=5.0,
+                  reference_status=RefStatus.OPTIMAL)
+    responses = ["The answer is 5.", as_response("import os\nos.system('true')\n"),
+                 as_response(HEADER + "model.optimize(\n")]
+    report = evaluate([p] * 3, lambda qs: responses, executor)
+    assert [i["run_status"] for i in report["items"]] == ["no_code", "error", "error"]
+    assert not any(i["correct"]["strict_1e-6"] for i in report["items"])
+    assert report["summary"]["overall"]["format_rate"] == pytest.approx(2 / 3)
+    assert report["summary"]["overall"]["execution_rate"] == 0.0
+
+
+def test_bench4opt_data_file_programs_fail_in_this_sandbox(data_root, executor):
+    """The sandbox forbids open(), so a program reading data.json is an execution error (documented)."""
+    p = next(r for r in load_benchmark("bench4opt", data_root) if r.reference_status is RefStatus.OPTIMAL)
+    code = "import json\ndata = json.load(open('data.json'))\n" + objective_program(p.reference_objective)
+    report = evaluate([p], lambda qs: [as_response(code)], executor)
+    assert report["items"][0]["run_status"] == "error"
+
+
+def test_extract_code_conventions():
+    assert extract_code("x\n```python\na = 1\n```\n```python\nb = 2\n```") == "a = 1\n"
+    assert extract_code("```\nc = 3\n```") == "c = 3\n"
+    assert extract_code("```py\nd = 4\n```") == "d = 4\n"
+    assert extract_code("no code here") is None

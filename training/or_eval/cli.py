@@ -1,0 +1,90 @@
+"""`trex or-eval`: greedy Pass@1 of a trained checkpoint on one OR benchmark.
+
+    trex or-eval --benchmark nl4opt --model runs/or/sft_only/ckpt [--limit 20] [--out results.json]
+
+Prints one table (rows: scoring rules, each labelled; columns: Pass@1 with its Wilson interval,
+items scored) and writes the full JSON report (per-item verdicts and responses). ``--benchmark``
+also accepts ``generated:PATH`` for a JSONL of problems from training/or_data.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from pathlib import Path
+
+from training.or_eval.benchmarks import BENCHMARKS, load_benchmark, load_generated
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="trex or-eval", description=__doc__.split("\n\n")[0])
+    p.add_argument("--benchmark", required=True,
+                   help=f"one of {sorted(BENCHMARKS)}, or generated:PATH.jsonl")
+    p.add_argument("--model", required=True,
+                   help="checkpoint directory written by `trex train` (holding tokenizer.json)")
+    p.add_argument("--limit", type=int, default=None, help="evaluate only the first N problems")
+    p.add_argument("--out", default=None, help="JSON report path (default: or_eval_<benchmark>.json)")
+    p.add_argument("--data-root", default=None, help="or_benchmarks folder (default: $TREX_OR_BENCHMARKS "
+                                                      "or shared/data/or_benchmarks)")
+    p.add_argument("--max-new-tokens", type=int, default=512)
+    p.add_argument("--workers", type=int, default=4, help="programs executed in parallel")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    return p
+
+
+def load_problems(spec: str, data_root: str | None, limit: int | None):
+    if spec.startswith("generated:"):
+        return load_generated(spec.split(":", 1)[1], limit=limit)
+    return load_benchmark(spec, data_root, limit=limit)
+
+
+def render_table(report: dict, title: str) -> str:
+    """The summary as a rich table (text), one row per scoring rule."""
+    from rich.console import Console
+    from rich.table import Table
+
+    summary = report["summary"]["overall"]
+    table = Table(title=title)
+    for col in ("rule", "Pass@1", "95% Wilson", "correct / scored", "n/a"):
+        table.add_column(col, justify="left" if col == "rule" else "right")
+    for name, block in summary["rules"].items():
+        rate = block["pass_at_1"]
+        table.add_row(f"{name}\n[dim]{report['rule_labels'][name]}[/dim]",
+                      "-" if rate is None else f"{100 * rate:.1f}%",
+                      "-" if rate is None else f"[{100 * block['wilson_low']:.1f}, {100 * block['wilson_high']:.1f}]",
+                      f"{block['correct']} / {block['scored']}", str(block["not_applicable"]))
+    console = Console(record=True, width=120, file=io.StringIO())   # render off-screen, export text
+    console.print(table)
+    fmt, exe = summary["format_rate"], summary["execution_rate"]
+    console.print(f"items {summary['n']}  format-pass {100 * fmt:.1f}%  executed {100 * exe:.1f}%  "
+                  f"native rules: {report['native_rules']}")
+    return console.export_text()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from training.or_eval.evaluate import EvalConfig, SandboxExecutor, evaluate
+    from training.or_eval.model_io import load_for_eval
+    from training.or_eval.generate import generate_responses
+
+    try:
+        problems = load_problems(args.benchmark, args.data_root, args.limit)
+        model, tokenizer, info = load_for_eval(args.model, device=args.device)
+        executor = SandboxExecutor(workers=args.workers)
+    except (FileNotFoundError, ValueError, RuntimeError) as exc:
+        print(f"trex or-eval: {exc}", file=sys.stderr)
+        return 2
+    config = EvalConfig(max_new_tokens=args.max_new_tokens, workers=args.workers)
+    name = args.benchmark.replace(":", "_").replace("/", "_")
+    out = Path(args.out or f"or_eval_{name}.json")
+    with executor:
+        report = evaluate(problems, lambda qs: generate_responses(model, tokenizer, qs, args.max_new_tokens),
+                          executor, config, out=out, meta={"model": str(args.model), "checkpoint": info,
+                                                           "benchmark_arg": args.benchmark})
+    print(render_table(report, f"OR Pass@1 (greedy) - {args.benchmark} - {args.model}"))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
