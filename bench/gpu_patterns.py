@@ -1,0 +1,553 @@
+"""trex's fused patterns on one CUDA GPU, side by side with eager, default torch.compile (Inductor)
+and Liger-Kernel, against the measured copy-bandwidth roofline, all in ONE run.
+
+    PYTHONUNBUFFERED=1 python3 bench/gpu_patterns.py --out $OUT          # full run (H200: ~3 min)
+    python3 bench/gpu_patterns.py --tokens 1024 --cases rmsnorm_weighted   # quick smoke
+
+What one run does, in order:
+  1. calibrates: device-to-device copy bandwidth (bytes read + written), launch overhead (wall time
+     of one small Triton launch; device time per kernel inside a CUDA graph), a TF32 GEMM rate;
+     writes them to `<out>/h200_calibration.json` in the format codegen_triton.calibration reads.
+  2. for every pattern and every variant: a correctness check against a float64 reference on fresh
+     random inputs, with the trex kernels' outputs poisoned (NaN) before launch, so an element the
+     kernel never writes fails the check; forward outputs and input gradients are both checked.
+  3. times every variant, forward and forward+backward: wall time (triton.testing.do_bench median)
+     and device time (sum of all CUDA kernel time per step from the profiler), each against the floor
+     (bytes counted in `floor_bytes`, one read of every input and one write of every output per
+     pass, over the measured copy bandwidth).
+Writes `<out>/gpu_patterns.json` (commit, torch/triton versions, device, calibration, every row) and
+prints a table last.
+
+Variants: eager (the pass module's own eager chain: fp32 math, as the model writes it), inductor
+(torch.compile default), liger (Liger-Kernel's op where it has one; its SwiGLU has no clamp and is
+timed as an analog, its RoPE is the half-split form and is not timed), trex (torch.ops.trex.* called
+directly: the Triton kernels codegen_triton prints from the Kernel IR, through the op's autograd),
+trex_compile (torch.compile(chain, backend="trex")) and trex_inductor (trex's passes, then Inductor
+for the rest of the graph).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO_ROOT not in sys.path:
+    sys.path.insert(0, REPO_ROOT)
+
+BF16 = torch.bfloat16
+RMS_EPS = 1e-6
+SWIGLU_LIMIT = 10.0  # DeepSeek-V4's swiglu_limit (reference/deepseek_v4.md section 2)
+HC_EPS = 1e-6
+SINKHORN_ITERS = 20
+ROPE_DIM = 64
+
+
+# ---------------------------------------------------------------------------------------------
+# eager chains, written once with the compute dtype as a parameter: `acc=torch.float32` is the eager
+# peer (what the model does), `acc=torch.float64` the reference every variant is checked against.
+# ---------------------------------------------------------------------------------------------
+def rmsnorm_chain(x, w=None, acc=torch.float32):
+    xf = x.to(acc)
+    y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + RMS_EPS)
+    if w is not None:
+        y = y * w.to(acc)
+    return y.to(x.dtype) if acc == torch.float32 else y
+
+
+def swiglu_limited_chain(g, u, acc=torch.float32):
+    gf = g.to(acc).clamp(max=SWIGLU_LIMIT)
+    uf = u.to(acc).clamp(min=-SWIGLU_LIMIT, max=SWIGLU_LIMIT)
+    h = F.silu(gf) * uf
+    return h.to(g.dtype) if acc == torch.float32 else h
+
+
+def rope_chain(x, cos, sin, acc=torch.float32):
+    """Interleaved rotary embedding of the last ROPE_DIM channels; cos/sin [T, R/2] broadcast over heads."""
+    nope, rot = x[..., :-ROPE_DIM], x[..., -ROPE_DIM:]
+    xf = rot.to(acc).unflatten(-1, (-1, 2))
+    x0, x1 = xf[..., 0], xf[..., 1]
+    c, s = cos.to(acc)[:, None, :], sin.to(acc)[:, None, :]
+    out = torch.stack((x0 * c - x1 * s, x0 * s + x1 * c), dim=-1).flatten(-2)
+    out = out.to(x.dtype) if acc == torch.float32 else out
+    return torch.cat((nope.to(out.dtype), out), dim=-1) if nope.shape[-1] else out
+
+
+def mhc_pre_chain(h, fn, scale, base, acc=torch.float32):
+    """DeepSeek-V4 mHC pre-projection (reference/deepseek_v4.md section 1). h [T, n, D]."""
+    n = h.shape[-2]
+    xf = h.flatten(-2).to(acc)
+    r = torch.rsqrt(xf.square().mean(-1, keepdim=True) + RMS_EPS)
+    z = (xf @ fn.to(acc).t()) * r
+    scale, base = scale.to(acc), base.to(acc)
+    pre = torch.sigmoid(scale[0] * z[..., :n] + base[:n]) + HC_EPS
+    post = 2.0 * torch.sigmoid(scale[1] * z[..., n:2 * n] + base[n:2 * n])
+    m = torch.softmax(scale[2] * z[..., 2 * n:] + base[2 * n:], dim=-1).unflatten(-1, (n, n)) + HC_EPS
+    m = m / (m.sum(-2, keepdim=True) + HC_EPS)
+    for _ in range(SINKHORN_ITERS - 1):
+        m = m / (m.sum(-1, keepdim=True) + HC_EPS)
+        m = m / (m.sum(-2, keepdim=True) + HC_EPS)
+    y = (pre[..., None] * xf.unflatten(-1, (n, -1))).sum(-2)
+    return (y.to(h.dtype) if acc == torch.float32 else y), post, m
+
+
+# ---------------------------------------------------------------------------------------------
+# the cases: shapes of DeepSeek-V4-Pro (issue 6), byte and FLOP floors
+# ---------------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Case:
+    name: str
+    make_inputs: Callable[[torch.Generator], list]  # fresh random inputs on the GPU
+    needs_grad: list                                 # per input: gets a gradient in fwd+bwd
+    chain: Callable                                  # eager chain(*inputs, acc=...)
+    fwd_bytes: int                                   # floor: every input read once, output written once
+    fwd_bwd_bytes: int
+    flops_fwd_bwd: int = 0                           # matrix FLOPs (mHC projection), for the compute floor
+    trex: Callable | None = None                     # direct fused-op call, same outputs as chain
+    liger: Callable | None = None
+    liger_note: str = ""
+    tf32_outputs: tuple = ()                         # outputs downstream of a TF32 contraction
+
+
+def floor_bytes(shapes_bytes: dict) -> dict:
+    """Sum byte counts per pass; kept as a function so the CPU tests check the arithmetic."""
+    return {k: int(sum(v)) for k, v in shapes_bytes.items()}
+
+
+def build_cases(tokens: int, device: str) -> list[Case]:
+    T, D, F_, H, HR, n = tokens, 7168, 3072, 128, 64, 4
+    cases = []
+
+    def randn(gen, *shape, scale=1.0, dtype=BF16):
+        return (torch.randn(*shape, generator=gen, device=device, dtype=torch.float32) * scale).to(dtype)
+
+    # RMSNorm with weight over the hidden size (attn_norm / ffn_norm)
+    e = T * D
+    cases.append(Case(
+        "rmsnorm_weighted", lambda g: [randn(g, T, D), randn(g, D)], [1, 1],
+        lambda x, w, acc=torch.float32: rmsnorm_chain(x, w, acc),
+        fwd_bytes=2 * e + 2 * e + 4 * T + 2 * D,
+        fwd_bwd_bytes=(2 * e + 2 * e + 4 * T + 2 * D) + (2 * e + 2 * e + 4 * T + 2 * D + 2 * e + 2 * D),
+    ))
+    # weight-free RMSNorm per head (the query norm: 128 heads x head_dim 512 in V4; the anchor's shape
+    # 64 x 128 is kept so the peers' numbers compare)
+    e = T * 64 * 128
+    cases.append(Case(
+        "rmsnorm_weightfree", lambda g: [randn(g, T, 64, 128)], [1],
+        lambda x, acc=torch.float32: rmsnorm_chain(x, None, acc),
+        fwd_bytes=4 * e + 4 * T * 64, fwd_bwd_bytes=(4 * e + 4 * T * 64) + (6 * e + 4 * T * 64),
+    ))
+    # limited SwiGLU at the expert width (gate/up inputs scaled so the clamps act)
+    e = T * F_
+    cases.append(Case(
+        "swiglu_limited", lambda g: [randn(g, T, F_, scale=4.0), randn(g, T, F_, scale=4.0)], [1, 1],
+        lambda a, b, acc=torch.float32: swiglu_limited_chain(a, b, acc),
+        fwd_bytes=6 * e, fwd_bwd_bytes=6 * e + 10 * e,
+        liger_note="Liger's SiLU*mul has no clamp: timed as an analog",
+    ))
+    # interleaved RoPE on the 64 rope channels of 128 heads... the anchor timed 64 heads of 64: kept
+    e = T * HR * ROPE_DIM
+    cs = 2 * T * (ROPE_DIM // 2) * 4
+
+    def rope_inputs(g):
+        ang = torch.rand(T, ROPE_DIM // 2, generator=g, device=device) * 2 * math.pi
+        return [randn(g, T, HR, ROPE_DIM), ang.cos(), ang.sin()]
+    cases.append(Case(
+        "rope_interleaved", rope_inputs, [1, 0, 0],
+        lambda x, c, s, acc=torch.float32: rope_chain(x, c, s, acc),
+        fwd_bytes=4 * e + cs, fwd_bwd_bytes=2 * (4 * e + cs),
+        liger_note="Liger's RoPE is the half-split (rotate_half) form, not interleaved: not timed",
+    ))
+    # mHC pre-projection: 4 streams of the hidden size, 24 coefficients, 20 Sinkhorn iterations
+    K = n * D
+    M = (2 + n) * n
+
+    def mhc_inputs(g):
+        return [randn(g, T, n, D), torch.randn(M, K, generator=g, device=device) * 0.02,
+                1.0 + 0.1 * torch.randn(3, generator=g, device=device),
+                0.1 * torch.randn(M, generator=g, device=device)]
+    coef_out = T * (n + n * n) * 4
+    cases.append(Case(
+        "mhc_pre", mhc_inputs, [1, 1, 1, 1],
+        lambda h, fn, sc, b, acc=torch.float32: mhc_pre_chain(h, fn, sc, b, acc),
+        fwd_bytes=2 * T * K + 2 * T * D + coef_out + 4 * M * K,
+        fwd_bwd_bytes=(2 * T * K + 2 * T * D + coef_out + 4 * M * K)
+        + (2 * T * D + coef_out + 2 * T * K + 4 * M * K + 2 * T * K + 4 * M * K),
+        flops_fwd_bwd=3 * 2 * T * M * K,
+        tf32_outputs=(1, 2),
+    ))
+    _attach_trex(cases)
+    _attach_liger(cases)
+    return cases
+
+
+def _attach_trex(cases):
+    """Direct calls of the fused ops (contracts.md signatures); their CUDA kernels are codegen_triton's."""
+    ops = torch.ops.trex
+    direct = {
+        "rmsnorm_weighted": lambda x, w: ops.rms_norm(x, w, RMS_EPS, None)[0],
+        "rmsnorm_weightfree": lambda x: ops.rms_norm(x, None, RMS_EPS, None)[0],
+        "swiglu_limited": lambda a, b: ops.swiglu_limited(a, b, SWIGLU_LIMIT, None, None),
+        "rope_interleaved": lambda x, c, s: ops.rope(x, c[:, None, :], s[:, None, :], ROPE_DIM, False),
+        "mhc_pre": lambda h, fn, sc, b: tuple(ops.mhc_pre(h, fn, sc, b, SINKHORN_ITERS, HC_EPS, RMS_EPS)),
+    }
+    for c in cases:
+        c.trex = direct.get(c.name)
+
+
+def _attach_liger(cases):
+    try:
+        from liger_kernel.ops.mhc import LigerMHCCoeffsFunction, LigerMHCPreFunction
+        from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+        from liger_kernel.ops.swiglu import LigerSiLUMulFunction
+    except Exception as err:  # noqa: BLE001 - optional peer; record why it is absent
+        for c in cases:
+            c.liger_note = f"liger-kernel not importable: {err!r}"
+        return
+
+    def liger_mhc(h, fn, sc, b):
+        pre, post, comb = LigerMHCCoeffsFunction.apply(
+            h, fn.t().contiguous(), b, sc[0], sc[1], sc[2], False, SINKHORN_ITERS, RMS_EPS, HC_EPS, HC_EPS, 2.0)
+        return LigerMHCPreFunction.apply(h, pre), post, comb
+
+    table = {
+        # "gemma" casting = all math in fp32 (the contract); in_place=False keeps dy intact between steps
+        "rmsnorm_weighted": lambda x, w: LigerRMSNormFunction.apply(x, w, RMS_EPS, 0.0, "gemma", False),
+        "rmsnorm_weightfree": lambda x: LigerRMSNormFunction.apply(x, None, RMS_EPS, 0.0, "gemma", False),
+        "swiglu_limited": lambda a, b: LigerSiLUMulFunction.apply(a, b),
+        "mhc_pre": liger_mhc,
+    }
+    for c in cases:
+        c.liger = table.get(c.name)
+
+
+# ---------------------------------------------------------------------------------------------
+# calibration
+# ---------------------------------------------------------------------------------------------
+def calibrate(device: str) -> dict:
+    import triton
+    import triton.language as tl
+    import triton.testing
+
+    a = torch.randn(1 << 30, device=device, dtype=BF16)  # 2 GiB, 35x the L2
+    b = torch.empty_like(a)
+    ms = triton.testing.do_bench(lambda: b.copy_(a), warmup=50, rep=300, return_mode="median")
+    copy_bw = 2 * a.numel() * a.element_size() / (ms * 1e-3)
+    del a, b
+
+    @triton.jit
+    def _tiny(ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(ptr + offs, tl.load(ptr + offs) + 1.0)
+
+    buf = torch.zeros(128, device=device)
+    _tiny[(1,)](buf, BLOCK=128)
+    launch_wall_ms = triton.testing.do_bench(lambda: _tiny[(1,)](buf, BLOCK=128), warmup=50, rep=200,
+                                             return_mode="median")
+    # device-side cost of one launch: 200 tiny kernels captured in one CUDA graph
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            for _ in range(200):
+                _tiny[(1,)](buf, BLOCK=128)
+    torch.cuda.synchronize()
+    graph_ms = triton.testing.do_bench(graph.replay, warmup=20, rep=200, return_mode="median")
+    # TF32 matrix rate (the mHC projection's unit)
+    m = torch.randn(8192, 8192, device=device)
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    gemm_ms = triton.testing.do_bench(lambda: m @ m, warmup=20, rep=200, return_mode="median")
+    torch.backends.cuda.matmul.allow_tf32 = prev
+    props = torch.cuda.get_device_properties(device)
+    return {
+        "device": torch.cuda.get_device_name(device),
+        "sm_count": props.multi_processor_count,
+        "l2_bytes": getattr(props, "L2_cache_size", 0),
+        "copy_bandwidth_bytes_per_s": copy_bw,
+        "launch_overhead_wall_us": launch_wall_ms * 1e3,
+        "launch_overhead_graph_us": graph_ms * 1e3 / 200,
+        "tf32_gemm_flops_per_s": 2 * 8192 ** 3 / (gemm_ms * 1e-3),
+        "measured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# correctness and timing
+# ---------------------------------------------------------------------------------------------
+def as_tuple(out):
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def rel_err(out, ref):
+    out64, ref64 = out.detach().double(), ref.detach().double()
+    if not torch.isfinite(out64).all():
+        return float("nan")
+    return float((out64 - ref64).norm() / ref64.norm().clamp_min(1e-300))
+
+
+def run_with_grads(fn, inputs, needs_grad, grads_out, backward):
+    args = [a.detach().clone().requires_grad_(bool(backward and g)) for a, g in zip(inputs, needs_grad)]
+    outs = as_tuple(fn(*args))
+    grads = []
+    if backward:
+        torch.autograd.backward(outs, [go.to(o.dtype) for o, go in zip(outs, grads_out)])
+        grads = [a.grad for a, g in zip(args, needs_grad) if g]
+    return [o.detach() for o in outs], grads
+
+
+def check_case(case: Case, variants: dict, seed: int) -> dict:
+    """Errors of every variant against the float64 reference, forward and gradients, fresh inputs."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    inputs = case.make_inputs(gen)
+    ref_inputs = [a.double() for a in inputs]
+    ref_outs, ref_grads = None, None
+    grads_out = [torch.randn(o.shape, generator=gen, device="cuda")
+                 for o in as_tuple(case.chain(*inputs))]
+    ref_outs, ref_grads = run_with_grads(lambda *a: case.chain(*a, acc=torch.float64), ref_inputs,
+                                         case.needs_grad, [g.double() for g in grads_out], True)
+    report = {}
+    for vname, fn in variants.items():
+        try:
+            with poison_outputs(vname.startswith("trex")):
+                outs, grads = run_with_grads(fn, inputs, case.needs_grad, grads_out, True)
+            report[vname] = {
+                "out_err": [rel_err(o, r) for o, r in zip(outs, ref_outs)],
+                "grad_err": [rel_err(g, r) if g is not None else float("nan")
+                             for g, r in zip(grads, ref_grads)],
+            }
+        except Exception as err:  # noqa: BLE001 - one variant failing must not stop the run
+            report[vname] = {"error": f"{type(err).__name__}: {err}"[:400]}
+    eager = report.get("eager", {})
+    for vname, r in report.items():
+        if "error" in r or vname == "eager" or "out_err" not in eager:
+            continue
+        r["ok"] = verdict(r, eager, case)
+    return report
+
+
+def verdict(r, eager, case) -> bool:
+    """The contract's rule: within 3x the eager chain's error (bf16 inputs); outputs that come out of a
+    TF32 contraction (mHC coefficients) get the TF32 bound 2e-3 instead, since eager runs it in fp32."""
+    ok = True
+    for i, (e, ref_e) in enumerate(zip(r["out_err"], eager["out_err"])):
+        bound = max(3 * ref_e, 2e-3 if i in case.tf32_outputs else 0.0, 1e-6)
+        ok &= (e == e) and e <= bound
+    for e, ref_e in zip(r["grad_err"], eager["grad_err"]):
+        bound = max(3 * ref_e, 2e-3 if case.tf32_outputs else 0.0, 1e-6)
+        ok &= (e == e) and e <= bound
+    return bool(ok)
+
+
+class poison_outputs:
+    """Makes codegen_triton's launcher fill every output with NaN before launching (TREX_TRITON_POISON)."""
+
+    def __init__(self, on):
+        self.on = on
+
+    def __enter__(self):
+        if self.on:
+            self.prev = os.environ.get("TREX_TRITON_POISON")
+            os.environ["TREX_TRITON_POISON"] = "1"
+
+    def __exit__(self, *exc):
+        if self.on:
+            if self.prev is None:
+                os.environ.pop("TREX_TRITON_POISON", None)
+            else:
+                os.environ["TREX_TRITON_POISON"] = self.prev
+
+
+def time_variant(fn, inputs, needs_grad, backward, grads_out):
+    import triton.testing
+    args = [a.detach().requires_grad_(bool(backward and g)) for a, g in zip(inputs, needs_grad)]
+    if backward:
+        def step():
+            for a in args:
+                a.grad = None
+            outs = as_tuple(fn(*args))
+            torch.autograd.backward(outs, grads_out[:len(outs)])
+    else:
+        def step():
+            fn(*args)
+    with torch.no_grad() if not backward else _null():
+        step()
+        torch.cuda.synchronize()
+        wall = triton.testing.do_bench(step, warmup=25, rep=200, return_mode="median")
+        reps = 20
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for _ in range(reps):
+                step()
+            torch.cuda.synchronize()
+    # the anchor script's sum (shared/anchors/gpu_patterns.py), so the peers' numbers compare
+    dev_us = sum(e.self_device_time_total for e in prof.key_averages() if e.self_device_time_total > 0)
+    n_kernels = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+    return wall, dev_us / reps / 1e3, n_kernels / reps
+
+
+class _null:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def make_variants(case: Case, which: set) -> tuple[dict, dict]:
+    """name -> callable; plus name -> reason for every variant left out."""
+    variants, skipped = {}, {}
+    chain = case.chain
+    if "eager" in which:
+        variants["eager"] = chain
+    if "inductor" in which:
+        variants["inductor"] = torch.compile(chain)
+    if "liger" in which:
+        if case.liger is not None:
+            variants["liger"] = case.liger
+        else:
+            skipped["liger"] = case.liger_note or "Liger-Kernel has no such op"
+    if "trex" in which:
+        variants["trex"] = case.trex
+    if "trex_compile" in which:
+        variants["trex_compile"] = torch.compile(chain, backend="trex")
+    if "trex_inductor" in which:
+        try:
+            from codegen_triton.backend import trex_inductor
+            variants["trex_inductor"] = torch.compile(chain, backend=trex_inductor)
+        except Exception as err:  # noqa: BLE001
+            skipped["trex_inductor"] = f"{type(err).__name__}: {err}"
+    return variants, skipped
+
+
+def git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
+                             timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return out.stdout.strip() + ("+dirty" if dirty else "")
+    except Exception:  # noqa: BLE001 - the device copy may carry no .git
+        return os.environ.get("TREX_COMMIT", "unknown")
+
+
+def atomic_write_json(path, obj):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(obj, f, indent=1)
+    os.replace(tmp, path)
+
+
+ALL_VARIANTS = ("eager", "inductor", "liger", "trex", "trex_compile", "trex_inductor")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", default=os.environ.get("OUT", "bench_out"))
+    p.add_argument("--tokens", type=int, default=16384)
+    p.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    p.add_argument("--variants", default=",".join(ALL_VARIANTS))
+    p.add_argument("--no-timing", action="store_true", help="correctness only")
+    args = p.parse_args(argv)
+    if not torch.cuda.is_available():
+        sys.exit("bench/gpu_patterns.py needs a CUDA GPU (torch.cuda.is_available() is False)")
+    import triton
+
+    import passes  # noqa: F401 - registers torch.ops.trex.*
+    import codegen_triton
+    codegen_triton.register_cuda_target()
+
+    os.makedirs(args.out, exist_ok=True)
+    calib = calibrate("cuda")
+    atomic_write_json(os.path.join(args.out, "h200_calibration.json"), calib)
+    codegen_triton.calibration.use(calib)
+    bw = calib["copy_bandwidth_bytes_per_s"]
+    print(json.dumps(calib), flush=True)
+
+    which = set(args.variants.split(","))
+    wanted = set(filter(None, args.cases.split(",")))
+    cases = [c for c in build_cases(args.tokens, "cuda") if not wanted or c.name in wanted]
+    rows, checks = [], {}
+    for case in cases:
+        print(f"== {case.name}", flush=True)
+        variants, skipped = make_variants(case, which)
+        checks[case.name] = check_case(case, variants, seed=1234 + len(rows))
+        checks[case.name]["skipped"] = skipped
+        print(json.dumps(checks[case.name]), flush=True)
+        if args.no_timing:
+            continue
+        gen = torch.Generator(device="cuda").manual_seed(7)
+        inputs = case.make_inputs(gen)
+        grads_out = [torch.randn_like(o) for o in as_tuple(case.chain(*inputs))]
+        for backward in (False, True):
+            nbytes = case.fwd_bwd_bytes if backward else case.fwd_bytes
+            floor_ms = nbytes / bw * 1e3
+            row = {"case": f"{case.name}[{'x'.join(map(str, inputs[0].shape))}]", "pass":
+                   "fwd+bwd" if backward else "fwd", "floor_bytes": nbytes, "floor_ms": floor_ms}
+            for vname, fn in variants.items():
+                if "error" in checks[case.name].get(vname, {}):
+                    row[vname] = {"error": checks[case.name][vname]["error"]}
+                    continue
+                try:
+                    wall, dev, nk = time_variant(fn, inputs, case.needs_grad, backward, grads_out)
+                    row[vname] = {"wall_ms": wall, "dev_ms": dev, "kernels": nk,
+                                  "roof_dev": floor_ms / dev, "roof_wall": floor_ms / wall}
+                except Exception as err:  # noqa: BLE001
+                    row[vname] = {"error": f"{type(err).__name__}: {err}"[:400]}
+                    traceback.print_exc()
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            torch.cuda.empty_cache()
+    try:
+        from codegen_triton import kernel_report
+        kernels = kernel_report()
+    except Exception as err:  # noqa: BLE001
+        kernels = {"error": repr(err)}
+    result = {"commit": git_commit(), "torch": torch.__version__, "triton": triton.__version__,
+              "device": torch.cuda.get_device_name(), "tokens": args.tokens, "calibration": calib,
+              "checks": checks, "rows": rows, "trex_kernels": kernels,
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    atomic_write_json(os.path.join(args.out, "gpu_patterns.json"), result)
+    print_table(result)
+    return result
+
+
+def print_table(result):
+    bw = result["calibration"]["copy_bandwidth_bytes_per_s"]
+    print(f"\ncopy bw {bw / 1e12:.2f} TB/s  launch {result['calibration']['launch_overhead_wall_us']:.1f} us wall"
+          f"  torch {result['torch']}  {result['device']}")
+    print("per variant: device ms (fraction of roofline) / wall ms")
+    names = [v for v in ALL_VARIANTS if any(v in r for r in result["rows"])]
+    print(f"{'case':34s} {'pass':7s} {'floor':>6s} " + " ".join(f"{v:>20s}" for v in names))
+    for r in result["rows"]:
+        cells = []
+        for v in names:
+            c = r.get(v)
+            if c is None:
+                cells.append(f"{'-':>20s}")
+            elif "error" in c:
+                cells.append(f"{'error':>20s}")
+            else:
+                cells.append(f"{c['dev_ms']:6.3f}({100 * c['roof_dev']:3.0f}%)/{c['wall_ms']:6.3f}")
+        print(f"{r['case']:34s} {r['pass']:7s} {r['floor_ms']:6.3f} " + " ".join(cells))
+    for name, chk in result["checks"].items():
+        bad = {v: r for v, r in chk.items() if isinstance(r, dict) and ("error" in r or r.get("ok") is False)}
+        print(f"check {name}: " + ("all ok" if not bad else json.dumps(bad)[:600]))
+
+
+if __name__ == "__main__":
+    main()

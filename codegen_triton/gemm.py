@@ -1,0 +1,71 @@
+"""The Triton rule of the `rows_matmul` host step: out[M, K] = a^T @ b over the kernel rows.
+
+mHC's backward leaves dfn = dh^T @ x (dh [T, 24] fp32, x [T, 4*d] bf16) to the host (a GEMM belongs on
+the matrix unit). cuBLAS would need x in fp32 (a 4*T*4d-byte copy); this kernel reads x once in its own
+dtype and feeds the tensor cores in TF32: each program owns a BLOCK_K slab of columns and a span of
+rows, accumulates tl.dot(a_tile^T, b_tile) in registers, and writes one partial; the partials of the
+row splits are summed by torch (split count chosen so there are >= 2 programs per SM).
+"""
+from __future__ import annotations
+
+import torch
+
+_KERNEL = None
+
+
+def _kernel():
+    global _KERNEL
+    if _KERNEL is None:
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def rows_matmul_kernel(a_ptr, b_ptr, out_ptr, T, M, K, rows_per_split, a_stride, b_stride,
+                               BLOCK_M: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_K: tl.constexpr):
+            pid_k = tl.program_id(0)
+            split = tl.program_id(1)
+            offs_m = tl.arange(0, BLOCK_M)
+            offs_k = pid_k * BLOCK_K + tl.arange(0, BLOCK_K)
+            mask_m = offs_m < M
+            mask_k = offs_k < K
+            acc = tl.zeros([BLOCK_M, BLOCK_K], dtype=tl.float32)
+            t_lo = split * rows_per_split
+            t_hi = tl.minimum(t_lo + rows_per_split, T)
+            t0 = t_lo
+            while t0 < t_hi:
+                offs_t = t0 + tl.arange(0, BLOCK_T)
+                mask_t = offs_t < t_hi
+                a = tl.load(a_ptr + offs_t[:, None] * a_stride + offs_m[None, :],
+                            mask=mask_t[:, None] & mask_m[None, :], other=0.0).to(tl.float32)
+                b = tl.load(b_ptr + offs_t[:, None] * b_stride + offs_k[None, :],
+                            mask=mask_t[:, None] & mask_k[None, :], other=0.0).to(tl.float32)
+                acc += tl.dot(tl.trans(a), b)
+                t0 += BLOCK_T
+            tl.store(out_ptr + split * M * K + offs_m[:, None] * K + offs_k[None, :], acc,
+                     mask=mask_m[:, None] & mask_k[None, :])
+
+        _KERNEL = rows_matmul_kernel
+    return _KERNEL
+
+
+def rows_matmul_cuda(a: torch.Tensor, b: torch.Tensor, block_k: int = 128, block_t: int = 64) -> torch.Tensor:
+    """a [T, M] (M <= 64), b [T, K] -> a^T @ b [M, K] fp32 (TF32 products, fp32 accumulation)."""
+    import triton
+    T, M = a.shape
+    K = b.shape[1]
+    if M > 64:
+        return a.float().T @ b.float()
+    a = a.contiguous()
+    b = b.contiguous()
+    sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+    k_blocks = triton.cdiv(K, block_k)
+    splits = max(1, min(triton.cdiv(2 * sms, k_blocks), triton.cdiv(T, 4 * block_t)))
+    rows_per_split = triton.cdiv(triton.cdiv(T, splits), block_t) * block_t
+    splits = triton.cdiv(T, rows_per_split) if T else 1
+    out = torch.empty((splits, M, K), device=a.device, dtype=torch.float32)
+    if T == 0:
+        return out.zero_().sum(0)
+    block_m = max(16, triton.next_power_of_2(M))
+    _kernel()[(k_blocks, splits)](a, b, out, T, M, K, rows_per_split, a.stride(0), b.stride(0),
+                                  BLOCK_M=block_m, BLOCK_T=block_t, BLOCK_K=block_k, num_warps=4, num_stages=3)
+    return out[0] if splits == 1 else out.sum(0)

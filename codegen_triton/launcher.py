@@ -1,0 +1,181 @@
+"""Compile and launch printed kernels: the disk/kernel cache, argument binding, grids, host finalize.
+
+`run_program(program, inputs, scalars)` is the Triton counterpart of `kernel_ir.interpret`: the same
+inputs (the program's [ROWS, *cols] / [*cols] views), the same outputs (PARTIAL ones combined by the
+program's `finalize`). The printed source is written to the kernel cache directory
+(TREX_TRITON_CACHE, default ~/.cache/trex/triton) because @triton.jit reads the function's source
+file; the file name is the kernel name, which hashes the IR fingerprint, the sizes and the tiling.
+
+TREX_TRITON_POISON=1 fills every output with NaN (integers: -1) before the launch, so a test or the
+benchmark can tell an element the kernel never wrote from a computed one.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import math
+import os
+import sys
+import threading
+
+import torch
+
+from trex_compiler.kernel_ir import ROWS, IRError, Program, TensorKind, bind_sizes, output_shapes
+
+from . import tiling as tiling_mod
+from .printer import KernelSource, Tiling, print_program
+
+_LOCK = threading.Lock()
+_KERNELS: dict[str, "CompiledKernel"] = {}
+_REPORT: dict[str, dict] = {}
+
+
+def cache_dir() -> str:
+    d = os.environ.get("TREX_TRITON_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "trex", "triton")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+@dataclasses.dataclass
+class CompiledKernel:
+    source: KernelSource
+    path: str
+    fn: object
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.tmp.{os.getpid()}.{threading.get_ident()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def load_kernel(ks: KernelSource) -> CompiledKernel:
+    """Import the printed source as a module (cached by kernel name) and return its @triton.jit fn."""
+    with _LOCK:
+        hit = _KERNELS.get(ks.name)
+        if hit is not None:
+            return hit
+        path = os.path.join(cache_dir(), ks.name + ".py")
+        if not os.path.exists(path) or open(path).read() != ks.source:
+            _write_atomic(path, ks.source)
+        spec = importlib.util.spec_from_file_location(f"trex_triton_kernels.{ks.name}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        ck = CompiledKernel(ks, path, getattr(module, ks.name))
+        _KERNELS[ks.name] = ck
+        _REPORT[ks.name] = {"program": ks.program, "tiling": dataclasses.asdict(ks.tiling),
+                            "sizes": dict(ks.sizes), "path": path}
+        return ck
+
+
+def _view(t, x: torch.Tensor) -> torch.Tensor:
+    """Contiguous columns (the printed offsets assume them); the row stride stays free."""
+    if x.dim() <= 1:
+        return x.contiguous()
+    inner = x[0] if t.kind == TensorKind.ROW else x
+    if t.kind == TensorKind.ROW and not inner.is_contiguous():
+        return x.contiguous()
+    if t.kind != TensorKind.ROW and not x.is_contiguous():
+        return x.contiguous()
+    return x
+
+
+def _poison(x: torch.Tensor) -> None:
+    x.fill_(float("nan") if x.dtype.is_floating_point else -1)
+
+
+def run_program(p: Program, inputs: dict, scalars: dict | None = None, tiling: Tiling | None = None,
+                device=None) -> dict:
+    """Run program `p` on CUDA (or the Triton interpreter) and return its outputs by name."""
+    scalars = dict(scalars or {})
+    sizes = bind_sizes(p, {k: v for k, v in inputs.items()}, scalars)
+    rows = int(sizes[ROWS])
+    tiling = tiling or tiling_mod.choose(p, sizes)
+    ks = print_program(p, {k: v for k, v in sizes.items() if k != ROWS}, tiling)
+    ck = load_kernel(ks)
+    ref = next(iter(inputs.values()))
+    device = device or ref.device
+    ins = {}
+    for t in p.inputs:
+        x = inputs[t.name]
+        if x.dtype != t.dtype.torch:
+            raise IRError(f"program {p.name}: input {t.name} is {x.dtype}, the program expects "
+                          f"{t.dtype.value}; build the program for this dtype")
+        ins[t.name] = _view(t, x)
+    programs = tiling.programs or 1
+    outs = {}
+    poison = os.environ.get("TREX_TRITON_POISON") == "1"
+    for name, shape in output_shapes(p, sizes, programs).items():
+        t = p.tensor(name)
+        outs[name] = torch.empty(shape, dtype=t.dtype.torch, device=device)
+        if poison or t.kind == TensorKind.PARTIAL and rows == 0:
+            _poison(outs[name]) if poison else outs[name].zero_()
+    if rows > 0:
+        args = []
+        for kind, name in ks.args:
+            if kind == "ptr":
+                args.append(ins[name] if name in ins else outs[name])
+            elif kind == "row_stride":
+                x = ins[name] if name in ins else outs[name]
+                args.append(x.stride(0) if x.dim() > 0 else 0)
+            elif kind == "scalar":
+                s = p.scalar(name)
+                v = scalars[name]
+                args.append(int(v) if not s.dtype.is_float else float(v))
+            elif kind == "rows":
+                args.append(rows)
+        grid = (tiling.programs,) if ks.persistent else (math.ceil(rows / tiling.rows_per_tile),)
+        ck.fn[grid](*args, num_warps=tiling.num_warps, num_stages=tiling.num_stages)
+    result = dict(outs)
+    for h in p.finalize:
+        result[h.out] = _host_op(h, result, ins)
+    for t in p.outputs:
+        if t.kind == TensorKind.PARTIAL:
+            result.pop(t.name, None)
+    return result
+
+
+def _host_op(h, result: dict, ins: dict) -> torch.Tensor:
+    if h.kind == "sum_cores":
+        return result[h.args[0]].sum(0)
+    if h.kind == "rows_matmul":
+        a = result[h.args[0]] if h.args[0] in result else ins[h.args[0]]
+        b = result[h.args[1]] if h.args[1] in result else ins[h.args[1]]
+        return rows_matmul(a.reshape(a.shape[0], -1), b.reshape(b.shape[0], -1))
+    raise IRError(f"unknown host op kind {h.kind!r} (known: sum_cores, rows_matmul)")
+
+
+def rows_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a^T @ b over the rows, fp32 out. On CUDA: a Triton kernel that reads b (e.g. mHC's bf16 x) once
+    in its own dtype (cuBLAS would need an fp32 copy of b); elsewhere: torch."""
+    if a.is_cuda and os.environ.get("TRITON_INTERPRET") != "1":
+        from .gemm import rows_matmul_cuda
+        return rows_matmul_cuda(a, b)
+    return a.float().T @ b.float()
+
+
+def kernel_report() -> dict:
+    """Every kernel compiled in this process: program, tiling, sizes, source path, and (on CUDA)
+    registers and spills from the compiled binary."""
+    out = {}
+    for name, ck in _KERNELS.items():
+        rep = dict(_REPORT[name])
+        try:
+            cache = getattr(ck.fn, "device_caches", None) or getattr(ck.fn, "cache", None)
+            kernels = []
+            if isinstance(cache, dict):
+                for v in cache.values():
+                    entry = v[0] if isinstance(v, tuple) else v
+                    if isinstance(entry, dict):
+                        kernels += list(entry.values())
+            for k in kernels:
+                md = getattr(k, "metadata", None)
+                rep.setdefault("compiled", []).append({"n_regs": getattr(k, "n_regs", None),
+                                                       "n_spills": getattr(k, "n_spills", None),
+                                                       "shared": getattr(md, "shared", None)})
+        except Exception as err:  # noqa: BLE001 - the report is diagnostic only
+            rep["compiled_error"] = repr(err)
+        out[name] = rep
+    return out

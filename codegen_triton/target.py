@@ -1,0 +1,216 @@
+"""The "cuda" target: trex's fused ops on CUDA tensors run the Triton kernels printed from their Kernel IR.
+
+`register()` (called by `codegen_triton.register_cuda_target()`, and through the `trex.targets`
+entry point when the backend asks for target "cuda"):
+  * registers the runner with `trex_compiler.targets.register_target("cuda", ...)`, so
+    `torch.compile(..., backend="trex", options={"target": "cuda"})` selects it explicitly;
+  * registers a CUDA kernel for every fused op (`CustomOpDef.register_kernel("cuda", ...)`), so a
+    `torch.ops.trex.*` call on CUDA tensors runs Triton whatever the ambient target is, unless a
+    non-reference target (e.g. "emulate") was selected explicitly, which then decides.
+
+Each op has one adapter in `ADAPTERS`: it builds the op's Kernel-IR program (passes/ir_*.py, the SAME
+programs the AscendC printer prints), makes the [ROWS, *cols] views, and runs the printed kernel via
+`launcher.run_program`. An adapter returns NotImplemented for inputs the IR has no program for (fp64,
+zero-width rows); any failure while printing/compiling warns once and falls back to the composite
+reference: a compiler failure never produces a wrong result.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+
+import torch
+
+from trex_compiler.kernel_ir import DType, IRError
+
+from .launcher import run_program
+
+_FAILED: dict[tuple, str] = {}
+
+
+def _dt(t: torch.Tensor) -> DType:
+    return DType.from_torch(t.dtype)
+
+
+def _rms_norm(x, weight, eps, out_dtype):
+    from passes.ir_rmsnorm import build_rms_norm_fwd
+    d = x.shape[-1]
+    p = build_rms_norm_fwd(_dt(x), weight is not None, _dt(weight) if weight is not None else None,
+                           DType.from_torch(out_dtype) if out_dtype is not None else None)
+    ins = {"x": x.reshape(-1, d)}
+    if weight is not None:
+        ins["w"] = weight.reshape(-1)
+    out = run_program(p, ins, {"eps": eps})
+    return out["y"].reshape(x.shape), out["rstd"].reshape(x.shape[:-1])
+
+
+def _rms_norm_bwd(dy, x, weight, rstd):
+    from passes.ir_rmsnorm import build_rms_norm_bwd
+    d = x.shape[-1]
+    p = build_rms_norm_bwd(_dt(x), weight is not None, _dt(weight) if weight is not None else None)
+    ins = {"dy": dy.reshape(-1, d).to(x.dtype), "x": x.reshape(-1, d), "rstd": rstd.reshape(-1, 1).float()}
+    if weight is not None:
+        ins["w"] = weight.reshape(-1)
+    out = run_program(p, ins, {})
+    dw = out["dw"].to(weight.dtype) if weight is not None else x.new_empty((0,))
+    return out["dx"].reshape(x.shape), dw
+
+
+def _rw_view(route_weight, rows):
+    from passes.ir_swiglu_limited import _rw_view
+    return _rw_view(route_weight, rows)
+
+
+def _swiglu_limited(gate, up, limit, route_weight, out_dtype):
+    from passes.ir_swiglu_limited import build_swiglu_limited_fwd
+    f = gate.shape[-1]
+    rows = gate.numel() // f
+    p = build_swiglu_limited_fwd(_dt(gate), route_weight is not None,
+                                 _dt(route_weight) if route_weight is not None else None,
+                                 DType.from_torch(out_dtype) if out_dtype is not None else None)
+    ins = {"gate": gate.reshape(rows, f), "up": up.reshape(rows, f).to(gate.dtype)}
+    if route_weight is not None:
+        ins["route_weight"] = _rw_view(route_weight, rows)
+    return run_program(p, ins, {"limit": limit})["h"].reshape(gate.shape)
+
+
+def _swiglu_limited_bwd(dh, gate, up, limit, route_weight):
+    from passes.ir_swiglu_limited import build_swiglu_limited_bwd
+    f = gate.shape[-1]
+    rows = gate.numel() // f
+    p = build_swiglu_limited_bwd(_dt(gate), route_weight is not None,
+                                 _dt(route_weight) if route_weight is not None else None)
+    ins = {"dh": dh.reshape(rows, f).to(gate.dtype), "gate": gate.reshape(rows, f),
+           "up": up.reshape(rows, f).to(gate.dtype)}
+    if route_weight is not None:
+        if route_weight.numel() != rows:   # a broadcast route weight: its gradient needs a reduction
+            return NotImplemented
+        ins["route_weight"] = _rw_view(route_weight, rows)
+    out = run_program(p, ins, {"limit": limit})
+    drw = (out["droute_weight"].reshape(route_weight.shape) if route_weight is not None else gate.new_empty((0,)))
+    return out["dgate"].reshape(gate.shape), out["dup"].reshape(gate.shape), drw
+
+
+def _rope(x, cos, sin, rope_dim, inverse):
+    import math
+
+    from passes.ir_rope import _compact, build_rope, cos_row_map
+    hd = x.shape[-1]
+    if rope_dim % 2 or rope_dim > hd or cos.shape[-1] != rope_dim // 2:
+        return NotImplemented     # the reference raises the argument error
+    lead = tuple(x.shape[:-1])
+    rows = math.prod(lead)
+    h2 = rope_dim // 2
+    m = cos_row_map(lead, tuple(cos.shape[:-1]))
+    if m is None:
+        cos_v, sin_v, cdiv = cos.expand(*lead, h2).reshape(rows, h2), sin.expand(*lead, h2).reshape(rows, h2), 1
+    else:
+        cos_v, sin_v, cdiv = _compact(cos, lead, h2), _compact(sin, lead, h2), m[0]
+    p = build_rope(_dt(x), bool(inverse), _dt(cos))
+    out = run_program(p, {"x": x.reshape(rows, hd), "cos": cos_v, "sin": sin_v.to(cos.dtype)}, {"cdiv": cdiv})
+    return out["y"].reshape(x.shape)
+
+
+def _mhc_views(x, fn, scale, base):
+    from passes.ir_mhc_pre import _views
+    return _views(x, fn, scale, base)
+
+
+def _mhc_pre(x, fn, scale, base, iters, hc_eps, rms_eps):
+    from passes.ir_mhc_pre import build_mhc_pre_fwd
+    ins, rows, n, d = _mhc_views(x, fn, scale, base)
+    p = build_mhc_pre_fwd(_dt(x))
+    out = run_program(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
+    lead = x.shape[:-2]
+    return out["layer_input"].reshape(*lead, d), out["post"].reshape(*lead, n), out["comb"].reshape(*lead, n, n)
+
+
+def _mhc_pre_bwd(d_layer_input, d_post, d_comb, x, fn, scale, base, iters, hc_eps, rms_eps):
+    from passes.ir_mhc_pre import build_mhc_pre_bwd
+    ins, rows, n, d = _mhc_views(x, fn, scale, base)
+    ins.update(dli=d_layer_input.reshape(rows, d).to(x.dtype), dpost=d_post.reshape(rows, n).float(),
+               dcomb=d_comb.reshape(rows, n, n).float())
+    p = build_mhc_pre_bwd(_dt(x))
+    out = run_program(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
+    return (out["dx"].reshape(x.shape), out["dfn"].reshape(fn.shape).to(fn.dtype),
+            out["dscale"].reshape(scale.shape).to(scale.dtype), out["dbase"].reshape(base.shape).to(base.dtype))
+
+
+ADAPTERS = {
+    "rms_norm": _rms_norm,
+    "rms_norm_bwd": _rms_norm_bwd,
+    "swiglu_limited": _swiglu_limited,
+    "swiglu_limited_bwd": _swiglu_limited_bwd,
+    "rope": _rope,
+    "mhc_pre": _mhc_pre,
+    "mhc_pre_bwd": _mhc_pre_bwd,
+}
+
+
+def _key(op_name: str, args: tuple) -> tuple:
+    return (op_name,) + tuple((tuple(a.shape[-1:]), a.dtype) if isinstance(a, torch.Tensor) else type(a).__name__
+                              for a in args)
+
+
+def run(op_name: str, args: tuple):
+    """Runner of the "cuda" target: the Triton kernel for `op_name`, or NotImplemented."""
+    adapter = ADAPTERS.get(op_name)
+    if adapter is None or os.environ.get("TREX_TRITON_DISABLE") == "1":
+        return NotImplemented
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if any(t.dtype == torch.float64 for t in tensors) or any(t.dim() and t.shape[-1] == 0 for t in tensors):
+        return NotImplemented   # no fp64 program; nothing to launch for zero-width rows
+    key = _key(op_name, args)
+    if key in _FAILED:
+        return NotImplemented
+    try:
+        return adapter(*args)
+    except (IRError, RuntimeError, ValueError, TypeError, AssertionError, ImportError) as err:
+        if isinstance(err, RuntimeError) and "out of memory" in str(err):
+            raise
+        reason = f"{type(err).__name__}: {err}"
+        _FAILED[key] = reason
+        warnings.warn(f"trex cuda target: {op_name} could not run through Triton ({reason[:300]}); "
+                      f"running the composite reference for these inputs", RuntimeWarning, stacklevel=2)
+        return NotImplemented
+
+
+def available() -> tuple[bool, str]:
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False, "triton is not installed"
+    if not torch.cuda.is_available():
+        return False, "no CUDA device (torch.cuda.is_available() is False)"
+    return True, ""
+
+
+_REGISTERED = False
+
+
+def register() -> None:
+    """Register the "cuda" target and the CUDA kernels of every fused op (idempotent)."""
+    global _REGISTERED
+    from trex_compiler import registry, targets
+
+    if _REGISTERED:
+        return
+    targets.register_target("cuda", run, available=available, replace=True,
+                            description="Triton kernels printed from the Kernel IR (codegen_triton)")
+    for name, fop in registry.fused_ops().items():
+        if name not in ADAPTERS:
+            continue
+        opdef = torch._library.custom_ops.OPDEFS.get(fop.qualname)
+        if opdef is None:
+            continue
+
+        def cuda_kernel(*args, _name=name, _ref=fop.reference):
+            active = targets.active_target()
+            if active in (targets.REFERENCE_TARGET, "cuda"):
+                out = run(_name, args)
+                if out is not NotImplemented:
+                    return out
+            return targets.run_fused(_name, _ref, args)
+
+        opdef.register_kernel("cuda", cuda_kernel)
+    _REGISTERED = True
