@@ -92,9 +92,8 @@ def destroy_distributed() -> None:
 
 def _all_to_all(x: torch.Tensor, out_splits: list[int], in_splits: list[int], group) -> torch.Tensor:
     """all_to_all_single with autograd (backward is the reverse all-to-all)."""
-    from torch.distributed.nn.functional import all_to_all_single
-    out = x.new_empty((sum(out_splits),) + tuple(x.shape[1:]))
-    return all_to_all_single(out, x.contiguous(), out_splits, in_splits, group=group)
+    from torch.distributed._functional_collectives import all_to_all_single_autograd, wait_tensor
+    return wait_tensor(all_to_all_single_autograd(x.contiguous(), out_splits, in_splits, group))
 
 
 class ExpertParallelDispatcher:

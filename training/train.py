@@ -135,24 +135,23 @@ PEAK_MEMORY = {
 
 
 class MFUMeter:
-    """Model FLOPs utilisation from training.model.flops_per_token and training/mfu.py's peak table."""
+    """Model FLOPs utilisation: training.model.flops_per_token x tokens/s / (devices x peak), with the
+    peak from training/mfu.py's table for the detected accelerator; None where no peak is known (CPU)."""
 
-    def __init__(self, lib, args, seq_len: int, device: torch.device, world: int):
-        self.flops_per_token = None
-        self.peak = None
-        if hasattr(lib, "flops_per_token"):
-            self.flops_per_token = float(lib.flops_per_token(args, seq_len))
-        try:
-            from . import mfu as mfu_lib
-            self.peak = mfu_lib.peak_flops(device)
-        except (ImportError, AttributeError, KeyError, ValueError):
-            self.peak = None
+    def __init__(self, lib, args, seq_len: int, world: int):
+        from . import mfu as mfu_lib
+        self.mfu_lib = mfu_lib
+        self.flops_per_token = float(lib.flops_per_token(args, seq_len))
+        self.device_key = mfu_lib.detect_device()
         self.world = world
 
+    def achieved_flops(self, tokens_per_s: float) -> float:
+        return self.flops_per_token * tokens_per_s
+
     def __call__(self, tokens_per_s: float) -> float | None:
-        if not self.flops_per_token or not self.peak:
+        if self.device_key is None:
             return None
-        return self.flops_per_token * tokens_per_s / (self.world * self.peak)
+        return self.mfu_lib.mfu(self.flops_per_token, tokens_per_s, self.world, device=self.device_key)
 
 
 class Progress:
@@ -260,7 +259,7 @@ def _train(cfg: Config, model_module: str, device: torch.device, dims: ParallelD
             "config": cfg.to_dict()})
 
     # 9. the loop
-    mfu = MFUMeter(lib, args, cfg.data.seq_len, device, dims.world)
+    mfu = MFUMeter(lib, args, cfg.data.seq_len, dims.world)
     log = JsonlLog(cfg.log.jsonl, is_main)
     progress = Progress(cfg.log.progress and is_main, cfg.train.steps, start_step)
     result = TrainResult(resumed_from=start_step, final_step=start_step)
@@ -299,6 +298,7 @@ def _train(cfg: Config, model_module: str, device: torch.device, dims: ParallelD
             tokens_per_s = tokens * dims.world / dt
             record = {"step": step, "loss": loss_value, "grad_norm": grad_norm, "lr": lr,
                       "tokens": tokens * dims.world, "tokens_per_s": tokens_per_s, "mfu": mfu(tokens_per_s),
+                      "model_flops_per_s": mfu.achieved_flops(tokens_per_s),
                       "step_time_s": dt, "peak_mem_bytes": PEAK_MEMORY[device.type](device),
                       "skipped": not finite, "epoch": loader.epoch}
             record.update({f"loss_{k}": dims.all_reduce_mean(v / cfg.train.grad_accum, device)
