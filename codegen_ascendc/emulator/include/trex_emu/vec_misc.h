@@ -530,13 +530,13 @@ template <class T, class U>
 inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const typename trex_emu::Identity<T>::type src1Scalar,
                      CMPMODE cmpMode, uint32_t count) {
   const T s = src1Scalar;
-  trex_emu::CompareCount("Compares", dst, src0, count, [s](uint32_t) { return s; }, cmpMode, nullptr, nullptr);
+  trex_emu::CompareCount("Compares", dst, src0, count, [s](uint32_t) { return s; }, cmpMode, nullptr, static_cast<const T*>(nullptr));
 }
 template <class T, class U>
 inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0,
                           const typename trex_emu::Identity<T>::type src1Scalar, CMPMODE cmpMode, uint32_t count) {
   const T s = src1Scalar;
-  trex_emu::CompareCount("CompareScalar", dst, src0, count, [s](uint32_t) { return s; }, cmpMode, nullptr, nullptr);
+  trex_emu::CompareCount("CompareScalar", dst, src0, count, [s](uint32_t) { return s; }, cmpMode, nullptr, static_cast<const T*>(nullptr));
 }
 
 // Repeat form with a destination: each repeat writes 256/sizeof(T) bits, repeats packed contiguously.
