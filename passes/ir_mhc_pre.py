@@ -229,10 +229,8 @@ def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
         b.op("reduce_sum", "dsr1" + nm, "dsz" + nm, axis=-1, dtype=F32, cols=(rows, 1))
         b.op("reduce_sum", "dsr2" + nm, "dsr1" + nm, axis=-2, dtype=F32, cols=(1, 1))
         b.op("set_slice", "dsr", "dsr", "dsr2" + nm, axis=-2, start=i, stop=i + 1, step=1)
-    b.op("reduce_rows", "dsr_rows", "dsr", dtype=F32, cols=(3, 1), per_row=False)
-    b.op("add", "dsc_acc", "dsc_acc", "dsr_rows")
-    b.op("reduce_rows", "da_rows", "da", dtype=F32, cols=(2 + N, N), per_row=False)
-    b.op("add", "db_acc", "db_acc", "da_rows")
+    b.op("acc_rows", "dsc_acc", "dsc_acc", "dsr")
+    b.op("acc_rows", "db_acc", "db_acc", "da")
     # z = h * r: dh = dz * r; dr = sum(dz * h); r = (ss/(N HD) + eps)^-1/2 -> dx += xf * c2,
     # c2 = 2 dss = -dr r^3 / (N HD)
     b.op("mul", "dhv", "dz", "r", dtype=F32, cols=(2 + N, N))

@@ -85,24 +85,22 @@ def build_rms_norm_bwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
         wf = _load_f32(b, "w", wdt, "wf", (D,), per_row=False)
         b.op("fill", "dw_acc", 0.0, dtype=F32, cols=(D,), per_row=False)
         b.section("body")
+    # three row-sized fp32 values live at a time (dyf, xf, t) so D = 7168 fits UB at one row per tile
     dyf = _load_f32(b, "dy", dtype, "dyf", (D,))
     xf = _load_f32(b, "x", dtype, "xf", (D,))
     b.op("load", "r", "rstd", dtype=F32, cols=(1,))
-    b.op("mul", "xhat", xf, "r", dtype=F32, cols=(D,))
+    b.op("mul", xf, xf, "r")                          # xf <- xhat
     if has_weight:
-        b.op("mul", "t", dyf, "xhat", dtype=F32, cols=(D,))
-        b.op("reduce_rows", "tsum", "t", dtype=F32, cols=(D,), per_row=False)
-        b.op("add", "dw_acc", "dw_acc", "tsum")
-        b.op("mul", "g", dyf, wf, dtype=F32, cols=(D,))
-    else:
-        b.op("copy", "g", dyf, dtype=F32, cols=(D,))
-    b.op("mul", "gx", "g", "xhat", dtype=F32, cols=(D,))
-    b.op("reduce_sum", "s", "gx", axis=-1, dtype=F32, cols=(1,))
+        b.op("mul", "t", dyf, xf, dtype=F32, cols=(D,))
+        b.op("acc_rows", "dw_acc", "dw_acc", "t")
+        b.op("mul", dyf, dyf, wf)                     # dyf <- g = dy * w
+    b.op("mul", "t", dyf, xf, dtype=F32, cols=(D,))
+    b.op("reduce_sum", "s", "t", axis=-1, dtype=F32, cols=(1,))
     b.op("muls", "s", "s", 1 / D)
-    b.op("mul", "gx", "xhat", "s")
-    b.op("sub", "gx", "g", "gx")
-    b.op("mul", "gx", "gx", "r")
-    _store_from_f32(b, "dx", dtype, "gx", (D,))
+    b.op("mul", "t", xf, "s")
+    b.op("sub", "t", dyf, "t")
+    b.op("mul", "t", "t", "r")
+    _store_from_f32(b, "dx", dtype, "t", (D,))
     if has_weight:
         b.section("epilogue")
         b.op("store", None, "dw_partial", "dw_acc")

@@ -329,7 +329,7 @@ OPS: dict[str, OpSpec] = {
     "neg": OpSpec("unary", 1, "-x", torch.neg),
     "reduce_sum": OpSpec("reduce", 1, "sum over column axis `axis`, keepdim"),
     "reduce_max": OpSpec("reduce", 1, "max over column axis `axis`, keepdim"),
-    "reduce_rows": OpSpec("reduce", 1, "sum over the tile's rows -> per-core (1, *cols) (weight-gradient partials)"),
+    "acc_rows": OpSpec("reduce", 2, "acc += sum over the tile's rows of src (in place; out == acc, a per-core local)"),
     "select": OpSpec("select", 4, "where(a CMP b, x, y); b and y may be scalars; attr cmp in LT LE GT GE EQ NE"),
     "slice": OpSpec("layout", 1, "src[..., start:stop:step] along column axis `axis`"),
     "set_slice": OpSpec("layout", 2, "dst[..., start:stop:step] = src (in place; out == dst)"),
@@ -835,8 +835,8 @@ class _Interp:
             ax = axis if axis < 0 else axis + 1
             self.env[op.out] = x.sum(ax, keepdim=True) if oc == "reduce_sum" else x.amax(ax, keepdim=True)
             return
-        if oc == "reduce_rows":
-            self.env[op.out] = self.env[op.args[0]].sum(0, keepdim=True)
+        if oc == "acc_rows":
+            self.env[op.out] = self.env[op.args[0]] + self.env[op.args[1]].sum(0, keepdim=True)
             return
         if oc == "select":
             a, b, x, y = (self.arg(v) for v in op.args)
