@@ -56,6 +56,7 @@ def sink_attention(q: torch.Tensor, kv: torch.Tensor, visible: torch.Tensor, sin
     """
     batch, seq_len, n_heads, _ = q.shape
     scores = torch.einsum("bthd,bsd->bhts", q, kv).float() * softmax_scale
+    visible = visible.expand(batch, seq_len, visible.shape[-1])
     scores = scores.masked_fill(~visible.unsqueeze(1), float("-inf"))
     sink_logits = sink.float().view(1, n_heads, 1, 1).expand(batch, n_heads, seq_len, 1)
     probs = torch.softmax(torch.cat([scores, sink_logits], dim=-1), dim=-1)[..., :-1]

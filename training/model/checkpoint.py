@@ -1,0 +1,200 @@
+"""Safetensors checkpoints with the official DeepSeek-V4 tensor names and layout.
+
+Layout (as the Hugging Face release): ``model-00001-of-0000N.safetensors`` shards plus
+``model.safetensors.index.json`` (``{"metadata": {"total_size": bytes}, "weight_map": {name:
+shard}}``); a directory with a single ``model.safetensors`` is read as well.
+
+Names: the model's module tree mirrors the official ``inference/model.py`` (``embed.weight``,
+``layers.{i}.attn.wq_a.weight``, ``layers.{i}.hc_attn_fn``, ``layers.{i}.ffn.experts.{j}.w1.weight``,
+``mtp.0.e_proj.weight``, ``hc_head_fn``, ...), so ``state_dict()`` keys are written as they are.
+Dtypes as the release stores them (spec §0): mHC parameters, attention sinks, compressor ``ape``
+and router biases FP32; ``tid2eid`` int64; everything else BF16. The release stores most linear
+weights in FP8 (e4m3 + ue8m0 block scales) and routed experts in FP4; dequantising those is not
+implemented, so such tensors are rejected with ``QuantizedCheckpointError``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+from torch import nn
+
+INDEX_FILE = "model.safetensors.index.json"
+SINGLE_FILE = "model.safetensors"
+
+# official storage dtype by tensor name; first match wins, default bf16
+_DTYPE_RULES: tuple[tuple[re.Pattern, torch.dtype], ...] = (
+    (re.compile(r"(^|\.)hc_(attn|ffn|head)_(fn|base|scale)$"), torch.float32),
+    (re.compile(r"(^|\.)attn_sink$"), torch.float32),
+    (re.compile(r"(^|\.)compressor\.ape$"), torch.float32),
+    (re.compile(r"(^|\.)gate\.bias$"), torch.float32),
+    (re.compile(r"(^|\.)gate\.tid2eid$"), torch.int64),
+)
+# safetensors dtype strings of the release's quantised formats (and the int8/uint8 packings of FP4)
+_QUANTIZED_DTYPES = {"F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "I8", "U8"}
+_SCALE_SUFFIX = ".scale"
+
+
+class CheckpointMismatchError(ValueError):
+    """The checkpoint's tensors do not match the model: lists missing, unexpected, wrongly shaped."""
+
+    def __init__(self, missing: list[str], unexpected: list[str],
+                 wrong_shape: list[tuple[str, tuple, tuple]], limit: int = 20):
+        self.missing, self.unexpected, self.wrong_shape = missing, unexpected, wrong_shape
+        lines = ["checkpoint does not match the model (is it the same config?):"]
+        for title, items in (("missing", missing), ("unexpected", unexpected)):
+            if items:
+                lines.append(f"  {len(items)} {title}: " + ", ".join(items[:limit])
+                             + (" ..." if len(items) > limit else ""))
+        if wrong_shape:
+            lines.append(f"  {len(wrong_shape)} wrong shape: " + ", ".join(
+                f"{n} (checkpoint {list(got)}, model {list(want)})" for n, got, want in wrong_shape[:limit])
+                + (" ..." if len(wrong_shape) > limit else ""))
+        super().__init__("\n".join(lines))
+
+
+class QuantizedCheckpointError(ValueError):
+    """The checkpoint holds FP8/FP4 tensors (the official release format), which are not supported."""
+
+
+def official_dtype(name: str) -> torch.dtype:
+    for pattern, dtype in _DTYPE_RULES:
+        if pattern.search(name):
+            return dtype
+    return torch.bfloat16
+
+
+def official_state_dict(model: nn.Module) -> dict[str, torch.Tensor]:
+    """The model's tensors under their official names, in the release's storage dtypes (CPU)."""
+    return {name: t.detach().to(device="cpu", dtype=official_dtype(name)).contiguous()
+            for name, t in model.state_dict().items()}
+
+
+def _atomic_save(tensors: dict[str, torch.Tensor], path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        save_file(tensors, tmp, metadata={"format": "pt"})
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _atomic_write_text(text: str, path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_checkpoint(model: nn.Module, directory: str | os.PathLike,
+                    max_shard_bytes: int = 5 * 2 ** 30) -> list[Path]:
+    """Write the model as sharded safetensors + index json; returns the shard paths.
+
+    Tensors are split into shards of at most ``max_shard_bytes`` (a larger single tensor gets a
+    shard of its own). Each file is written to a temporary name and renamed; the index is written
+    last, so a directory with an index is complete."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tensors = official_state_dict(model)
+    groups: list[list[str]] = [[]]
+    size = 0
+    for name, t in tensors.items():
+        nbytes = t.numel() * t.element_size()
+        if groups[-1] and size + nbytes > max_shard_bytes:
+            groups.append([])
+            size = 0
+        groups[-1].append(name)
+        size += nbytes
+    n = len(groups)
+    weight_map, paths = {}, []
+    for i, names in enumerate(groups, start=1):
+        path = directory / f"model-{i:05d}-of-{n:05d}.safetensors"
+        _atomic_save({name: tensors[name] for name in names}, path)
+        weight_map.update({name: path.name for name in names})
+        paths.append(path)
+    total = sum(t.numel() * t.element_size() for t in tensors.values())
+    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    _atomic_write_text(json.dumps(index, indent=2), directory / INDEX_FILE)
+    return paths
+
+
+def checkpoint_weight_map(directory: str | os.PathLike) -> dict[str, str]:
+    """tensor name -> shard file name, from the index json or a single ``model.safetensors``."""
+    directory = Path(directory)
+    index_path = directory / INDEX_FILE
+    if index_path.exists():
+        return json.loads(index_path.read_text())["weight_map"]
+    single = directory / SINGLE_FILE
+    if single.exists():
+        with safe_open(str(single), framework="pt") as f:
+            return {name: SINGLE_FILE for name in f.keys()}
+    raise FileNotFoundError(f"{directory} has neither {INDEX_FILE} nor {SINGLE_FILE}")
+
+
+def _read_headers(directory: Path, weight_map: dict[str, str]) -> dict[str, tuple[tuple, str]]:
+    """name -> (shape, safetensors dtype string), read from the shard headers only."""
+    headers = {}
+    for shard in sorted(set(weight_map.values())):
+        with safe_open(str(directory / shard), framework="pt") as f:
+            for name in f.keys():
+                view = f.get_slice(name)
+                headers[name] = (tuple(view.get_shape()), view.get_dtype())
+    missing_in_shards = sorted(set(weight_map) - set(headers))
+    if missing_in_shards:
+        raise CheckpointMismatchError(missing_in_shards, [], [])
+    return headers
+
+
+def load_checkpoint(model: nn.Module, directory: str | os.PathLike, strict: bool = True) -> None:
+    """Load an official-layout checkpoint into ``model`` (in place, cast to each tensor's dtype).
+
+    Checks everything before copying anything: FP8/FP4 tensors or ``*.scale`` companions raise
+    ``QuantizedCheckpointError``; missing / unexpected / wrongly shaped tensors raise
+    ``CheckpointMismatchError`` (with ``strict=False`` only wrong shapes do). The model must be
+    materialised (``model.to_empty(device=...)`` first for a meta-built model)."""
+    directory = Path(directory)
+    weight_map = checkpoint_weight_map(directory)
+    headers = _read_headers(directory, weight_map)
+
+    quantized = [f"{n} ({dtype})" for n, (_, dtype) in headers.items() if dtype in _QUANTIZED_DTYPES]
+    quantized += [f"{n} (block scale)" for n in headers if n.endswith(_SCALE_SUFFIX)]
+    if quantized:
+        raise QuantizedCheckpointError(
+            f"{directory} holds {len(quantized)} quantised tensors, e.g. {', '.join(sorted(quantized)[:5])}. "
+            "The official DeepSeek-V4 release stores linear weights in FP8 (e4m3 with ue8m0 block scales) "
+            "and routed experts in FP4; this loader reads BF16/FP32 checkpoints only. Dequantise to BF16 "
+            "first (weight x per-block scale) and save without the *.scale tensors.")
+
+    targets = dict(model.state_dict(keep_vars=True))
+    missing = sorted(set(targets) - set(headers))
+    unexpected = sorted(set(headers) - set(targets))
+    wrong_shape = sorted((n, headers[n][0], tuple(targets[n].shape)) for n in set(targets) & set(headers)
+                         if headers[n][0] != tuple(targets[n].shape))
+    if wrong_shape or (strict and (missing or unexpected)):
+        raise CheckpointMismatchError(missing, unexpected, wrong_shape)
+    meta = [n for n, t in targets.items() if t.is_meta]
+    if meta:
+        raise ValueError(f"model has {len(meta)} tensors on the meta device (e.g. {meta[0]}); "
+                         "call model.to_empty(device=...) before load_checkpoint")
+
+    by_shard: dict[str, list[str]] = {}
+    for name, shard in weight_map.items():
+        if name in targets:
+            by_shard.setdefault(shard, []).append(name)
+    with torch.no_grad():
+        for shard, names in sorted(by_shard.items()):
+            with safe_open(str(directory / shard), framework="pt") as f:
+                for name in names:
+                    targets[name].copy_(f.get_tensor(name))
