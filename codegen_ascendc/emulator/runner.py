@@ -234,6 +234,8 @@ class KernelLibrary:
         result = mmap.mmap(-1, 1 << 20)
         pid = os.fork()
         if pid == 0:  # child: never return into the caller's code
+            import faulthandler
+            faulthandler.disable()  # a crash is reported by the parent, not dumped here
             code = 0
             try:
                 out = {"ok": self._launch(sig, block_dim, child_args, ub_bytes, ub_fill)}

@@ -1,0 +1,69 @@
+"""Per-pipe counters: MTE2/MTE3 bytes and transfers, vector repeats, scalar ops, UB peak."""
+import torch
+
+from codegen_ascendc.emulator import cache_dir, compile_kernel, runner
+
+KEYS = {"mte2_bytes", "mte2_transfers", "mte3_bytes", "mte3_transfers", "vector_repeats", "scalar_ops",
+        "ub_peak_bytes"}
+
+
+def test_count_form_counters(api):
+    n = 100
+    c = api.launch("vec_binary", 1, torch.ones(n), torch.ones(n), torch.zeros(n), n, 0)
+    assert KEYS <= set(c)
+    assert c["vector_repeats"] == {"Add": 2}           # ceil(100 * 4 / 256)
+    assert (c["mte2_bytes"], c["mte2_transfers"]) == (800, 2)  # two DataCopyPad of 400 GM bytes
+    assert (c["mte3_bytes"], c["mte3_transfers"]) == (400, 1)
+    assert c["ub_peak_bytes"] == 3 * 416              # three buffers of 400 B rounded up to 32
+    assert c["scalar_ops"] == 0
+
+
+def test_scalar_ops_and_sync_idiom(api):
+    n = 40
+    x = torch.randn(n)
+    out = torch.zeros(n)
+    c = api.launch("scalar_handoff", 1, x, out, n)
+    want = x * x.sum()
+    want[:4] += 1.0
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-4)
+    assert c["scalar_ops"] == 1 + 4 * 2               # GetValue of the sum, then 4 x (GetValue + SetValue)
+    assert c["vector_repeats"] == {"WholeReduceSum": 1, "Muls": 1}
+
+
+def test_counters_reset_per_launch_and_blocks_run(api):
+    n, blocks = 24, 4
+    x = torch.arange(blocks * n, dtype=torch.float32)
+    out = torch.zeros(n)
+    c = api.launch("atomic_accumulate", blocks, x, out, n)
+    assert torch.equal(out, x.view(blocks, n).sum(0))  # SetAtomicAdd accumulates across blocks
+    assert c["blocks_run"] == blocks
+    assert c["mte2_bytes"] == c["mte3_bytes"] == blocks * n * 4
+    again = api.launch("atomic_accumulate", 1, x, out, n)
+    assert again["mte2_bytes"] == n * 4
+
+
+def test_isolated_launch_gives_same_results_and_counters(api):
+    n = 100
+    a, b = torch.randn(n), torch.randn(n)
+    out1, out2 = torch.zeros(n), torch.zeros(n)
+    c1 = api.launch("vec_binary", 1, a, b, out1, n, 2)
+    c2 = api.launch("vec_binary", 1, a, b, out2, n, 2, isolate=True)
+    assert torch.equal(out1, out2) and torch.equal(out1, a * b)
+    assert c1 == c2
+
+
+def test_disk_cache_reuses_the_library(api, kernels_dir, monkeypatch):
+    assert api.path.parent == cache_dir() and api.path.exists()
+    monkeypatch.setattr(runner, "_LOADED", {})
+
+    def no_compiler(*args, **kwargs):
+        raise AssertionError(f"g++ must not run for a cached kernel: {args}")
+
+    monkeypatch.setattr(runner.subprocess, "run", no_compiler)
+    again = compile_kernel(kernels_dir / "api_kernels.cpp")
+    assert again.path == api.path
+
+
+def test_cache_dir_follows_trex_cache_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("TREX_CACHE_DIR", str(tmp_path))
+    assert cache_dir() == tmp_path / "emulator" and (tmp_path / "emulator").is_dir()

@@ -1,0 +1,65 @@
+"""API misuse surfaces as EmulatorError with a message that names the problem (and the process survives)."""
+import pytest
+import torch
+
+from codegen_ascendc.emulator import EmulatorCompileError, EmulatorError, compile_kernel
+
+MISUSE = {
+    0: r"UB overflow: .*api_kernels\.cpp:\d+: pipe\.InitBuffer\(calcBuf, 96 \* 1024\) asks for 98304 B for buffer "
+       r"'calcBuf', but only 65536 B of the 196608 B unified buffer remain .*inQueueX=131072 B",
+    1: r"Add: dst starts at UB offset 12, which is not 32-byte aligned",
+    2: r"TQue 'inQueueX' \(VECIN, depth 2, 2 buffer\(s\) of 65536 B\): AllocTensor while all 2 buffers are in use",
+    3: r"DeQue on an empty queue",
+    4: r"DataCopy\(GM->UB\) touches GM bytes .* outside every kernel argument buffer: x=.*overruns it by 256 B",
+    5: r"WaitFlag<V_S>\(0\) without a matching SetFlag",
+    6: r"Compare: count\*sizeof\(float\) = 160 bytes is not a multiple of 256",
+    8: r"repeatTimes=300 is outside \[0, 255\]",
+    9: r"DataCopyPad\(GM->UB\): destination buffer calcBuf is a VECCALC buffer",
+    10: r"already free \(double free\)",
+    11: r"Exp: dst accesses UB bytes \[\d+, \d+\) outside its buffer calcBuf",
+}
+
+
+@pytest.mark.parametrize("which", list(MISUSE))
+def test_misuse_raises_with_clear_message(api, which):
+    x = torch.zeros(64)
+    with pytest.raises(EmulatorError, match=MISUSE[which]) as info:
+        api.launch("misuse", 1, x, which)
+    assert "misuse (block 0 of 1)" in str(info.value)
+
+
+def test_library_is_usable_after_an_error(api):
+    with pytest.raises(EmulatorError):
+        api.launch("misuse", 1, torch.zeros(64), 0)
+    a, b, out = torch.ones(8), torch.ones(8), torch.zeros(8)
+    api.launch("vec_binary", 1, a, b, out, 8, 0)
+    assert torch.equal(out, torch.full((8,), 2.0))
+
+
+def test_crash_is_contained_with_isolate(api):
+    with pytest.raises(EmulatorError, match="SIGSEGV"):
+        api.launch("crash", 1, torch.zeros(8), isolate=True)
+
+
+def test_argument_validation(api):
+    with pytest.raises(TypeError, match=r"takes 5 arguments, got 2"):
+        api.launch("vec_binary", 1, torch.zeros(4), torch.zeros(4))
+    with pytest.raises(ValueError, match=r"argument a: tensor is not contiguous"):
+        api.launch("vec_binary", 1, torch.zeros(4, 4).t(), torch.zeros(16), torch.zeros(16), 16, 0)
+    with pytest.raises(ValueError, match=r"argument n \(uint32_t\) = -1 is outside"):
+        api.launch("vec_binary", 1, torch.zeros(4), torch.zeros(4), torch.zeros(4), -1, 0)
+    with pytest.raises(KeyError, match="no __global__ kernel named 'nope'"):
+        api.launch("nope", 1)
+
+
+def test_unsupported_dtype_is_a_compile_error(api):
+    source = '''#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void bf16_add(GM_ADDR x) {
+  TPipe pipe; TBuf<TPosition::VECCALC> b; pipe.InitBuffer(b, 256);
+  LocalTensor<bfloat16_t> t = b.Get<bfloat16_t>();
+  Add(t, t, t, 128);
+}
+'''
+    with pytest.raises(EmulatorCompileError, match=r"bfloat16_t must be Cast to float first"):
+        compile_kernel(source)
