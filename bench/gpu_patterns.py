@@ -93,7 +93,8 @@ def mhc_pre_chain(h, fn, scale, base, acc=torch.float32):
     scale, base = scale.to(acc), base.to(acc)
     pre = torch.sigmoid(scale[0] * z[..., :n] + base[:n]) + HC_EPS
     post = 2.0 * torch.sigmoid(scale[1] * z[..., n:2 * n] + base[n:2 * n])
-    m = torch.softmax(scale[2] * z[..., 2 * n:] + base[2 * n:], dim=-1).unflatten(-1, (n, n)) + HC_EPS
+    # softmax over each row of the n x n logits (the spec; the anchor script's chain normalised all n*n)
+    m = torch.softmax((scale[2] * z[..., 2 * n:] + base[2 * n:]).unflatten(-1, (n, n)), dim=-1) + HC_EPS
     m = m / (m.sum(-2, keepdim=True) + HC_EPS)
     for _ in range(SINKHORN_ITERS - 1):
         m = m / (m.sum(-1, keepdim=True) + HC_EPS)
@@ -202,8 +203,28 @@ def _attach_trex(cases):
         "rope_interleaved": lambda x, c, s: ops.rope(x, c[:, None, :], s[:, None, :], ROPE_DIM, False),
         "mhc_pre": lambda h, fn, sc, b: tuple(ops.mhc_pre(h, fn, sc, b, SINKHORN_ITERS, HC_EPS, RMS_EPS)),
     }
+    if not hasattr(ops, "mhc_pre"):   # passes/mhc_pre.py not registered yet: same kernels, local autograd
+        direct["mhc_pre"] = _MhcPreTriton.apply
     for c in cases:
         c.trex = direct.get(c.name)
+
+
+class _MhcPreTriton(torch.autograd.Function):
+    """The mHC pre kernels (codegen_triton.target adapters of passes/ir_mhc_pre.py) with the fused op's
+    autograd wiring, for runs where torch.ops.trex.mhc_pre is not registered."""
+
+    @staticmethod
+    def forward(ctx, h, fn, sc, b):
+        from codegen_triton.target import _mhc_pre
+        ctx.save_for_backward(h, fn, sc, b)
+        return _mhc_pre(h, fn, sc, b, SINKHORN_ITERS, HC_EPS, RMS_EPS)
+
+    @staticmethod
+    def backward(ctx, dli, dpost, dcomb):
+        from codegen_triton.target import _mhc_pre_bwd
+        h, fn, sc, b = ctx.saved_tensors
+        return _mhc_pre_bwd(dli.contiguous(), dpost.contiguous(), dcomb.contiguous(), h, fn, sc, b,
+                            SINKHORN_ITERS, HC_EPS, RMS_EPS)
 
 
 def _attach_liger(cases):
@@ -283,6 +304,81 @@ def calibrate(device: str) -> dict:
         "torch": torch.__version__,
         "triton": triton.__version__,
     }
+
+
+def kernel_programs(tokens: int, device: str):
+    """(program, inputs, scalars) of every fused kernel at the bench shapes, for the tiling sweep."""
+    from passes.ir_mhc_pre import build_mhc_pre_bwd, build_mhc_pre_fwd
+    from passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
+    from passes.ir_rope import build_rope
+    from passes.ir_swiglu_limited import build_swiglu_limited_bwd, build_swiglu_limited_fwd
+    T = tokens
+    g = torch.Generator(device=device).manual_seed(5)
+
+    def rb(*shape, scale=1.0):
+        return (torch.randn(*shape, generator=g, device=device) * scale).to(BF16)
+
+    rstd = torch.rand(T, 1, generator=g, device=device) + 0.5
+    rstd_h = torch.rand(T * 64, 1, generator=g, device=device) + 0.5
+    ang = torch.rand(T, ROPE_DIM // 2, generator=g, device=device) * 6
+    n, d = 4, 7168
+    mhc = {"x": rb(T, n, d), "fn": torch.randn(6, 4, 4, d, generator=g, device=device) * 0.02,
+           "scale": torch.ones(3, 1, device=device), "base": torch.zeros(6, 4, device=device)}
+    mhc_sc = {"iters": SINKHORN_ITERS, "hc_eps": HC_EPS, "rms_eps": RMS_EPS}
+    return [
+        (build_rms_norm_fwd("bf16", True), {"x": rb(T, 7168), "w": rb(7168)}, {"eps": RMS_EPS}),
+        (build_rms_norm_bwd("bf16", True), {"dy": rb(T, 7168), "x": rb(T, 7168), "w": rb(7168), "rstd": rstd}, {}),
+        (build_rms_norm_fwd("bf16", False), {"x": rb(T * 64, 128)}, {"eps": RMS_EPS}),
+        (build_rms_norm_bwd("bf16", False), {"dy": rb(T * 64, 128), "x": rb(T * 64, 128), "rstd": rstd_h}, {}),
+        (build_swiglu_limited_fwd("bf16"), {"gate": rb(T, 3072, scale=4), "up": rb(T, 3072, scale=4)},
+         {"limit": SWIGLU_LIMIT}),
+        (build_swiglu_limited_bwd("bf16"), {"dh": rb(T, 3072), "gate": rb(T, 3072, scale=4),
+                                            "up": rb(T, 3072, scale=4)}, {"limit": SWIGLU_LIMIT}),
+        (build_rope("bf16", False, "fp32"), {"x": rb(T * 64, 64), "cos": ang.cos(), "sin": ang.sin()},
+         {"cdiv": 64}),
+        (build_mhc_pre_fwd("bf16"), mhc, mhc_sc),
+        (build_mhc_pre_bwd("bf16"), {**mhc, "dli": rb(T, d), "dpost": torch.randn(T, n, device=device),
+                                     "dcomb": torch.randn(T, n, n, device=device)}, mhc_sc),
+    ]
+
+
+def sweep_tilings(tokens: int, calib: dict, per_program: int, log) -> dict:
+    """Time the cost model's shortlist for every kernel at the bench shapes; record the best in
+    calib["measured_tilings"] (what codegen_triton.tiling.choose then uses) and every point in the
+    returned report (prediction next to measurement, for bench/NOTES_gpu.md)."""
+    import dataclasses as dc
+
+    import triton.testing
+
+    from codegen_triton import tiling as tiling_mod
+    from codegen_triton.launcher import run_program
+    from trex_compiler.kernel_ir import bind_sizes
+    report = {}
+    measured = dict(calib.get("measured_tilings") or {})
+    for p, ins, sc in kernel_programs(tokens, "cuda"):
+        sizes = bind_sizes(p, ins, sc)
+        key = tiling_mod.measured_key(p, sizes)
+        points = []
+        for q in tiling_mod.shortlist(p, sizes, per_program):
+            try:
+                run_program(p, ins, sc, q.tiling)
+                torch.cuda.synchronize()
+                ms = triton.testing.do_bench(lambda: run_program(p, ins, sc, q.tiling), warmup=10, rep=60,
+                                             return_mode="median")
+                points.append({"tiling": dc.asdict(q.tiling), "predicted_us": q.time_us, "measured_us": ms * 1e3,
+                               "dram_bytes_model": q.dram_bytes})
+            except Exception as err:  # noqa: BLE001 - a candidate that fails to compile is recorded, not fatal
+                points.append({"tiling": dc.asdict(q.tiling), "predicted_us": q.time_us,
+                               "error": f"{type(err).__name__}: {err}"[:300]})
+        ok = [pt for pt in points if "measured_us" in pt]
+        if ok:
+            best = min(ok, key=lambda pt: pt["measured_us"])
+            measured[key] = best["tiling"]
+        report[p.name] = points
+        log(json.dumps({"sweep": p.name, "points": points}))
+        torch.cuda.empty_cache()
+    calib["measured_tilings"] = measured
+    return report
 
 
 # ---------------------------------------------------------------------------------------------
@@ -462,13 +558,16 @@ def main(argv=None):
     p.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     p.add_argument("--variants", default=",".join(ALL_VARIANTS))
     p.add_argument("--no-timing", action="store_true", help="correctness only")
+    p.add_argument("--sweep", type=int, default=4, help="tilings per kernel to measure (0: use the model's)")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         sys.exit("bench/gpu_patterns.py needs a CUDA GPU (torch.cuda.is_available() is False)")
     import triton
 
-    import passes  # noqa: F401 - registers torch.ops.trex.*
+    import passes  # noqa: F401
+    import trex_compiler.backend  # noqa: F401 - registers backend="trex" in-process (no entry points there)
     import codegen_triton
+    import codegen_triton.backend  # noqa: F401 - registers backend="trex_inductor"
     codegen_triton.register_cuda_target()
 
     os.makedirs(args.out, exist_ok=True)
@@ -477,6 +576,11 @@ def main(argv=None):
     codegen_triton.calibration.use(calib)
     bw = calib["copy_bandwidth_bytes_per_s"]
     print(json.dumps(calib), flush=True)
+    sweep = {}
+    if args.sweep > 0:
+        sweep = sweep_tilings(args.tokens, calib, args.sweep, lambda m: print(m, flush=True))
+        codegen_triton.calibration.use(calib)
+        atomic_write_json(os.path.join(args.out, "h200_calibration.json"), calib)
 
     which = set(args.variants.split(","))
     wanted = set(filter(None, args.cases.split(",")))
@@ -519,7 +623,7 @@ def main(argv=None):
         kernels = {"error": repr(err)}
     result = {"commit": git_commit(), "torch": torch.__version__, "triton": triton.__version__,
               "device": torch.cuda.get_device_name(), "tokens": args.tokens, "calibration": calib,
-              "checks": checks, "rows": rows, "trex_kernels": kernels,
+              "checks": checks, "rows": rows, "trex_kernels": kernels, "tiling_sweep": sweep,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     atomic_write_json(os.path.join(args.out, "gpu_patterns.json"), result)
     print_table(result)

@@ -52,20 +52,22 @@ def _write_atomic(path: str, text: str) -> None:
 
 def load_kernel(ks: KernelSource) -> CompiledKernel:
     """Import the printed source as a module (cached by kernel name) and return its @triton.jit fn."""
+    # the interpreter (TRITON_INTERPRET=1, CPU tests) decorates differently: its own module and cache slot
+    mod_name = ks.name + ("_interpret" if os.environ.get("TRITON_INTERPRET") == "1" else "")
     with _LOCK:
-        hit = _KERNELS.get(ks.name)
+        hit = _KERNELS.get(mod_name)
         if hit is not None:
             return hit
-        path = os.path.join(cache_dir(), ks.name + ".py")
+        path = os.path.join(cache_dir(), mod_name + ".py")
         if not os.path.exists(path) or open(path).read() != ks.source:
             _write_atomic(path, ks.source)
-        spec = importlib.util.spec_from_file_location(f"trex_triton_kernels.{ks.name}", path)
+        spec = importlib.util.spec_from_file_location(f"trex_triton_kernels.{mod_name}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
         ck = CompiledKernel(ks, path, getattr(module, ks.name))
-        _KERNELS[ks.name] = ck
-        _REPORT[ks.name] = {"program": ks.program, "tiling": dataclasses.asdict(ks.tiling),
+        _KERNELS[mod_name] = ck
+        _REPORT[mod_name] = {"program": ks.program, "tiling": dataclasses.asdict(ks.tiling),
                             "sizes": dict(ks.sizes), "path": path}
         return ck
 

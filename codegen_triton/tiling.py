@@ -200,6 +200,31 @@ def _chunks(t, sizes, tiling, chunk_dims) -> int:
     return n
 
 
+def measured_key(p: Program, sizes: dict) -> str:
+    """Key of a measured tiling: the program, its column sizes, and ROWS rounded up to a power of two."""
+    cols = sorted((str(k), int(v)) for k, v in sizes.items() if k != ROWS)
+    return f"{p.name}|{p.fingerprint()}|{cols}|rows<={next_pow2(int(sizes[ROWS]))}"
+
+
+def shortlist(p: Program, sizes: dict, n: int = 4, hw: dict | None = None) -> list:
+    """The model's best feasible candidates, at most one per rows-per-tile value first (so a
+    measurement can correct the model's weakest term, the rows-per-tile trade-off), then the next best."""
+    ranked = [q for q in explain(p, sizes, hw) if q.feasible]
+    picked, seen = [], set()
+    for q in ranked:
+        if q.tiling.rows_per_tile not in seen:
+            picked.append(q)
+            seen.add(q.tiling.rows_per_tile)
+        if len(picked) == n:
+            return picked
+    for q in ranked:
+        if q not in picked:
+            picked.append(q)
+        if len(picked) == n:
+            break
+    return picked
+
+
 def explain(p: Program, sizes: dict, hw: dict | None = None) -> list:
     hw = hw or _hardware()
     preds = [predict(p, sizes, t, hw) for t in _candidates(p, sizes, hw)]
@@ -207,6 +232,12 @@ def explain(p: Program, sizes: dict, hw: dict | None = None) -> list:
 
 
 def choose(p: Program, sizes: dict, hw: dict | None = None) -> Tiling:
-    """The feasible tiling with the least predicted time (ties: fewer live registers)."""
+    """A tiling measured best for this program and these sizes (the calibration's `measured_tilings`,
+    written by bench/gpu_patterns.py's sweep of the model's shortlist), else the feasible tiling with the
+    least predicted time (ties: fewer live registers)."""
+    hw = hw or _hardware()
+    measured = (hw.get("measured_tilings") or {}).get(measured_key(p, sizes))
+    if measured:
+        return Tiling(**measured)
     best = explain(p, sizes, hw)[0]
     return best.tiling

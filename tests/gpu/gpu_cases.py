@@ -1,0 +1,41 @@
+"""Shared fixtures of the GPU-target tests: every Kernel-IR program variant with small odd sizes.
+
+CPU tests (source structure, tiling, and the Triton interpreter when Triton is installed) run in CI;
+tests marked `cuda` need a CUDA GPU and Triton and skip otherwise.
+"""
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import torch
+
+from trex_compiler.kernel_ir import size
+
+HAS_TRITON = importlib.util.find_spec("triton") is not None
+HAS_CUDA = HAS_TRITON and torch.cuda.is_available()
+
+requires_triton = pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed (optional: GPU target)")
+requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU and triton")
+
+
+def program_variants():
+    """(id, program, sizes without ROWS) for every IR program the passes define, in every variant."""
+    from passes.ir_mhc_pre import build_mhc_pre_bwd, build_mhc_pre_fwd
+    from passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
+    from passes.ir_rope import build_rope
+    from passes.ir_swiglu_limited import build_swiglu_limited_bwd, build_swiglu_limited_fwd
+    out = []
+    for dt in ("bf16", "fp16", "fp32"):
+        for w in (True, False):
+            out.append((f"rms_fwd_{dt}_{w}", build_rms_norm_fwd(dt, w), {size("D"): 100}))
+            out.append((f"rms_bwd_{dt}_{w}", build_rms_norm_bwd(dt, w), {size("D"): 100}))
+        for r in (False, True):
+            out.append((f"swiglu_fwd_{dt}_{r}", build_swiglu_limited_fwd(dt, r), {size("F"): 50}))
+            out.append((f"swiglu_bwd_{dt}_{r}", build_swiglu_limited_bwd(dt, r), {size("F"): 50}))
+        for inv in (False, True):
+            out.append((f"rope_{dt}_{inv}", build_rope(dt, inv, "fp32"),
+                        {size("HD"): 24, size("H2"): 8, size("CDIV"): 3, size("CROWS"): 5}))
+        out.append((f"mhc_fwd_{dt}", build_mhc_pre_fwd(dt), {size("N"): 4, size("HD"): 40, size("ITERS"): 5}))
+        out.append((f"mhc_bwd_{dt}", build_mhc_pre_bwd(dt), {size("N"): 4, size("HD"): 40, size("ITERS"): 5}))
+    return out

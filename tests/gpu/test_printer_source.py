@@ -1,0 +1,87 @@
+"""The Triton printer emits valid kernels for every Kernel-IR program (CPU only: no Triton needed).
+
+Each printed source must compile as Python, define exactly one @triton.jit function whose parameters
+are the launcher's argument list, store every output tensor, keep ROWS a run-time argument (the other
+sizes are literals), and follow the tiling (persistent loop, chunk loops, tensor-core dot).
+"""
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from codegen_triton.printer import ELEMENTWISE, RULES, Tiling, missing_rules, print_program
+from trex_compiler.kernel_ir import OPS, IRError, TensorKind
+
+from gpu_cases import program_variants
+
+VARIANTS = program_variants()
+
+
+def _tiling_for(p, rows_per_tile=4, chunk=16):
+    partial = any(t.kind == TensorKind.PARTIAL for t in p.tensors) or bool(p.epilogue)
+    return Tiling(rows_per_tile=rows_per_tile, col_chunk=chunk, programs=3 if partial else None)
+
+
+def test_every_opcode_has_a_rule():
+    assert not missing_rules() and set(RULES) >= set(OPS), missing_rules()
+    assert set(ELEMENTWISE) <= {k for k, v in OPS.items() if v.category in ("binary", "scalar", "unary")}
+
+
+@pytest.mark.parametrize("name,program,sizes", VARIANTS, ids=[v[0] for v in VARIANTS])
+@pytest.mark.parametrize("rows_per_tile", [1, 16])
+def test_printed_source_is_one_jit_kernel(name, program, sizes, rows_per_tile):
+    ks = print_program(program, sizes, _tiling_for(program, rows_per_tile))
+    tree = ast.parse(ks.source)
+    compile(ks.source, ks.name + ".py", "exec")
+    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert len(fns) == 1 and fns[0].name == ks.name
+    deco = fns[0].decorator_list
+    assert len(deco) == 1 and ast.unparse(deco[0]) == "triton.jit"
+    params = [a.arg for a in fns[0].args.args]
+    expected = []
+    for kind, tname in ks.args:
+        expected.append({"ptr": f"{tname}_ptr", "row_stride": f"{tname}_row_stride"}.get(kind, tname))
+    assert params == expected
+    assert params[-1] == "ROWS"
+    stored = {ast.unparse(c.args[0]).split("_ptr")[0] for c in ast.walk(fns[0])
+              if isinstance(c, ast.Call) and ast.unparse(c.func) == "tl.store"}
+    for t in program.outputs:
+        assert t.name in stored, f"{name}: output {t.name} is never stored"
+    # sizes other than ROWS are literals: no size symbol survives as a free name
+    names = {n.id for n in ast.walk(fns[0]) if isinstance(n, ast.Name)}
+    assert not ({str(s) for s in sizes} & names - set(params))
+
+
+@pytest.mark.parametrize("name,program,sizes", [v for v in VARIANTS if v[0].startswith(("mhc", "rms_bwd_bf16_True"))],
+                         ids=[v[0] for v in VARIANTS if v[0].startswith(("mhc", "rms_bwd_bf16_True"))])
+def test_structure_follows_the_tiling(name, program, sizes):
+    ks = print_program(program, sizes, _tiling_for(program, 16, 16))
+    src = ks.source
+    if program.chunk_dims:
+        assert src.count("for _c_") == 2          # the reduce pass and the apply pass over HD
+        assert "(2 - _c_" in src                   # the second pass walks the chunks backwards (40/16 = 3)
+        assert "tl.dot(" in src                    # 16 rows x 64 x 32 projection on the tensor cores
+    if any(t.kind == TensorKind.PARTIAL for t in program.tensors):
+        assert ks.persistent and "while r0 < row_hi" in src
+    small = print_program(program, sizes, _tiling_for(program, 2, 16)).source
+    if program.chunk_dims:
+        assert "tl.dot(" not in small              # 2 rows: broadcast-multiply-sum instead
+
+
+def test_partial_outputs_need_a_persistent_grid():
+    from passes.ir_rmsnorm import build_rms_norm_bwd
+    from trex_compiler.kernel_ir import size
+    with pytest.raises(IRError, match="programs="):
+        print_program(build_rms_norm_bwd("bf16", True), {size("D"): 64}, Tiling(rows_per_tile=2))
+
+
+def test_unbound_size_is_an_error():
+    from passes.ir_rmsnorm import build_rms_norm_fwd
+    with pytest.raises(IRError, match="not bound"):
+        print_program(build_rms_norm_fwd("bf16", True), {}, Tiling())
+
+
+def test_tiling_rejects_non_power_of_two():
+    with pytest.raises(IRError, match="power of two"):
+        Tiling(rows_per_tile=3)

@@ -1,0 +1,70 @@
+"""The tiling time model and the calibration file (CPU)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from codegen_triton import calibration, tiling
+from codegen_triton.printer import Tiling
+from trex_compiler.kernel_ir import ROWS, size
+
+
+def _rms(rows=16384, d=7168):
+    from passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
+    return build_rms_norm_fwd("bf16", True), build_rms_norm_bwd("bf16", True), {ROWS: rows, size("D"): d}
+
+
+def test_choose_is_feasible_and_persistent_for_partials():
+    fwd, bwd, sizes = _rms()
+    assert tiling.explain(fwd, sizes)[0].feasible
+    tb = tiling.choose(bwd, sizes)
+    assert tb.programs is not None and tb.programs % calibration.current()["sm_count"] == 0
+
+
+def test_time_grows_with_bytes_and_respects_bandwidth():
+    fwd, _, sizes = _rms()
+    t = Tiling(rows_per_tile=1, num_warps=8)
+    small = tiling.predict(fwd, {**sizes, ROWS: 4096}, t)
+    big = tiling.predict(fwd, sizes, t)
+    assert big.time_us > small.time_us
+    bw = calibration.current()["copy_bandwidth_bytes_per_s"]
+    assert big.time_us >= big.dram_bytes / bw * 1e6          # never faster than the roofline
+    assert big.dram_bytes == pytest.approx(2 * 2 * 16384 * 7168 + 4 * 16384, rel=1e-6)
+
+
+def test_spilling_tiles_are_infeasible():
+    fwd, _, sizes = _rms()
+    q = tiling.predict(fwd, sizes, Tiling(rows_per_tile=64, num_warps=1))
+    assert not q.feasible and "spills" in q.why
+
+
+def test_second_pass_reuse_depends_on_the_working_set():
+    from passes.ir_mhc_pre import build_mhc_pre_fwd
+    p = build_mhc_pre_fwd("bf16")
+    sizes = {ROWS: 16384, size("N"): 4, size("HD"): 7168, size("ITERS"): 20}
+    fwd_only = 2 * 16384 * 4 * 7168
+    fresh = tiling.predict(p, sizes, Tiling(rows_per_tile=16, col_chunk=64, num_warps=4, reverse_second_pass=False))
+    assert fresh.dram_bytes >= 2 * fwd_only            # without reverse order both passes come from DRAM
+    rev = tiling.predict(p, sizes, Tiling(rows_per_tile=16, col_chunk=64, num_warps=4))
+    assert rev.dram_bytes <= fresh.dram_bytes
+
+
+def test_measured_tiling_overrides_the_model(tmp_path, monkeypatch):
+    fwd, _, sizes = _rms()
+    calib = dict(calibration.DATASHEET_H200)
+    calib["measured_tilings"] = {tiling.measured_key(fwd, sizes): {"rows_per_tile": 4, "num_warps": 2}}
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(calib))
+    monkeypatch.setenv("TREX_TRITON_CALIBRATION", str(path))
+    calibration.use(None)
+    assert tiling.choose(fwd, sizes) == Tiling(rows_per_tile=4, num_warps=2)
+
+
+def test_calibration_roundtrip_and_validation(tmp_path):
+    path = tmp_path / "cal.json"
+    calibration.save({"copy_bandwidth_bytes_per_s": 4.2e12, "launch_overhead_wall_us": 5.0, "sm_count": 132},
+                     str(path))
+    assert calibration.load(str(path))["copy_bandwidth_bytes_per_s"] == 4.2e12
+    with pytest.raises(ValueError, match="lacks"):
+        calibration.use({"sm_count": 132})
