@@ -100,41 +100,52 @@ class TrexOptions:
 
 # ------------------------------------------------------------------------------------------ passes
 def run_patterns(gm: fx.GraphModule, pattern_names: tuple[str, ...], report: logs.GraphReport) -> None:
-    """Apply the named patterns to ``gm`` in registry order; record matches/near-misses in ``report``."""
+    """Apply the named patterns to ``gm`` in registry order; record matches/near-misses in ``report``.
+
+    An exception while tracing a pattern disables it for this graph; an exception while matching or
+    replacing at one anchor leaves that region unfused. Either way: one warning naming the pattern."""
     graph = gm.graph
     all_patterns = registry.patterns()
     for name in pattern_names:
         pattern = all_patterns[name]
         misses: dict[fx.Node, MatchFailure] = {}
         matched: set[fx.Node] = set()
+        failures: list[str] = []
         try:
-            for traced in pattern.traced():
-                anchor_target = traced.outputs[0].target
-                for anchor in reversed(list(graph.find_nodes(op="call_function", target=anchor_target))):
-                    if getattr(anchor, "_erased", False) or anchor in matched:
-                        continue
-                    try:
-                        match = Matcher(pattern, traced, graph).match(anchor)
-                        for hook in (pattern.extra_check, pattern.refine):
-                            reason = hook(match) if hook is not None else None
-                            if reason:
-                                raise MatchFailure(reason, depth=10 ** 6)
-                    except MatchFailure as failure:
-                        best = misses.get(anchor)
-                        if best is None or failure.depth > best.depth:
-                            misses[anchor] = failure
-                        continue
+            traced_chains = pattern.traced()
+        except Exception as e:  # noqa: BLE001
+            traced_chains = []
+            failures.append(f"tracing its chains: {type(e).__name__}: {e}")
+        for traced in traced_chains:
+            anchor_target = traced.outputs[0].target
+            for anchor in reversed(list(graph.find_nodes(op="call_function", target=anchor_target))):
+                if getattr(anchor, "_erased", False) or anchor in matched:
+                    continue
+                try:
+                    match = Matcher(pattern, traced, graph).match(anchor)
+                    for hook in (pattern.extra_check, pattern.refine):
+                        reason = hook(match) if hook is not None else None
+                        if reason:
+                            raise MatchFailure(reason, depth=10 ** 6)
                     new_nodes = build_replacement(match)
-                    matched.add(anchor)
-                    report.matches.append(logs.MatchRecord(
-                        pattern.name, anchor.name, [n.name for n in new_nodes], dict(match.scalars)))
-                    remove_dead_code(graph)
-        except Exception as e:  # noqa: BLE001 - a broken pass must leave the region eager, never crash
-            reason = f"{type(e).__name__}: {e}"
-            warnings.warn(f"trex: pattern {pattern.name!r} failed ({reason}); the affected region runs "
-                          f"unfused", RuntimeWarning, stacklevel=2)
-            report.fallbacks.append(f"pattern {pattern.name}: {reason}")
-            continue
+                except MatchFailure as failure:
+                    best = misses.get(anchor)
+                    if best is None or failure.depth > best.depth:
+                        misses[anchor] = failure
+                    continue
+                except Exception as e:  # noqa: BLE001 - a broken pass leaves the region eager, never crashes
+                    failures.append(f"at {anchor.name}: {type(e).__name__}: {e}")
+                    matched.add(anchor)   # do not retry this anchor with another chain
+                    continue
+                matched.add(anchor)
+                report.matches.append(logs.MatchRecord(
+                    pattern.name, anchor.name, [n.name for n in new_nodes], dict(match.scalars)))
+                remove_dead_code(graph)
+        if failures:
+            warnings.warn(f"trex: pattern {pattern.name!r} failed ({failures[0]}"
+                          f"{f'; {len(failures) - 1} more' if len(failures) > 1 else ''}); the affected "
+                          f"region runs unfused", RuntimeWarning, stacklevel=2)
+            report.fallbacks.extend(f"pattern {pattern.name} {f}" for f in failures)
         for anchor, failure in misses.items():
             if anchor not in matched and not getattr(anchor, "_erased", False) \
                     and failure.depth >= _NEAR_MISS_MIN_DEPTH:

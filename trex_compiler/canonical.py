@@ -16,7 +16,8 @@ spelling                            canonical form
 ``g * sigmoid(g)``, ``g/(1+e^-g)``  ``silu(g)``
 ``clamp_max``/``clamp_min``         ``clamp(x, lo, hi)``; nested clamps merged
 ``minimum/maximum(x, const)``       ``clamp``
-``x * 1``, no-op casts, ``clone``   removed
+``x * 1``, no-op casts, ``clone``   removed (clone only of dense tensors)
+``view`` inserting one size-1 dim   ``unsqueeze``
 ``_to_copy(x, dtype, layout, dev)`` ``_to_copy(x, dtype=...)``
 ==================================  ============================================
 """
@@ -96,6 +97,9 @@ def _clone(node):
         return None
     if any(u.op == "output" for u in node.users):
         return None  # keep: removing it could make a graph output alias an input
+    xv = val(node.args[0])
+    if not isinstance(xv, torch.Tensor) or not xv.is_contiguous():
+        return None  # keep: later views were traced against the clone's dense layout
     return node.args[0]
 
 
@@ -213,7 +217,22 @@ def _min_max(is_min: bool) -> Rule:
     return rule
 
 
+def _view_as_unsqueeze(node):
+    """A reshape that only inserts one size-1 dim is ``unsqueeze`` (``x[..., None]`` traces either way)."""
+    xv, ov = val(node.args[0]), val(node)
+    if not isinstance(xv, torch.Tensor) or ov.dim() != xv.dim() + 1:
+        return None
+    for d in range(ov.dim()):
+        if same_size(ov.shape[d], 1):
+            rest = list(ov.shape[:d]) + list(ov.shape[d + 1:])
+            if all(same_size(a, b) for a, b in zip(rest, xv.shape)):
+                return _insert(node, aten.unsqueeze.default, (node.args[0], d - ov.dim()))
+    return None
+
+
 RULES: dict[object, list[Rule]] = {
+    aten.view.default: [_view_as_unsqueeze],
+    aten._unsafe_view.default: [_view_as_unsqueeze],
     aten._to_copy.default: [_to_copy],
     aten.clone.default: [_clone],
     aten.mul.Tensor: [_mul, _mul_by_inverse_numel],
@@ -228,13 +247,57 @@ RULES: dict[object, list[Rule]] = {
 }
 
 
+_IMPURE_WORDS = ("rand", "bernoulli", "dropout", "empty", "normal", "uniform", "multinomial")
+
+
+def _cse_key(node: fx.Node):
+    schema = getattr(node.target, "_schema", None)
+    if schema is None or schema.is_mutable or any(w in str(node.target) for w in _IMPURE_WORDS):
+        return None
+
+    def freeze(x):
+        if isinstance(x, fx.Node):
+            return ("node", id(x))
+        if isinstance(x, (list, tuple)):
+            return tuple(freeze(y) for y in x)
+        if isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            raise TypeError("symbolic literal")
+        return (type(x).__name__, x)
+
+    try:
+        key = (node.target, freeze(node.args), tuple(sorted((k, freeze(v)) for k, v in node.kwargs.items())))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def eliminate_common_subexpressions(graph: fx.Graph) -> int:
+    """Merge pure nodes with the same op and inputs (``x[..., -r:]`` written twice, ``x.float()`` twice)."""
+    seen: dict = {}
+    merged = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        key = _cse_key(node)
+        if key is None:
+            continue
+        if key in seen:
+            node.replace_all_uses_with(seen[key])
+            graph.erase_node(node)
+            merged += 1
+        else:
+            seen[key] = node
+    return merged
+
+
 def canonicalize(graph: fx.Graph, max_rounds: int = 6) -> int:
-    """Apply ``RULES`` to a fixpoint; returns the number of rewrites."""
+    """Apply ``RULES`` (and CSE) to a fixpoint; returns the number of rewrites."""
     total = 0
     for _ in range(max_rounds):
-        changed = 0
+        changed = eliminate_common_subexpressions(graph)
         for node in list(graph.nodes):
-            if node.op != "call_function" or node.graph is not graph or not node.users and node.target != aten._to_copy.default:
+            if node.op != "call_function" or getattr(node, "_erased", False) or not node.users:
                 continue
             for rule in RULES.get(node.target, ()):
                 new = rule(node)

@@ -45,7 +45,8 @@ def check_shape(op: str, name: str, t: torch.Tensor, expected: tuple, what: str)
 
 def check_same_shape(op: str, **tensors: torch.Tensor) -> None:
     shapes = {k: tuple(v.shape) for k, v in tensors.items()}
-    if len(set(shapes.values())) > 1:
+    first = next(iter(shapes.values()), ())
+    if any(shape != first for shape in shapes.values()):
         desc = ", ".join(f"{k}={v}" for k, v in shapes.items())
         raise ValueError(f"trex.{op}: arguments must have the same shape, got {desc}")
 

@@ -75,7 +75,10 @@ class Pattern:
 
     def traced(self) -> list["TracedChain"]:
         if self._traced is None:
-            self._traced = _trace_pattern(self)
+            # Outside any Dynamo compile: the chains get their own fake mode, never the ambient
+            # TracingContext's shape environment (guards on it would break the model's guards).
+            with torch._guards.tracing(None):
+                self._traced = _trace_pattern(self)
         return self._traced
 
 
@@ -221,36 +224,34 @@ def _hint(s) -> int:
 
 
 def view_groups(node: fx.Node) -> tuple:
-    """How a reshape regroups dims, independent of leading batch sizes: groups of (n_in, n_out)
-    from the innermost dims out; splits/merges record the static inner sizes."""
+    """How a reshape regroups dims, independent of the sizes: groups (n_in, n_out) of dims from the
+    innermost outwards. Outer dims that stay are dropped, and an outermost group that folds or unfolds
+    all leading dims (matmul's ``x.view(-1, k)`` / its inverse) becomes a marker, so a chain traced on
+    rank-3 examples matches a rank-4 graph."""
     src = [_hint(s) for s in val(node.args[0]).shape]
     dst = [_hint(s) for s in val(node).shape]
-    groups = []
+    groups: list[tuple] = []
     i, j = len(src) - 1, len(dst) - 1
     while i >= 0 and j >= 0:
-        gi, gj = [src[i]], [dst[j]]
-        pi, pj = src[i], dst[j]
-        while pi != pj and (i - len(gi) + 1 > 0 or j - len(gj) + 1 > 0):
-            if pi < pj and i - len(gi) >= 0:
-                gi.append(src[i - len(gi)])
-                pi *= gi[-1]
-            elif j - len(gj) >= 0:
-                gj.append(dst[j - len(gj)])
-                pj *= gj[-1]
+        ni, nj, pi, pj = 1, 1, src[i], dst[j]
+        while pi != pj:
+            if pi < pj and i - ni >= 0:
+                pi *= src[i - ni]
+                ni += 1
+            elif pj < pi and j - nj >= 0:
+                pj *= dst[j - nj]
+                nj += 1
             else:
-                break
-        if len(gi) == 1 and len(gj) == 1:
-            groups.append(("same",))
-        else:
-            groups.append((len(gi), len(gj), tuple(gi[:-1]) if len(gi) > 1 else tuple(gj[:-1])))
-        i -= len(gi)
-        j -= len(gj)
-    # Leading dims that fold into one (x.view(-1, d)) or stay: normalise to a marker.
-    while groups and groups[-1] == ("same",):
+                return ("irregular", tuple(src), tuple(dst))
+        groups.append((ni, nj))
+        i -= ni
+        j -= nj
+    rest = (i + 1, j + 1)   # leading dims left over on either side (size-1 dims)
+    if groups and groups[-1] != (1, 1) and rest == (0, 0) and (groups[-1][0] == 1 or groups[-1][1] == 1):
+        groups[-1] = ("unfold_leading",) if groups[-1][0] == 1 else ("fold_leading",)
+    while groups and groups[-1] == (1, 1):
         groups.pop()
-    if groups and (i < 0 and j < 0) and groups[-1][1] == 1 and groups[-1][0] > 1:
-        groups[-1] = ("fold_leading",)
-    return tuple(groups)
+    return tuple(groups) + ((("extra_leading",) + rest,) if rest != (0, 0) else ())
 
 
 class Matcher:
@@ -356,9 +357,12 @@ class Matcher:
             snap = self._snapshot()
             try:
                 self._args(pn, g, pn.args, g.args)
-            except MatchFailure:
+            except MatchFailure as first:
                 self._restore(snap)
-                self._args(pn, g, pn.args, (g.args[1], g.args[0]))
+                try:
+                    self._args(pn, g, pn.args, (g.args[1], g.args[0]))
+                except MatchFailure as second:
+                    raise (first if first.depth >= second.depth else second) from None
         else:
             self._args(pn, g, pn.args, g.args)
             self._kwargs(pn, g)
