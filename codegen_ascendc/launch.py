@@ -1,0 +1,80 @@
+"""Run generated AscendC kernels on the host through the emulator (`target="emulate"`).
+
+`EmulatedKernel(program, tiling)` prints the kernel, compiles it with the emulator's runner (cached
+shared library), packs the tiling struct, launches `tiling.cores` blocks on torch CPU tensors and
+applies the program's host `finalize` steps, returning the same outputs as
+`trex_compiler.kernel_ir.interpret` plus the emulator's per-pipe counters.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import torch
+
+from codegen_ascendc.printer import AscendCPrinter
+from cost_models.ascend_lowering import plan_kernel
+from cost_models.ascend_model import Tiling
+from trex_compiler.kernel_ir import (ROWS, DType, IRError, Program, TensorKind, _host_op, bind_sizes,
+                                     output_shapes)
+
+
+def tiling_struct_type(printer: AscendCPrinter) -> type:
+    fields = [(name, ctypes.c_int64 if ct == "int64_t" else ctypes.c_float) for ct, name, _ in printer.tiling_fields()]
+    return type(printer.tname, (ctypes.LittleEndianStructure,), {"_fields_": fields, "_pack_": 8})
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(source: str):
+    from codegen_ascendc.emulator.runner import compile_kernel
+    return compile_kernel(source)
+
+
+class EmulatedKernel:
+    def __init__(self, program: Program, tiling: Tiling):
+        self.program, self.tiling = program, tiling
+        self.plan = plan_kernel(program, tiling.buffer_depth)
+        self.printer = AscendCPrinter(self.plan)
+        self.source = self.printer.print()
+
+    def tiling_bytes(self, sizes: dict, scalars: dict) -> bytes:
+        st = tiling_struct_type(self.printer)()
+        chunk = self.program.chunk_dims[0] if self.program.chunk_dims else None
+        vals = {"rows": sizes[ROWS], "rowsPerTile": self.tiling.rows_per_tile,
+                "colChunk": (self.tiling.col_chunk or int(chunk.subs(sizes))) if chunk is not None else 1}
+        vals.update({s.name: v for s, v in sizes.items() if s != ROWS})
+        vals.update(scalars)
+        for ct, name, _ in self.printer.tiling_fields():
+            if name not in vals:
+                raise IRError(f"{self.program.name}: tiling field {name} has no value")
+            setattr(st, name, vals[name])
+        return bytes(st)
+
+    def __call__(self, inputs: dict, scalars: dict | None = None) -> tuple[dict, dict]:
+        p = self.program
+        scalars = dict(scalars or {})
+        sizes = bind_sizes(p, inputs, scalars)
+        if sizes[ROWS] == 0:
+            raise IRError(f"{p.name}: zero rows; nothing to launch")
+        outs = {n: torch.zeros(s, dtype=p.tensor(n).dtype.torch)
+                for n, s in output_shapes(p, sizes, self.tiling.cores).items()}
+        args = []
+        for t in p.tensors:
+            if t.role == "in":
+                x = inputs[t.name]
+                if x.dtype != t.dtype.torch:
+                    raise IRError(f"{p.name}: input {t.name} is {x.dtype}, the kernel expects {t.dtype.value}")
+                args.append(x.contiguous())
+            else:
+                args.append(outs[t.name])
+        tb = bytearray(self.tiling_bytes(sizes, {s.name: scalars[s.name] for s in p.scalars}))
+        lib = _compiled(self.source)
+        counters = lib.launch(p.name, self.tiling.cores, *args, tb)
+        result = dict(outs)
+        ins = {t.name: inputs[t.name] for t in p.inputs}
+        for h in p.finalize:
+            result[h.out] = _host_op(p, h, result, ins, sizes)
+        for t in p.outputs:
+            if t.kind == TensorKind.PARTIAL:
+                result.pop(t.name, None)
+        return result, counters
