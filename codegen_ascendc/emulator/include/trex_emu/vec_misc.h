@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "trex_emu/vec.h"
 
@@ -390,8 +392,9 @@ inline void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<U>& src
 // Whole-tensor reductions (software-emulated on the NPU). Result in dst[0] (ReduceMax/Min with
 // calIndex also write the index, as the bits of an integer, to dst[1]). The sum is computed as
 // the NPU library does it level by level: a binary tree per 256-byte repeat, then the same over
-// the per-repeat sums, until one value is left. Repeats counted: the instruction count of that
-// scheme (sum over levels of ceil(n_level * sizeof(T) / 256)).
+// the per-repeat sums, until one value is left. Repeats counted like every count-form instruction,
+// ceil(count * sizeof(T) / 256), which is what the cost model charges (the few repeats of the
+// second level are not counted).
 template <class T>
 inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,
                       const int32_t count) {
@@ -404,12 +407,10 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
   trex_emu::CheckUbRange(api, "dst", dst.buf_, dst.addr_, dst.addr_ + 1);
   const int per = static_cast<int>(256 / sizeof(T));
   std::vector<T> level(src.addr_, src.addr_ + count);
-  uint64_t repeats = 0;
   if (level.empty()) level.push_back(T(0));
   do {
     const size_t n = level.size();
     const size_t groups = (n + per - 1) / per;
-    repeats += groups;
     std::vector<T> next(groups);
     for (size_t g = 0; g < groups; ++g) {
       T v[128];
@@ -419,7 +420,7 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     level.swap(next);
   } while (level.size() > 1);
   dst.addr_[0] = level[0];
-  trex_emu::CountRepeats(api, repeats);
+  trex_emu::CountRepeats(api, trex_emu::CountFormRepeats(static_cast<uint64_t>(count), sizeof(T)));
 }
 
 template <class T, bool kMax>
