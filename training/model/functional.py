@@ -2,9 +2,10 @@
 passes match (passes/rmsnorm.py, passes/swiglu_limited.py, passes/rope.py).
 
 Each function is one fusable chain and nothing else, so that the chain appears contiguously in the
-captured graph: keep the spelling when editing (``x.float()``, ``pow(2).mean(-1, keepdim=True)``,
-``torch.rsqrt(v + eps)``, cast back, weight multiply; ``F.silu(g.float().clamp(max=L)) *
-u.float().clamp(-L, L)``; RoPE through ``view_as_complex`` and ``conj()`` for the inverse).
+captured graph. The spellings mirror the chains in passes/rmsnorm.py, passes/swiglu_limited.py and
+passes/rope.py (``x.float()``, ``pow(2).mean(-1, keepdim=True)``, ``torch.rsqrt(v + eps)``, cast
+back, weight multiply; ``silu(g.float().clamp(max=L)) * u.float().clamp(-L, L)``, route weight,
+cast; RoPE through ``view_as_complex`` and ``conj()`` for the inverse): keep them when editing.
 """
 from __future__ import annotations
 
@@ -18,17 +19,13 @@ import torch.nn.functional as F
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     """Weighted RMSNorm over the last dim: fp32 statistics, cast back, then the weight."""
     xf = x.float()
-    variance = xf.pow(2).mean(-1, keepdim=True)
-    y = xf * torch.rsqrt(variance + eps)
-    return y.to(x.dtype) * weight
+    return weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
 
 
 def rms_norm_noweight(x: torch.Tensor, eps: float) -> torch.Tensor:
     """Weight-free RMSNorm over the last dim (the per-head query norm of spec §5.1)."""
     xf = x.float()
-    variance = xf.pow(2).mean(-1, keepdim=True)
-    y = xf * torch.rsqrt(variance + eps)
-    return y.to(x.dtype)
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
 
 
 # ------------------------------------------------------------------- limited SwiGLU (spec §2)
@@ -39,10 +36,11 @@ def limited_swiglu(gate: torch.Tensor, up: torch.Tensor, limit: float,
     ``route_weight`` broadcasts over the last dim (shape ``[..., 1]``); the reference multiplies
     the routing weight before the down projection (spec §2).
     """
-    h = F.silu(gate.float().clamp(max=limit)) * up.float().clamp(-limit, limit)
-    if route_weight is not None:
-        h = h * route_weight.float()
-    return h.to(gate.dtype)
+    g = gate.float().clamp(max=limit)
+    u = up.float().clamp(-limit, limit)
+    if route_weight is None:
+        return (F.silu(g) * u).to(gate.dtype)
+    return (route_weight * (F.silu(g) * u)).to(gate.dtype)
 
 
 # -------------------------------------------------------------- partial interleaved RoPE (§3)

@@ -32,18 +32,19 @@ def mhc_pre(x: torch.Tensor, fn: torch.Tensor, scale: torch.Tensor, base: torch.
     Returns layer_input ``[..., d]`` in x.dtype, post ``[..., n]`` fp32 in (0, 2), comb
     ``[..., n, n]`` fp32 with ``comb[j, k]`` = weight of input stream j in output stream k.
     """
+    # The spelling mirrors passes/mhc_pre.py's chain (and spec §1); fn/scale/base are fp32
+    # parameters, so their .float() is a no-op in the traced graph.
     n = x.shape[-2]
+    fn, scale, base = fn.float(), scale.float(), base.float()
     xf = x.flatten(-2).float()
     # weight-free RMSNorm over all n*d channels, applied after the GEMM as a per-token scalar
-    rstd = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + rms_eps)
-    mixes = torch.matmul(xf, fn.float().t()) * rstd
-    scale = scale.float()
-    base = base.float()
-    pre = torch.sigmoid(mixes[..., :n] * scale[0] + base[:n]) + hc_eps
-    post = 2.0 * torch.sigmoid(mixes[..., n:2 * n] * scale[1] + base[n:2 * n])
-    comb_logits = mixes[..., 2 * n:].unflatten(-1, (n, n)) * scale[2] + base[2 * n:].view(n, n)
-    comb = sinkhorn(comb_logits, iters, hc_eps)
-    layer_input = (pre.unsqueeze(-1) * xf.unflatten(-1, (n, -1))).sum(-2).to(x.dtype)
+    r = torch.rsqrt(xf.square().mean(-1, keepdim=True) + rms_eps)
+    z = (xf @ fn.t()) * r
+    zp, zq, zc = z[..., :n], z[..., n:2 * n], z[..., 2 * n:].unflatten(-1, (n, n))
+    pre = torch.sigmoid(scale[0] * zp + base[:n]) + hc_eps
+    post = 2.0 * torch.sigmoid(scale[1] * zq + base[n:2 * n])
+    comb = sinkhorn(scale[2] * zc + base[2 * n:].view(n, n), iters, hc_eps)
+    layer_input = (pre[..., None] * xf.unflatten(-1, (n, -1))).sum(-2).to(x.dtype)
     return layer_input, post, comb
 
 
