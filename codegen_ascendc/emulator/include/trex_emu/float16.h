@@ -140,13 +140,46 @@ inline uint16_t FloatToBf16Bits(float f, RoundMode mode) {
   return static_cast<uint16_t>(RoundToBits<7, 8>(static_cast<double>(f), mode));
 }
 inline float Bf16BitsToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t>(b) << 16); }
+// float -> half bits. RINT/NONE take an exact bit-level fast path (every half arithmetic result goes
+// through it); the other modes use the generic path. Both are checked against a brute-force reference.
 inline uint16_t FloatToHalfBits(float f, RoundMode mode) {
-  return static_cast<uint16_t>(RoundToBits<10, 5>(static_cast<double>(f), mode));
+  if (mode != RoundMode::CAST_RINT && mode != RoundMode::CAST_NONE)
+    return static_cast<uint16_t>(RoundToBits<10, 5>(static_cast<double>(f), mode));
+  uint32_t x = FloatBits(f);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  x &= 0x7FFFFFFFu;
+  if (x > 0x7F800000u) return 0x7E00u;                  // NaN -> canonical quiet NaN
+  if (x >= 0x477FF000u) return sign | 0x7C00u;           // >= 65520 rounds to inf (and inf itself)
+  if (x < 0x38800000u) {                                 // below 2^-14: half subnormal (or zero)
+    const float scaled = BitsFloat(x) * 16777216.0f;     // in units of 2^-24, exact
+    return sign | static_cast<uint16_t>(std::nearbyint(scaled));  // ties to even; 1024 = min normal
+  }
+  x += 0xC8000FFFu + ((x >> 13) & 1u);                   // rebias exponent (-112) and round to nearest even
+  return sign | static_cast<uint16_t>(x >> 13);
 }
-inline float HalfBitsToFloat(uint16_t b) { return static_cast<float>(BitsToDouble<10, 5>(b)); }
+inline float HalfBitsToFloat(uint16_t b) {
+  const uint32_t sign = static_cast<uint32_t>(b & 0x8000u) << 16;
+  const uint32_t exp = (b >> 10) & 0x1Fu, mant = b & 0x3FFu;
+  if (exp == 0) {
+    const float v = static_cast<float>(mant) * 5.9604644775390625e-08f;  // mant * 2^-24, exact
+    return BitsFloat(FloatBits(v) | sign);
+  }
+  if (exp == 31) return BitsFloat(sign | 0x7F800000u | (mant << 13));
+  return BitsFloat(sign | ((exp + 112u) << 23) | (mant << 13));
+}
 
 // A 16-bit float stored as bits. Arithmetic promotes to float (operator float); constructing
 // from any arithmetic value rounds to nearest even, from the exact value.
+template <int MANT, int EXPBITS>
+inline uint16_t ToF16Bits(double v) {
+  if constexpr (MANT == 10) {
+    if (static_cast<double>(static_cast<float>(v)) == v) return FloatToHalfBits(static_cast<float>(v), RoundMode::CAST_RINT);
+  } else {
+    if (static_cast<double>(static_cast<float>(v)) == v) return FloatToBf16Bits(static_cast<float>(v), RoundMode::CAST_RINT);
+  }
+  return static_cast<uint16_t>(RoundToBits<MANT, EXPBITS>(v, RoundMode::CAST_RINT));  // not a float: round once
+}
+
 template <int MANT, int EXPBITS>
 struct Float16 {
   uint16_t bits_;
@@ -154,8 +187,8 @@ struct Float16 {
   Float16() = default;
   template <class U, class = std::enable_if_t<std::is_arithmetic<U>::value>>
   Float16(U v)  // NOLINT(google-explicit-constructor): kernels write `half x = 1.0f;`
-      : bits_(static_cast<uint16_t>(RoundToBits<MANT, EXPBITS>(static_cast<double>(v), RoundMode::CAST_RINT))) {}
-  operator float() const { return static_cast<float>(BitsToDouble<MANT, EXPBITS>(bits_)); }
+      : bits_(ToF16Bits<MANT, EXPBITS>(static_cast<double>(v))) {}
+  operator float() const;
   static Float16 FromBits(uint16_t b) {
     Float16 r;
     r.bits_ = b;
@@ -168,6 +201,11 @@ struct Float16 {
   Float16& operator/=(float o) { return *this = Float16(float(*this) / o); }
   Float16 operator-() const { return FromBits(static_cast<uint16_t>(bits_ ^ 0x8000u)); }
 };
+
+template <>
+inline Float16<10, 5>::operator float() const { return HalfBitsToFloat(bits_); }
+template <>
+inline Float16<7, 8>::operator float() const { return Bf16BitsToFloat(bits_); }
 
 // Round a float to a Float16 in a given mode (used by Cast).
 template <class F16>

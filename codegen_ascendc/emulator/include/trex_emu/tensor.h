@@ -94,11 +94,11 @@ class LocalTensor {
   LocalTensor() = default;
   LocalTensor(T* addr, uint32_t size, const trex_emu::BufferInfo* buf) : addr_(addr), size_(size), buf_(buf) {}
 
+  // Like the NPU, only the buffer bounds matter: a sub-tensor may start past this tensor's size.
   LocalTensor operator[](uint32_t offset) const {
-    if (buf_ != nullptr && offset > size_)
-      trex_emu::Fail("LocalTensor::operator[]: offset ", offset, " is beyond the tensor's ", size_,
-                     " elements (buffer ", buf_->name, ")");
-    return LocalTensor(addr_ + offset, size_ - offset, buf_);
+    if (buf_ != nullptr && reinterpret_cast<const uint8_t*>(addr_ + offset) > buf_->end)
+      trex_emu::Fail("LocalTensor::operator[]: offset ", offset, " lies beyond the end of buffer ", buf_->name);
+    return LocalTensor(addr_ + offset, offset < size_ ? size_ - offset : 0, buf_);
   }
   T GetValue(uint32_t index) const {
     trex_emu::CheckUbRange("LocalTensor::GetValue", "tensor", buf_, addr_ + index, addr_ + index + 1);

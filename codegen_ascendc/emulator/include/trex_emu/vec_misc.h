@@ -69,7 +69,8 @@ template <class TD, class TS>
 inline TD CastValue(TS v, RoundMode mode) {
   const double x = ToDouble(v);
   if constexpr (std::is_same<TD, half>::value) {
-    return half::FromBits(static_cast<uint16_t>(RoundToBits<10, 5>(x, mode)));
+    if constexpr (std::is_same<TS, float>::value) return half::FromBits(FloatToHalfBits(v, mode));
+    else return half::FromBits(static_cast<uint16_t>(RoundToBits<10, 5>(x, mode)));
   } else if constexpr (std::is_same<TD, bfloat16_t>::value) {
     if constexpr (std::is_same<TS, float>::value) return bfloat16_t::FromBits(FloatToBf16Bits(v, mode));
     else return bfloat16_t::FromBits(static_cast<uint16_t>(RoundToBits<7, 8>(x, mode)));
