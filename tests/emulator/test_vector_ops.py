@@ -136,3 +136,34 @@ def test_compare_and_select(api, mode, which):
     else:  # the first 64 bits are reused for every repeat
         want = torch.where(cond[torch.arange(n) % 64], a, b)
     assert torch.equal(out, want)
+
+
+def _misc(api, which):
+    a = torch.randn(128, generator=G)
+    h = torch.randn(128, generator=G).half()
+    out = torch.full((128,), -5.0)
+    c = api.launch("misc_forms", 1, a, h, out, which)
+    return a, h, out, c
+
+
+def test_counter_mask_mode(api):
+    a, _, out, c = _misc(api, 0)
+    assert torch.equal(out[:100], a[:100] + a[:100]) and torch.all(out[100:] == -5.0)
+    assert c["vector_repeats"]["Add"] == 2  # the repeat count follows from the counter
+
+
+def test_normal_mask_register(api):
+    a, _, out, _ = _misc(api, 1)
+    lanes = torch.tensor([(i % 64) in (0, 1, 2, 3, 8, 9, 10, 11) for i in range(128)])
+    assert torch.equal(out[lanes], a[lanes] * 2.0) and torch.all(out[~lanes] == -5.0)
+
+
+def test_cast_copy_index_and_block_max_repeat_forms(api):
+    _, h, out, _ = _misc(api, 2)
+    assert torch.equal(out, h.float())
+    a, _, out, _ = _misc(api, 3)
+    assert torch.equal(out, a)
+    _, _, out, _ = _misc(api, 4)
+    assert torch.equal(out[:100], torch.arange(100, dtype=torch.float32) + 5.0) and torch.all(out[100:] == -5.0)
+    a, _, out, _ = _misc(api, 5)
+    assert torch.equal(out[:8], a[:64].view(8, 8).max(-1).values) and torch.all(out[8:] == -5.0)

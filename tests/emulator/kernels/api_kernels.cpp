@@ -513,3 +513,57 @@ extern "C" __global__ __aicore__ void crash(GM_ADDR x) {
   volatile float* p = reinterpret_cast<volatile float*>(reinterpret_cast<uintptr_t>(x) * 0);
   *p = 1.0f;
 }
+
+// ---- less common forms; `a` holds 128 floats, `h` 128 halves, `out` 128 floats (pre-loaded) ----
+// which 0: counter mask mode, Add<float, false> over 100 elements
+// which 1: normal mask register {0, 0x0F0F}, Muls<float, false> over 2 repeats
+// which 2: Cast half -> float, repeat form (64 elements per repeat, src repeat stride 4 blocks)
+// which 3: Copy repeat form
+// which 4: CreateVecIndex from 5
+// which 5: BlockReduceMax over one repeat (8 block maxima)
+extern "C" __global__ __aicore__ void misc_forms(GM_ADDR a, GM_ADDR h, GM_ADDR out, uint32_t which) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> qa, qh, qo;
+  GlobalTensor<float> ga, go;
+  GlobalTensor<half> gh;
+  ga.SetGlobalBuffer((__gm__ float*)a);
+  gh.SetGlobalBuffer((__gm__ half*)h);
+  go.SetGlobalBuffer((__gm__ float*)out);
+  pipe.InitBuffer(qa, 1, 128 * 4);
+  pipe.InitBuffer(qh, 1, 128 * 2);
+  pipe.InitBuffer(qo, 1, 128 * 4);
+  LocalTensor<float> la = LoadPad(qa, ga, 128);
+  LocalTensor<half> lh = LoadPad(qh, gh, 128);
+  LocalTensor<float> lo = LoadPad(qo, go, 128);
+  switch (which) {
+    case 0:
+      SetMaskCount();
+      SetVectorMask<float, MaskMode::COUNTER>(0, 100);
+      Add<float, false>(lo, la, la, MASK_PLACEHOLDER, 1, {1, 1, 1, 8, 8, 8});
+      SetMaskNorm();
+      ResetMask();
+      break;
+    case 1:
+      SetVectorMask<float>(0, 0x0F0F);
+      Muls<float, false>(lo, la, 2.0f, MASK_PLACEHOLDER, 2, {1, 1, 8, 8});
+      ResetMask();
+      break;
+    case 2:
+      Cast(lo, lh, RoundMode::CAST_NONE, 64, 2, {1, 1, 8, 4});
+      break;
+    case 3:
+      Copy(lo, la, 64, 2, {1, 1, 8, 8});
+      break;
+    case 4:
+      CreateVecIndex(lo, 5.0f, 100);
+      break;
+    case 5:
+      BlockReduceMax(lo, la, 1, 64, 1, 1, 8);
+      break;
+    default: break;
+  }
+  StorePad(go, lo, 128);
+  qo.FreeTensor(lo);
+  qa.FreeTensor(la);
+  qh.FreeTensor(lh);
+}
