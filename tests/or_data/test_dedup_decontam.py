@@ -1,6 +1,6 @@
 import pytest
 
-from training.or_data.decontam import Decontaminator, default_benchmark_root
+from training.or_data.decontam import cached_decontaminator, default_benchmark_root
 from training.or_data.dedup import Deduplicator, exact_key, normalize
 from training.or_data.families import FAMILIES
 from training.or_data.instances import generate_instance
@@ -40,7 +40,7 @@ def test_distinct_instances_are_not_near_duplicates():
 def decontam():
     if not default_benchmark_root().is_dir():
         pytest.skip(f"benchmark folder {default_benchmark_root()} not present")
-    return Decontaminator()
+    return cached_decontaminator()
 
 
 def test_decontam_reads_every_benchmark(decontam):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from training.or_data.dedup import LSHIndex, MinHasher, normalize, shingles
@@ -81,3 +82,9 @@ class Decontaminator:
 
     def __len__(self) -> int:
         return len(self.questions)
+
+
+@lru_cache(maxsize=4)
+def cached_decontaminator(root: str | None = None, ngram: int = 13, jaccard_threshold: float = 0.5) -> Decontaminator:
+    """One index per process (building it reads ~2.4k questions and takes a few seconds)."""
+    return Decontaminator(Path(root) if root else None, ngram, jaccard_threshold)

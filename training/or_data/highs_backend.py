@@ -28,6 +28,33 @@ _HIGHS_STATUS = {
 }
 
 
+_BANNER_SILENCED = False
+
+
+def _silence_banner() -> None:
+    """HiGHS prints a copyright banner to fd 1 when the first Highs object is made; make that
+    first object with fd 1 pointed at /dev/null so CLI output (and program stdout) stays clean."""
+    global _BANNER_SILENCED
+    if _BANNER_SILENCED:
+        return
+    import os
+    import sys
+
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+    _BANNER_SILENCED = True
+
+
 @dataclass
 class HighsResult:
     status: str
@@ -61,6 +88,7 @@ def solve_canonical(
     """
     import highspy
 
+    _silence_banner()
     n = len(c)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)

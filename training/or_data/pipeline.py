@@ -142,9 +142,9 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | Path, progress: Callable[[i
             dedup.check_and_add(rec["id"], rec["problem"], structure_key(prov["family"], prov["data"], prov["options"]))
     decontam = None
     if cfg.decontaminate:
-        from training.or_data.decontam import Decontaminator
+        from training.or_data.decontam import cached_decontaminator
 
-        decontam = Decontaminator()
+        decontam = cached_decontaminator()
     if progress:
         progress(state.accepted, cfg.n)
     ctx = mp.get_context("spawn")

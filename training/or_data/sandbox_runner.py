@@ -104,9 +104,11 @@ def prepare_solvers(want_gurobi: bool = True, want_shim: bool = True, extra_impo
     if want_shim and "shim" not in _SOLVERS:
         from training.or_data import gurobi_shim
 
-        import highspy  # (loaded now: cannot be read after the privilege drop)
+        import highspy  # noqa: F401  (loaded now: cannot be read after the privilege drop)
 
-        highspy.Highs()  # prints the HiGHS banner once, here, instead of in every program's stdout
+        from training.or_data.highs_backend import _silence_banner
+
+        _silence_banner()  # the banner would otherwise appear in every program's stdout
 
         _SOLVERS["shim"] = gurobi_shim
     import ctypes  # noqa: F401  (used by _no_new_privs after the privilege drop)

@@ -1,0 +1,156 @@
+"""Benchmark of the OR-CPT data pipeline (training/or_data), recorded as JSON.
+
+Measures, on 2 cores by default (the process pins itself and its children to the first 2 CPUs):
+
+1. throughput: accepted samples per second, end to end (generation, reference solve,
+   informativeness filter, rendering, gold formulation, sandboxed execution + 2 perturbed
+   re-solves, dedup, decontamination against every benchmark question, sharded JSONL export);
+2. gold pass rate per family (acceptance >= 99% in every family);
+3. corruption rejection rate per corruption kind (acceptance >= 99%).
+
+    python bench/or_pipeline.py                       # full run, writes bench/results/or_pipeline.json
+    python bench/or_pipeline.py --n 100 --gold-per-family 10 --corrupt-per-family 5   # quick
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from training.or_data.contract import gold_formulation  # noqa: E402
+from training.or_data.corrupt import CORRUPTIONS  # noqa: E402
+from training.or_data.export import atomic_write_json, git_commit  # noqa: E402
+from training.or_data.families import FAMILIES  # noqa: E402
+from training.or_data.instances import generate_instance  # noqa: E402
+from training.or_data.pipeline import PipelineConfig, hardware_info, run_pipeline  # noqa: E402
+from training.or_data.sandbox import probe_backends, unshare_available  # noqa: E402
+from training.or_data.validate import validate  # noqa: E402
+
+_SANDBOX = None
+
+
+def _init() -> None:
+    global _SANDBOX
+    from training.or_data.sandbox import Sandbox
+
+    _SANDBOX = Sandbox(workers=1)
+
+
+def _rates_job(job: tuple) -> dict:
+    """(family, seed, n_corruptions) -> gold outcome and the outcome of each corruption."""
+    family, seed, with_corruptions = job
+    inst = generate_instance(family, seed)
+    if inst is None:
+        return {"family": family, "seed": seed, "generated": False}
+    gold = gold_formulation(inst)
+    report = validate(inst, gold, _SANDBOX)
+    out = {"family": family, "seed": seed, "generated": True, "gold_accepted": report.accepted,
+           "gold_reason": report.reason, "corruptions": {}}
+    if with_corruptions:
+        rng = np.random.default_rng(seed)
+        for name, corrupt in CORRUPTIONS.items():
+            bad = corrupt(gold, rng, inst)
+            if bad is not None:
+                r = validate(inst, bad, _SANDBOX)
+                out["corruptions"][name] = {"rejected": not r.accepted, "reason": r.reason}
+    return out
+
+
+def measure_rates(gold_per_family: int, corrupt_per_family: int, workers: int) -> dict:
+    jobs = [(f, 10_000 + s, s < corrupt_per_family) for f in FAMILIES for s in range(gold_per_family)]
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_init) as pool:
+        results = list(pool.map(_rates_job, jobs, chunksize=4))
+    gold = defaultdict(lambda: {"generated": 0, "accepted": 0, "generation_failed": 0, "failures": []})
+    corr = defaultdict(lambda: {"total": 0, "rejected": 0, "accepted_cases": []})
+    corr_by_family = defaultdict(lambda: {"total": 0, "rejected": 0})
+    for r in results:
+        g = gold[r["family"]]
+        if not r["generated"]:
+            g["generation_failed"] += 1
+            continue
+        g["generated"] += 1
+        g["accepted"] += int(r["gold_accepted"])
+        if not r["gold_accepted"]:
+            g["failures"].append({"seed": r["seed"], "reason": r["gold_reason"]})
+        for name, c in r["corruptions"].items():
+            corr[name]["total"] += 1
+            corr[name]["rejected"] += int(c["rejected"])
+            corr_by_family[r["family"]]["total"] += 1
+            corr_by_family[r["family"]]["rejected"] += int(c["rejected"])
+            if not c["rejected"]:
+                corr[name]["accepted_cases"].append({"family": r["family"], "seed": r["seed"]})
+    for g in gold.values():
+        g["pass_rate"] = g["accepted"] / g["generated"] if g["generated"] else None
+    for c in list(corr.values()) + list(corr_by_family.values()):
+        c["rejection_rate"] = c["rejected"] / c["total"] if c["total"] else None
+    total_c = sum(c["total"] for c in corr.values())
+    return {
+        "gold": dict(gold),
+        "gold_min_family_pass_rate": min(g["pass_rate"] for g in gold.values() if g["pass_rate"] is not None),
+        "corruptions": dict(corr),
+        "corruptions_by_family": dict(corr_by_family),
+        "corruption_rejection_rate": sum(c["rejected"] for c in corr.values()) / total_c if total_c else None,
+        "wall_s": time.perf_counter() - t0,
+    }
+
+
+def measure_throughput(n: int, workers: int, chunk: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="or-bench-") as tmp:
+        t0 = time.perf_counter()
+        state = run_pipeline(PipelineConfig(n=n, workers=workers, chunk=chunk), tmp)
+        wall = time.perf_counter() - t0
+        sizes = {k: os.path.getsize(Path(tmp) / f"{k}.jsonl") for k in ("cpt", "sft")}
+    return {"accepted": state.accepted, "counts": state.counts, "per_family": state.per_family,
+            "end_to_end_wall_s": wall, "accepted_per_s": state.accepted / wall,
+            "loop_wall_s": state.wall_s, "accepted_per_s_excluding_startup": state.accepted / state.wall_s,
+            "bytes": sizes}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=int, default=400, help="accepted samples for the throughput run")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--cores", type=int, default=2, help="pin to this many CPUs (0 = do not pin)")
+    p.add_argument("--chunk", type=int, default=48)
+    p.add_argument("--gold-per-family", type=int, default=50)
+    p.add_argument("--corrupt-per-family", type=int, default=25)
+    p.add_argument("--skip-rates", action="store_true")
+    p.add_argument("--out", default=str(REPO / "bench" / "results" / "or_pipeline.json"))
+    args = p.parse_args(argv)
+    if args.cores and hasattr(os, "sched_setaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))[: args.cores]
+        os.sched_setaffinity(0, cpus)
+    record = {
+        "benchmark": "or_pipeline", "commit": git_commit(), "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "hardware": hardware_info(), "pinned_cpus": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "load_average_before": os.getloadavg(), "sandbox_backends": probe_backends(), "unshare_net": unshare_available(),
+        "config": vars(args),
+    }
+    record["throughput"] = measure_throughput(args.n, args.workers, args.chunk)
+    print(f"throughput: {record['throughput']['accepted_per_s']:.2f} accepted/s end to end "
+          f"({record['throughput']['accepted']} in {record['throughput']['end_to_end_wall_s']:.1f} s)", flush=True)
+    if not args.skip_rates:
+        record["rates"] = measure_rates(args.gold_per_family, args.corrupt_per_family, args.workers)
+        print(f"gold: min family pass rate {record['rates']['gold_min_family_pass_rate']:.4f}; "
+              f"corruptions rejected {record['rates']['corruption_rejection_rate']:.4f}", flush=True)
+    record["load_average_after"] = os.getloadavg()
+    atomic_write_json(Path(args.out), record)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
