@@ -421,7 +421,16 @@ class Program:
         for l in self.locals:
             for c in l.cols:
                 syms |= c.free_symbols
-        return tuple(sorted(syms, key=lambda s: s.name))
+        for t in self.tensors:
+            syms |= t.row_map.div.free_symbols | (t.row_map.mod.free_symbols if t.row_map.mod is not None else set())
+        syms |= {sym for sym, _ in self.size_params}
+        loopvars = set()
+        for s in self.prologue + self.body + self.epilogue:
+            for loop in _loops(s):
+                if isinstance(loop, Repeat):
+                    syms |= loop.count.free_symbols
+                    loopvars.add(loop.var)
+        return tuple(sorted((x for x in syms if x.name not in loopvars), key=lambda s: s.name))
 
     @property
     def chunk_dims(self) -> tuple:
