@@ -67,3 +67,19 @@ def test_disk_cache_reuses_the_library(api, kernels_dir, monkeypatch):
 def test_cache_dir_follows_trex_cache_dir(monkeypatch, tmp_path):
     monkeypatch.setenv("TREX_CACHE_DIR", str(tmp_path))
     assert cache_dir() == tmp_path / "emulator" and (tmp_path / "emulator").is_dir()
+
+
+def test_tiling_struct_as_gm_argument(api):
+    import ctypes
+    import struct
+
+    class ScaleTiling(ctypes.Structure):
+        _fields_ = [("n", ctypes.c_uint32), ("scale", ctypes.c_float)]
+
+    x = torch.randn(50)
+    out = torch.zeros(50)
+    api.launch("tiling_struct", 1, x, out, ScaleTiling(50, 2.5))
+    assert torch.equal(out, x * 2.5)
+    out.zero_()
+    api.launch("tiling_struct", 1, x, out, struct.pack("<If", 30, -1.0))  # bytes work too
+    assert torch.equal(out[:30], -x[:30]) and torch.all(out[30:] == 0)

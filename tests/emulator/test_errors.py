@@ -63,3 +63,22 @@ extern "C" __global__ __aicore__ void bf16_add(GM_ADDR x) {
 '''
     with pytest.raises(EmulatorCompileError, match=r"bfloat16_t must be Cast to float first"):
         compile_kernel(source)
+
+
+@pytest.mark.parametrize("which,pattern", [
+    (0, r"cross-block GM race: block 0 writes and block 1 writes bytes \[0, 64\) of out"),
+    (1, r"cross-block GM race: block \d (reads|writes) and block \d (reads|writes) bytes \[\d+, \d+\) of out"),
+])
+def test_cross_block_races_are_reported(api, which, pattern):
+    n, blocks = 16, 3
+    x, out = torch.randn(blocks * n), torch.zeros(blocks * n)
+    with pytest.raises(EmulatorError, match=pattern):
+        api.launch("block_race", blocks, x, out, n, which)
+    api.launch("block_race", blocks, x, out, n, which, check_races=False)  # the check can be switched off
+
+
+def test_disjoint_blocks_do_not_race(api):
+    n, blocks = 16, 3
+    x, out = torch.randn(blocks * n), torch.zeros(blocks * n)
+    api.launch("block_race", blocks, x, out, n, 2)
+    assert torch.equal(out, x)

@@ -567,3 +567,39 @@ extern "C" __global__ __aicore__ void misc_forms(GM_ADDR a, GM_ADDR h, GM_ADDR o
   qa.FreeTensor(la);
   qh.FreeTensor(lh);
 }
+
+// ---- cross-block GM races; each block copies n floats ----
+// which 0: every block writes out[0, n)                    -> write/write race
+// which 1: block b writes out[b*n, ...) and reads out[((b+1) % B) * n, ...) -> write/read race
+// which 2: block b reads x[b*n, ...) and writes out[b*n, ...)              -> no race
+extern "C" __global__ __aicore__ void block_race(GM_ADDR x, GM_ADDR out, uint32_t n, uint32_t which) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> q;
+  GlobalTensor<float> gx, go;
+  const uint32_t b = GetBlockIdx(), blocks = GetBlockNum();
+  gx.SetGlobalBuffer((__gm__ float*)x);
+  go.SetGlobalBuffer((__gm__ float*)out);
+  pipe.InitBuffer(q, 1, AlignElems<float>(n) * 4);
+  LocalTensor<float> t = LoadPad(q, which == 1 ? go[((b + 1) % blocks) * n] : gx[b * n], n);
+  StorePad(which == 0 ? go : go[b * n], t, n);
+  q.FreeTensor(t);
+}
+
+// ---- tiling passed as a GM struct (the kernel direct-call way; GET_TILING_DATA is not available) ----
+struct ScaleTiling {
+  uint32_t n;
+  float scale;
+};
+extern "C" __global__ __aicore__ void tiling_struct(GM_ADDR x, GM_ADDR out, GM_ADDR tiling) {
+  const ScaleTiling t = *reinterpret_cast<__gm__ ScaleTiling*>(tiling);
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> q;
+  GlobalTensor<float> gx, go;
+  gx.SetGlobalBuffer((__gm__ float*)x);
+  go.SetGlobalBuffer((__gm__ float*)out);
+  pipe.InitBuffer(q, 1, AlignElems<float>(t.n) * 4);
+  LocalTensor<float> v = LoadPad(q, gx, t.n);
+  Muls(v, v, t.scale, t.n);
+  StorePad(go, v, t.n);
+  q.FreeTensor(v);
+}

@@ -17,6 +17,7 @@ template <class F>
 inline std::string RunBlocks(const char* kernel, uint32_t block_dim, F&& body) {
   Runtime& rt = RT();
   if (block_dim == 0) return std::string(kernel) + ": blockDim must be >= 1";
+  rt.gm_accesses.clear();
   for (uint32_t b = 0; b < block_dim; ++b) {
     rt.BeginBlock(b, block_dim);
     try {
@@ -31,6 +32,9 @@ inline std::string RunBlocks(const char* kernel, uint32_t block_dim, F&& body) {
     }
     rt.EndBlock();
   }
+  std::string race = FindBlockRace();
+  rt.gm_accesses.clear();
+  if (!race.empty()) return std::string(kernel) + ": " + race;
   return std::string();
 }
 

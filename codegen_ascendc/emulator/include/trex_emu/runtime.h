@@ -68,6 +68,14 @@ struct GmRegion {
   uintptr_t begin, end;
 };
 
+// One GM access by one block, for the cross-block race check.
+enum class GmKind : uint8_t { kRead, kWrite, kAtomicWrite };
+struct GmAccess {
+  uintptr_t begin, end;
+  uint32_t block;
+  GmKind kind;
+};
+
 class TPipeBase;
 
 struct Runtime {
@@ -87,7 +95,9 @@ struct Runtime {
   bool mask_counter_mode = false;
   uint64_t mask_bits[2] = {~uint64_t{0}, ~uint64_t{0}};
   uint64_t mask_count = 0;
-  int atomic_type = 0;  // 0 none; otherwise AtomicKind (see copy.h)
+  int atomic_type = 0;  // 0: plain UB->GM writes; 1: SetAtomicAdd in effect
+  bool check_races = true;  // record GM accesses and report blocks that touch the same bytes
+  std::vector<GmAccess> gm_accesses;
   float pad_value_f = 0.0f;
 
   void BeginBlock(uint32_t idx, uint32_t num) {
@@ -138,11 +148,27 @@ inline uint64_t CountFormRepeats(uint64_t count, size_t wider_size) {
   return (count * wider_size + kRepeatBytes - 1) / kRepeatBytes;
 }
 
-// ---- GM bounds (only when the launcher registered the argument buffers) ----
-inline void CheckGm(const char* api, const void* p, uint64_t bytes) {
+inline void RecordGm(uintptr_t b, uintptr_t e, GmKind kind) {
+  Runtime& rt = RT();
+  if (!rt.check_races || b == e) return;
+  auto& v = rt.gm_accesses;
+  if (!v.empty()) {  // merge with the previous access when it continues it (row-by-row loops)
+    GmAccess& last = v.back();
+    if (last.block == rt.block_idx && last.kind == kind && last.end == b) {
+      last.end = e;
+      return;
+    }
+  }
+  v.push_back(GmAccess{b, e, rt.block_idx, kind});
+}
+
+// ---- GM bounds (only when the launcher registered the argument buffers) and access recording ----
+inline void CheckGm(const char* api, const void* p, uint64_t bytes, bool write = false) {
   const auto& regions = RT().gm_regions;
-  if (regions.empty() || bytes == 0) return;
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if (bytes == 0) return;
+  RecordGm(a, a + bytes, !write ? GmKind::kRead : (RT().atomic_type ? GmKind::kAtomicWrite : GmKind::kWrite));
+  if (regions.empty()) return;
   for (const auto& r : regions)
     if (a >= r.begin && a + bytes <= r.end) return;
   std::ostringstream os;
@@ -153,6 +179,45 @@ inline void CheckGm(const char* api, const void* p, uint64_t bytes) {
     if (a >= r.begin && a < r.end) os << " (starts inside " << r.name << ", overruns it by " << (a + bytes - r.end) << " B)";
   }
   Fail(os.str());
+}
+
+inline std::string DescribeGm(uintptr_t b, uintptr_t e) {
+  std::ostringstream os;
+  for (const auto& r : RT().gm_regions)
+    if (b >= r.begin && b < r.end) {
+      os << "bytes [" << (b - r.begin) << ", " << (e - r.begin) << ") of " << r.name;
+      return os.str();
+    }
+  os << "GM bytes [0x" << std::hex << b << ", 0x" << e << ")";
+  return os.str();
+}
+
+// Blocks run in parallel on the NPU. Two blocks touching the same GM bytes where at least one
+// writes (atomic adds among themselves excepted) is a race the sequential emulation would hide.
+inline std::string FindBlockRace() {
+  std::vector<GmAccess> v = RT().gm_accesses;
+  std::sort(v.begin(), v.end(), [](const GmAccess& x, const GmAccess& y) { return x.begin < y.begin; });
+  static const char* const kVerb[] = {"reads", "writes", "atomically adds to"};
+  std::vector<GmAccess> active;
+  for (const GmAccess& cur : v) {
+    active.erase(std::remove_if(active.begin(), active.end(), [&](const GmAccess& a) { return a.end <= cur.begin; }),
+                 active.end());
+    for (const GmAccess& a : active) {
+      if (a.block == cur.block) continue;
+      const bool both_read = a.kind == GmKind::kRead && cur.kind == GmKind::kRead;
+      const bool both_atomic = a.kind == GmKind::kAtomicWrite && cur.kind == GmKind::kAtomicWrite;
+      if (both_read || both_atomic) continue;
+      const uintptr_t lo = cur.begin, hi = std::min(a.end, cur.end);
+      std::ostringstream os;
+      os << "cross-block GM race: block " << a.block << " " << kVerb[static_cast<int>(a.kind)] << " and block "
+         << cur.block << " " << kVerb[static_cast<int>(cur.kind)] << " " << DescribeGm(lo, hi)
+         << "; blocks run in parallel on the NPU (the emulator runs them in turn and would hide this). "
+            "Give each block a disjoint range, or use SetAtomicAdd for accumulation";
+      return os.str();
+    }
+    active.push_back(cur);
+  }
+  return std::string();
 }
 
 // ---- UB checks ----
