@@ -3,6 +3,8 @@ import numpy as np
 import pytest
 import torch
 
+from emulator_reference import ref_repeat
+
 G = torch.Generator().manual_seed(0)
 BINARY = {0: torch.add, 1: torch.sub, 2: torch.mul, 3: torch.div, 4: torch.maximum, 5: torch.minimum}
 
@@ -61,18 +63,6 @@ def test_unary_and_scalar_ops(api, op):
     assert c["vector_repeats"] == {name: 3}  # ceil(150 * 4 / 256)
 
 
-def _ref_repeat(a, b, out, mask_bits, repeat, dst_blk, s0_blk, s1_blk, dst_rep, s0_rep, s1_rep, f):
-    """Documented addressing: element i of repeat r sits at r*rep*8 + (i//8)*blk*8 + i%8 (float)."""
-    out = out.clone()
-    at = lambda rep, blk, r, i: r * rep * 8 + (i // 8) * blk * 8 + i % 8
-    for r in range(repeat):
-        lanes = [i for i in range(64) if (mask_bits >> i) & 1]
-        vals = [f(a[at(s0_rep, s0_blk, r, i)], b[at(s1_rep, s1_blk, r, i)]) for i in lanes]
-        for i, v in zip(lanes, vals):
-            out[at(dst_rep, dst_blk, r, i)] = v
-    return out
-
-
 @pytest.mark.parametrize("kind,mask,repeat,strides", [
     (0, 64, 4, (1, 1, 1, 8, 8, 8)),        # contiguous
     (0, 20, 3, (2, 1, 0, 16, 8, 0)),       # partial mask, dst block stride 2, src1 broadcast block 0
@@ -88,7 +78,7 @@ def test_repeat_form_addressing(api, kind, mask, repeat, strides):
     mask_bits = mask if kind == 2 else (1 << mask) - 1
     api.launch("vec_repeat", 1, a, b, out, na, nb, nout, kind, mask, repeat, *strides)
     f = (lambda x, y: torch.exp(x)) if kind == 1 else (lambda x, y: x + y)
-    want = _ref_repeat(a, b, torch.full((nout,), 42.0), mask_bits, repeat, *strides, f)
+    want = ref_repeat(a, b, torch.full((nout,), 42.0), mask_bits, repeat, *strides, f)
     torch.testing.assert_close(out, want, rtol=1e-6 if kind == 1 else 0, atol=0)
 
 
