@@ -584,7 +584,7 @@ class MinCostFlow(Family):
             a, b = sorted(int(v) for v in rng.choice(n, size=2, replace=False))
             arcs.add((a, b) if rng.random() < 0.8 else (b, a))
         arcs = sorted(arcs)
-        n_sinks = int(rng.integers(1, min(3, n - 2) + 1))
+        n_sinks = int(rng.integers(1, min(3, n - 3) + 1))  # keeps >= 1 transshipment node
         sinks = [n - 1 - k for k in range(n_sinks)]
         demand = [0] * n
         for s in sinks:
@@ -807,6 +807,9 @@ class BinPacking(Family):
 
 # ================================================================================================
 class Portfolio(Family):
+    """Mean-variance allocation (quadratic objective): maximize expected return minus
+    risk_aversion x variance, investing at most the whole reserve, each holding capped."""
+
     name = "portfolio"
     kind = "QP"
     frozen_keys = ("covariance",)
@@ -820,48 +823,48 @@ class Portfolio(Family):
         while np.linalg.eigvalsh(cov).min() <= 1e-4:
             cov = np.round(cov + np.eye(n) * 0.002, 4)
         mu = [round(float(v), 3) for v in rng.uniform(0.02, 0.15, size=n)]
-        # A demanding return target and a tight cap make both constraints bind at the optimum.
-        target = round(float(np.quantile(mu, rng.uniform(0.55, 0.8))), 3)
-        max_w = round(float(rng.uniform(1.0 / n + 0.08, min(0.6, 1.0 / n + 0.3))), 2)
+        # Low risk aversion makes full investment attractive (the budget binds); a cap below the
+        # unconstrained favourite's weight makes the cap bind.
         return {"expected_return": mu, "covariance": [[float(v) for v in row] for row in cov],
-                "target_return": target, "max_weight": max_w}, {}
+                "risk_aversion": int(rng.integers(1, 5)),
+                "max_weight": round(float(rng.uniform(1.0 / n + 0.05, min(0.6, 1.0 / n + 0.3))), 2)}, {}
 
     def build(self, data, options):
-        m = LinearModel(self.name)
+        m = LinearModel(self.name, maximize=True)
         n = len(data["expected_return"])
-        w = [m.add_var(f"weight[{i}]") for i in range(n)]
-        cov = data["covariance"]
-        m.quad = {(i, j): cov[i][j] for i in range(n) for j in range(n) if cov[i][j] != 0}
-        m.add_row({wi: 1 for wi in w}, "==", 1, "budget")
-        m.add_row({w[i]: r for i, r in enumerate(data["expected_return"])}, ">=", data["target_return"], "return")
+        w = [m.add_var(f"weight[{i}]", obj=r) for i, r in enumerate(data["expected_return"])]
+        cov, lam = data["covariance"], data["risk_aversion"]
+        m.quad = {(i, j): -lam * cov[i][j] for i in range(n) for j in range(n) if cov[i][j] != 0}
+        m.add_row({wi: 1 for wi in w}, "<=", 1, "budget")
         for i in range(n):
             m.add_row({w[i]: 1}, "<=", data["max_weight"], "max_weight")
         return m
 
     def render(self, data, options, skin, rng):
         assets = skin.names("asset", len(data["expected_return"]))
-        out = [f"{_cap(skin.organization)} splits its reserve among {len(assets)} {skin.noun('asset', True)}: {_join(assets)}. Weights are fractions of the reserve and must sum to 1; no short selling."]
+        out = [f"{_cap(skin.organization)} decides which fraction of its reserve to place in each of {len(assets)} {skin.noun('asset', True)}: {_join(assets)}. "
+               "Fractions are non-negative (no short selling) and together may not exceed the whole reserve; anything not invested earns nothing."]
         out.append(" ".join(f"{a} has an expected return of {fmt(r)}." for a, r in zip(assets, data["expected_return"])))
         out.append("Covariance of returns:")
         out.append(_table(assets, assets, data["covariance"]))
-        out.append(f"The portfolio must earn an expected return of {phrase(rng, '>=')} {fmt(data['target_return'])}, and no single holding may exceed {fmt(data['max_weight'])} of the reserve.")
-        out.append("What is the minimum achievable variance of the portfolio return?")
+        out.append(f"No single holding may exceed {fmt(data['max_weight'])} of the reserve.")
+        out.append(f"The goal is to maximize expected return minus {fmt(data['risk_aversion'])} times the variance of the portfolio return. "
+                   "What is the best achievable value of this objective?")
         return "\n".join(out)
 
     def sections(self, data, options):
         return {"variables": "- weight[i] >= 0, continuous: fraction of the reserve in asset i",
-                "objective": "minimize sum_{i,j} covariance[i][j] * weight[i] * weight[j]",
-                "constraints": "(C1) budget: sum_i weight[i] == 1\n"
-                               "(C2) return: sum_i expected_return[i] * weight[i] >= target_return\n"
-                               "(C3) max_weight[i]: weight[i] <= max_weight  for every asset i",
+                "objective": "maximize sum_i expected_return[i] * weight[i] - risk_aversion * sum_{i,j} covariance[i][j] * weight[i] * weight[j]",
+                "constraints": "(C1) budget: sum_i weight[i] <= 1\n"
+                               "(C2) max_weight[i]: weight[i] <= max_weight  for every asset i",
                 "code": ["mu, cov = data['expected_return'], data['covariance']",
-                         "target_return, max_weight = data['target_return'], data['max_weight']",
+                         "risk_aversion, max_weight = data['risk_aversion'], data['max_weight']",
                          "N = range(len(mu))",
                          "model = gp.Model('portfolio')",
                          "weight = model.addVars(N, lb=0, vtype=GRB.CONTINUOUS, name='weight')",
-                         "model.setObjective(gp.quicksum(cov[i][j] * weight[i] * weight[j] for i in N for j in N), GRB.MINIMIZE)",
-                         "model.addConstr(weight.sum() == 1, name='budget')",
-                         "model.addConstr(gp.quicksum(mu[i] * weight[i] for i in N) >= target_return, name='return')",
+                         "variance = gp.quicksum(cov[i][j] * weight[i] * weight[j] for i in N for j in N)",
+                         "model.setObjective(gp.quicksum(mu[i] * weight[i] for i in N) - risk_aversion * variance, GRB.MAXIMIZE)",
+                         "model.addConstr(weight.sum() <= 1, name='budget')",
                          "model.addConstrs((weight[i] <= max_weight for i in N), name='max_weight')"]}
 
 

@@ -36,6 +36,7 @@ import ast
 import atexit
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -283,9 +284,20 @@ class _Zygote:
         return self.proc.poll() is None
 
     def run(self, request: dict) -> dict:
+        # The zygote enforces the wall limit itself; this outer deadline only guards against a
+        # zygote that stopped answering (then it is killed and replaced on the next request).
+        deadline = float(request["limits"].get("wall_s", 10.0)) + 30.0
         with self.lock:
-            self.proc.stdin.write(json.dumps(request) + "\n")
-            self.proc.stdin.flush()
+            try:
+                self.proc.stdin.write(json.dumps(request) + "\n")
+                self.proc.stdin.flush()
+            except BrokenPipeError:
+                return {"report": None, "zygote_error": "zygote exited"}
+            ready, _, _ = select.select([self.proc.stdout], [], [], deadline)
+            if not ready:
+                self.proc.kill()
+                self.proc.wait()
+                return {"report": None, "zygote_error": f"zygote did not answer within {deadline:.0f} s; restarted"}
             line = self.proc.stdout.readline()
         if not line:
             return {"report": None, "zygote_error": "zygote exited"}
@@ -400,6 +412,7 @@ class Sandbox:
             # Imports of the solver happen inside the wall budget too (a fresh interpreter costs).
             reply = sandbox_runner.supervise(proc.pid, result_r, float(limits.wall_s), out_fd, err_fd,
                                              limits.max_output_bytes)
+            # supervise() reaped the child with wait4; tell Popen so it does not warn or re-wait.
             proc.returncode = reply.get("exit_code")
             return reply, netns
         finally:

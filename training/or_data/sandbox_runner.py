@@ -388,25 +388,32 @@ def supervise(pid: int, result_r: int, wall_s: float, out_fd: int, err_fd: int, 
     status = None
     timed_out = False
     rusage = None
-    while True:
-        done, st, ru = os.wait4(pid, os.WNOHANG)
-        if done:
-            status, rusage = st, ru
-            break
-        remaining = deadline - time.perf_counter()
-        if remaining <= 0:
-            timed_out = True
-            break
-        if pipe_open:
-            ready, _, _ = select.select([result_r], [], [], min(remaining, 0.05))
-            if ready:
+    try:  # a pidfd becomes readable when the child exits: wait on it and the pipe together
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    try:
+        while True:
+            done, st, ru = os.wait4(pid, os.WNOHANG)
+            if done:
+                status, rusage = st, ru
+                break
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                timed_out = True
+                break
+            watch = ([result_r] if pipe_open else []) + ([pidfd] if pidfd is not None else [])
+            poll = remaining if pidfd is not None else min(remaining, 0.002)
+            ready, _, _ = select.select(watch, [], [], poll)
+            if result_r in ready:
                 data = os.read(result_r, 1 << 16)
                 if data:
                     chunks.append(data)
                 else:
                     pipe_open = False
-        else:
-            time.sleep(min(remaining, 0.0005))
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
     group_left = True
     try:
         os.killpg(pid, signal.SIGKILL)
