@@ -15,6 +15,9 @@ GENERATOR_VERSION = "or_data/1"
 
 @lru_cache(maxsize=1)
 def git_commit() -> str:
+    """HEAD of the checkout ($TREX_COMMIT wins, for copies of the tree without .git)."""
+    if os.environ.get("TREX_COMMIT"):
+        return os.environ["TREX_COMMIT"]
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent, capture_output=True,
                              text=True, timeout=10)
