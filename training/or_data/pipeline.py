@@ -93,7 +93,7 @@ def _process_chunk(args) -> list[dict]:
 # Driver
 # ----------------------------------------------------------------------------------------------
 def hardware_info() -> dict:
-    return {"machine": platform.machine(), "processor": platform.processor() or _cpu_model(),
+    return {"machine": platform.machine(), "cpu_model": _cpu_model(),
             "cpu_count": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
             "python": platform.python_version(), "platform": platform.platform()}
 
