@@ -88,55 +88,92 @@ def _poison(x: torch.Tensor) -> None:
     x.fill_(float("nan") if x.dtype.is_floating_point else -1)
 
 
+@dataclasses.dataclass
+class LaunchPlan:
+    """Everything about one (program, input shapes/dtypes, size scalars, tiling) that does not change
+    between calls: computed once (sympy size binding, tiling choice, printing, import), then every call
+    only makes views, allocates outputs and launches."""
+    program: Program
+    kernel: CompiledKernel
+    tiling: Tiling
+    rows: int
+    out_shapes: dict
+    out_dtypes: dict
+    arg_spec: tuple          # (kind, name, scalar-is-float)
+    grid: tuple
+    partial: tuple           # names of PARTIAL outputs (dropped after finalize)
+
+
+_PLANS: dict = {}
+
+
+def _plan_key(p: Program, inputs: dict, scalars: dict, tiling: Tiling | None) -> tuple:
+    shapes = tuple((k, tuple(v.shape), v.dtype) for k, v in inputs.items())
+    size_scalars = tuple((name, scalars.get(name)) for _, name in p.size_params)
+    return (id(p), shapes, size_scalars, tiling, os.environ.get("TRITON_INTERPRET") == "1")
+
+
+def plan(p: Program, inputs: dict, scalars: dict, tiling: Tiling | None = None) -> LaunchPlan:
+    key = _plan_key(p, inputs, scalars, tiling)
+    hit = _PLANS.get(key)
+    if hit is not None and hit.program is p:
+        return hit
+    for t in p.inputs:
+        x = inputs.get(t.name)
+        if x is not None and x.dtype != t.dtype.torch:
+            raise IRError(f"program {p.name}: input {t.name} is {x.dtype}, the program expects "
+                          f"{t.dtype.value}; build the program for this dtype")
+    sizes = bind_sizes(p, inputs, scalars)
+    rows = int(sizes[ROWS])
+    chosen = tiling or tiling_mod.choose(p, sizes)
+    ks = print_program(p, {k: v for k, v in sizes.items() if k != ROWS}, chosen)
+    ck = load_kernel(ks)
+    shapes = output_shapes(p, sizes, chosen.programs or 1)
+    arg_spec = tuple((kind, name, kind == "scalar" and p.scalar(name).dtype.is_float) for kind, name in ks.args)
+    grid = (chosen.programs,) if ks.persistent else (max(1, math.ceil(rows / chosen.rows_per_tile)),)
+    lp = LaunchPlan(p, ck, chosen, rows, shapes, {n: p.tensor(n).dtype.torch for n in shapes}, arg_spec, grid,
+                    tuple(t.name for t in p.outputs if t.kind == TensorKind.PARTIAL))
+    _PLANS[key] = lp
+    return lp
+
+
 def run_program(p: Program, inputs: dict, scalars: dict | None = None, tiling: Tiling | None = None,
                 device=None) -> dict:
     """Run program `p` on CUDA (or the Triton interpreter) and return its outputs by name."""
-    scalars = dict(scalars or {})
-    sizes = bind_sizes(p, {k: v for k, v in inputs.items()}, scalars)
-    rows = int(sizes[ROWS])
-    tiling = tiling or tiling_mod.choose(p, sizes)
-    ks = print_program(p, {k: v for k, v in sizes.items() if k != ROWS}, tiling)
-    ck = load_kernel(ks)
-    ref = next(iter(inputs.values()))
-    device = device or ref.device
-    ins = {}
-    for t in p.inputs:
-        x = inputs[t.name]
-        if x.dtype != t.dtype.torch:
-            raise IRError(f"program {p.name}: input {t.name} is {x.dtype}, the program expects "
-                          f"{t.dtype.value}; build the program for this dtype")
-        ins[t.name] = _view(t, x)
-    programs = tiling.programs or 1
-    outs = {}
+    scalars = scalars or {}
+    lp = plan(p, inputs, scalars, tiling)
+    device = device or next(iter(inputs.values())).device
+    ins = {t.name: _view(t, inputs[t.name]) for t in p.inputs}
     poison = os.environ.get("TREX_TRITON_POISON") == "1"
-    for name, shape in output_shapes(p, sizes, programs).items():
-        t = p.tensor(name)
-        outs[name] = torch.empty(shape, dtype=t.dtype.torch, device=device)
-        if poison or t.kind == TensorKind.PARTIAL and rows == 0:
-            _poison(outs[name]) if poison else outs[name].zero_()
-    if rows > 0:
+    outs = {}
+    for name, shape in lp.out_shapes.items():
+        x = torch.empty(shape, dtype=lp.out_dtypes[name], device=device)
+        if poison:
+            _poison(x)
+        elif lp.rows == 0 and name in lp.partial:
+            x.zero_()
+        outs[name] = x
+    if lp.rows > 0:
         args = []
-        for kind, name in ks.args:
+        for kind, name, is_float in lp.arg_spec:
             if kind == "ptr":
                 args.append(ins[name] if name in ins else outs[name])
             elif kind == "row_stride":
                 x = ins[name] if name in ins else outs[name]
                 args.append(x.stride(0) if x.dim() > 0 else 0)
             elif kind == "scalar":
-                s = p.scalar(name)
-                v = scalars[name]
-                args.append(int(v) if not s.dtype.is_float else float(v))
-            elif kind == "rows":
-                args.append(rows)
-        grid = (tiling.programs,) if ks.persistent else (math.ceil(rows / tiling.rows_per_tile),)
-        ck.fn[grid](*args, num_warps=tiling.num_warps, num_stages=tiling.num_stages)
-    result = dict(outs)
+                args.append(float(scalars[name]) if is_float else int(scalars[name]))
+            elif kind == "scratch":
+                args.append(torch.empty(lp.grid[0] * lp.kernel.source.scratch_per_program,
+                                        dtype=torch.float32, device=device))
+            else:
+                args.append(lp.rows)
+        lp.kernel.fn[lp.grid](*args, num_warps=lp.tiling.num_warps, num_stages=lp.tiling.num_stages)
     for h in p.finalize:
-        result[h.out] = _host_op(h, result, ins)
-    for t in p.outputs:
-        if t.kind == TensorKind.PARTIAL:
-            result.pop(t.name, None)
-    return result
+        outs[h.out] = _host_op(h, outs, ins)
+    for name in lp.partial:
+        outs.pop(name, None)
+    return outs
 
 
 def _host_op(h, result: dict, ins: dict) -> torch.Tensor:

@@ -78,12 +78,18 @@ class Tiling:
     num_stages: int = 2
     programs: int | None = None      # persistent grid size; None = one program per row tile
     reverse_second_pass: bool = True  # later ChunkLoops over a dim walk it backwards (L2 reuse)
+    second_chunk: int | None = None  # block of later ChunkLoops over the same dim (None: col_chunk);
+    #                                  an apply pass without a dot can stream wider chunks
+    hist_scratch: bool = True        # history locals (Sinkhorn iterates) in a per-program global scratch
+    #                                  buffer (L1/L2-resident) instead of registers, where they spill
 
     def __post_init__(self):
         if self.rows_per_tile < 1 or self.rows_per_tile & (self.rows_per_tile - 1):
             raise IRError(f"Tiling.rows_per_tile must be a power of two >= 1, got {self.rows_per_tile}")
-        if self.col_chunk is not None and (self.col_chunk < 1 or self.col_chunk & (self.col_chunk - 1)):
-            raise IRError(f"Tiling.col_chunk must be a power of two or None, got {self.col_chunk}")
+        for k in ("col_chunk", "second_chunk"):
+            v = getattr(self, k)
+            if v is not None and (v < 1 or v & (v - 1)):
+                raise IRError(f"Tiling.{k} must be a power of two or None, got {v}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +101,7 @@ class KernelSource:
     tiling: Tiling
     sizes: tuple           # ((symbol name, value), ...) the source is specialised to
     program: str           # the IR program's name
+    scratch_per_program: int = 0   # fp32 elements of history scratch each program needs
 
 
 # ------------------------------------------------------------------------------------------------
@@ -120,6 +127,7 @@ class _Val:
     dtype: DType
     load_of: tuple | None = None     # (gm name, dtype to cast to or None): this value is a loaded row
     pieces: tuple | None = None      # (base _Val, ((start, stop, step, _Val), ...)): a set_slice chain
+    name_ir: str = ""                # the IR local (history locals in scratch memory)
 
 
 class _Printer:
@@ -140,6 +148,19 @@ class _Printer:
             raise IRError(f"program {p.name} has per-core partial outputs or an epilogue: its Tiling needs "
                           f"programs=<persistent grid size>")
         self.R = tiling.rows_per_tile
+        # history locals kept in global scratch: name -> (elements per program, per row, slots)
+        self.scratch: dict = {}
+        if tiling.hist_scratch:
+            offset = 0
+            for op, _ in walk(p.prologue + p.body + p.epilogue):
+                if op.opcode in ("hist_write", "hist_read") and op.args[0] not in self.scratch:
+                    loc = p.locals_by_name[op.args[0]]
+                    per_row = math.prod(self.ev(c) for c in loc.cols)
+                    self.scratch[op.args[0]] = (None, per_row, offset)
+                    offset += per_row
+            self.scratch_per_row = offset
+            for k, (_, _, off) in list(self.scratch.items()):
+                self.scratch[k] = (self.R * offset, offset, off)
 
     # -- helpers
     def emit(self, line: str):
@@ -281,10 +302,10 @@ class _Printer:
     def chunk_loop(self, s: ChunkLoop):
         dim = s.dim
         extent = self.ev(dim)
-        chunk = self.tiling.col_chunk or next_pow2(extent)
+        seen = self.chunk_seen.get(dim, 0)
+        chunk = (self.tiling.second_chunk if seen else None) or self.tiling.col_chunk or next_pow2(extent)
         chunk = min(chunk, next_pow2(extent))
         n_chunks = -(-extent // chunk)
-        seen = self.chunk_seen.get(dim, 0)
         self.chunk_seen[dim] = seen + 1
         tag = re.sub(r"\W", "_", str(dim))
         it = self.tmp(f"c_{tag}_")
@@ -532,6 +553,9 @@ def _rule_fill(pr: _Printer, op: Op):
     out = _out_local(pr, op)
     axes = pr.shape_of(out)
     var = pr.ident(op.out)
+    if op.out in pr.scratch:     # a history in scratch memory: only written slots are ever read
+        pr.set_val(op.out, _Val(var, out.per_row, axes, out.dtype))
+        return
     pr.emit(f"{var} = tl.full({pr.block_shape(out.per_row, axes)}, {pr.arg(op.args[0])}, {TL_DTYPE[out.dtype]})")
     pr.set_val(op.out, _Val(var, out.per_row, axes, out.dtype))
 
@@ -726,10 +750,32 @@ def _rule_matvec_t(pr: _Printer, op: Op):
     del nk
 
 
+def _scratch_offsets(pr: _Printer, h: _Val, slot: str) -> tuple[str, str | None]:
+    """Offsets of slot `slot` of history h in this program's scratch: [R, slots, *inner] fp32."""
+    per_program, per_row, local_offset = pr.scratch[h.name_ir]
+    inner = h.axes[1:]
+    rank = 1 + len(inner)
+    inner_elems = math.prod(a.extent for a in inner)
+    terms = [f"core * {per_program}", f"{pr.bcast('tile_rows', 0, rank)} * {per_row}",
+             f"{local_offset} + ({slot}) * {inner_elems}"]
+    for i, a in enumerate(inner):
+        stride = math.prod(x.extent for x in inner[i + 1:])
+        terms.append(f"{pr.bcast(a.offs, i + 1, rank)}" + (f" * {stride}" if stride != 1 else ""))
+    mask = pr.full_mask(False, inner)
+    return " + ".join(terms), mask
+
+
 def _rule_hist_write(pr: _Printer, op: Op):
     h = pr.value(op.args[0])
     src = pr.value(op.args[1])
     slot = pr.slot(op.attr("slot"))
+    if op.args[0] in pr.scratch:
+        offs, mask = _scratch_offsets(pr, _with_name(h, op.args[0]), slot)
+        pr.emit("tl.debug_barrier()")   # every read of the slot's previous contents has completed
+        val = src.var if src.per_row else f"tl.broadcast_to({src.var}, {pr.block_shape(True, src.axes)})"
+        pr.emit(f"tl.store(hist_scratch_ptr + {offs}, {val}" + (f", mask={mask})" if mask else ")"))
+        pr.set_val(op.out, h)
+        return
     rank = 1 + len(h.axes)
     a = h.axes[0]
     var = pr.ident(op.out)
@@ -738,10 +784,21 @@ def _rule_hist_write(pr: _Printer, op: Op):
     pr.set_val(op.out, _Val(var, h.per_row, h.axes, h.dtype))
 
 
+def _with_name(h: _Val, name: str) -> _Val:
+    return dataclasses.replace(h, name_ir=name)
+
+
 def _rule_hist_read(pr: _Printer, op: Op):
     h = pr.value(op.args[0])
     out = _out_local(pr, op)
     slot = pr.slot(op.attr("slot"))
+    if op.args[0] in pr.scratch:
+        offs, mask = _scratch_offsets(pr, _with_name(h, op.args[0]), slot)
+        var = pr.ident(op.out)
+        pr.emit("tl.debug_barrier()")   # the slot's writes by other threads are visible
+        pr.emit(f"{var} = tl.load(hist_scratch_ptr + {offs}" + (f", mask={mask}, other=0.0)" if mask else ")"))
+        pr.set_val(op.out, _Val(var, True, pr.shape_of(out), out.dtype))
+        return
     rank = 1 + len(h.axes)
     a = h.axes[0]
     var = pr.ident(op.out)
@@ -807,6 +864,9 @@ def print_program(p: Program, sizes: dict, tiling: Tiling) -> KernelSource:
     for s in p.scalars:
         params.append(s.name)
         args.append(("scalar", s.name))
+    if pr.scratch:
+        params.append("hist_scratch_ptr")
+        args.append(("scratch", "hist_scratch"))
     params.append("ROWS")
     args.append(("rows", "ROWS"))
 
@@ -854,5 +914,6 @@ def print_program(p: Program, sizes: dict, tiling: Tiling) -> KernelSource:
     out += epilogue
     header = ["import triton", "import triton.language as tl", "", ""]
     source = "\n".join(header + out) + "\n"
+    scratch = next(iter(pr.scratch.values()))[0] if pr.scratch else 0
     return KernelSource(name, source, tuple(args), pr.persistent, tiling,
-                        tuple(sorted((str(k), int(v)) for k, v in sizes.items())), p.name)
+                        tuple(sorted((str(k), int(v)) for k, v in sizes.items())), p.name, scratch)

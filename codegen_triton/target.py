@@ -16,6 +16,8 @@ reference: a compiler failure never produces a wrong result.
 """
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 import warnings
 
@@ -32,11 +34,17 @@ def _dt(t: torch.Tensor) -> DType:
     return DType.from_torch(t.dtype)
 
 
+@functools.lru_cache(maxsize=None)
+def _build(module: str, builder: str, *args):
+    """Kernel-IR programs are immutable: build each variant once (launch plans key on the object)."""
+    return getattr(importlib.import_module(module), builder)(*args)
+
+
 def _rms_norm(x, weight, eps, out_dtype):
-    from passes.ir_rmsnorm import build_rms_norm_fwd
     d = x.shape[-1]
-    p = build_rms_norm_fwd(_dt(x), weight is not None, _dt(weight) if weight is not None else None,
-                           DType.from_torch(out_dtype) if out_dtype is not None else None)
+    p = _build("passes.ir_rmsnorm", "build_rms_norm_fwd", _dt(x), weight is not None,
+               _dt(weight) if weight is not None else None,
+               DType.from_torch(out_dtype) if out_dtype is not None else None)
     ins = {"x": x.reshape(-1, d)}
     if weight is not None:
         ins["w"] = weight.reshape(-1)
@@ -45,9 +53,11 @@ def _rms_norm(x, weight, eps, out_dtype):
 
 
 def _rms_norm_bwd(dy, x, weight, rstd):
-    from passes.ir_rmsnorm import build_rms_norm_bwd
+    if dy.dtype != x.dtype:
+        return NotImplemented    # the IR program reads dy in x's dtype; a wider dy keeps its precision
     d = x.shape[-1]
-    p = build_rms_norm_bwd(_dt(x), weight is not None, _dt(weight) if weight is not None else None)
+    p = _build("passes.ir_rmsnorm", "build_rms_norm_bwd", _dt(x), weight is not None,
+               _dt(weight) if weight is not None else None)
     ins = {"dy": dy.reshape(-1, d).to(x.dtype), "x": x.reshape(-1, d), "rstd": rstd.reshape(-1, 1).float()}
     if weight is not None:
         ins["w"] = weight.reshape(-1)
@@ -62,12 +72,13 @@ def _rw_view(route_weight, rows):
 
 
 def _swiglu_limited(gate, up, limit, route_weight, out_dtype):
-    from passes.ir_swiglu_limited import build_swiglu_limited_fwd
+    if up.dtype != gate.dtype:
+        return NotImplemented
     f = gate.shape[-1]
     rows = gate.numel() // f
-    p = build_swiglu_limited_fwd(_dt(gate), route_weight is not None,
-                                 _dt(route_weight) if route_weight is not None else None,
-                                 DType.from_torch(out_dtype) if out_dtype is not None else None)
+    p = _build("passes.ir_swiglu_limited", "build_swiglu_limited_fwd", _dt(gate), route_weight is not None,
+               _dt(route_weight) if route_weight is not None else None,
+               DType.from_torch(out_dtype) if out_dtype is not None else None)
     ins = {"gate": gate.reshape(rows, f), "up": up.reshape(rows, f).to(gate.dtype)}
     if route_weight is not None:
         ins["route_weight"] = _rw_view(route_weight, rows)
@@ -75,11 +86,12 @@ def _swiglu_limited(gate, up, limit, route_weight, out_dtype):
 
 
 def _swiglu_limited_bwd(dh, gate, up, limit, route_weight):
-    from passes.ir_swiglu_limited import build_swiglu_limited_bwd
+    if dh.dtype != gate.dtype or up.dtype != gate.dtype:
+        return NotImplemented    # the IR program reads dh/up in gate's dtype
     f = gate.shape[-1]
     rows = gate.numel() // f
-    p = build_swiglu_limited_bwd(_dt(gate), route_weight is not None,
-                                 _dt(route_weight) if route_weight is not None else None)
+    p = _build("passes.ir_swiglu_limited", "build_swiglu_limited_bwd", _dt(gate), route_weight is not None,
+               _dt(route_weight) if route_weight is not None else None)
     ins = {"dh": dh.reshape(rows, f).to(gate.dtype), "gate": gate.reshape(rows, f),
            "up": up.reshape(rows, f).to(gate.dtype)}
     if route_weight is not None:
@@ -94,7 +106,7 @@ def _swiglu_limited_bwd(dh, gate, up, limit, route_weight):
 def _rope(x, cos, sin, rope_dim, inverse):
     import math
 
-    from passes.ir_rope import _compact, build_rope, cos_row_map
+    from passes.ir_rope import _compact, cos_row_map
     hd = x.shape[-1]
     if rope_dim % 2 or rope_dim > hd or cos.shape[-1] != rope_dim // 2:
         return NotImplemented     # the reference raises the argument error
@@ -106,7 +118,9 @@ def _rope(x, cos, sin, rope_dim, inverse):
         cos_v, sin_v, cdiv = cos.expand(*lead, h2).reshape(rows, h2), sin.expand(*lead, h2).reshape(rows, h2), 1
     else:
         cos_v, sin_v, cdiv = _compact(cos, lead, h2), _compact(sin, lead, h2), m[0]
-    p = build_rope(_dt(x), bool(inverse), _dt(cos))
+    if sin.dtype != cos.dtype:
+        return NotImplemented
+    p = _build("passes.ir_rope", "build_rope", _dt(x), bool(inverse), _dt(cos))
     out = run_program(p, {"x": x.reshape(rows, hd), "cos": cos_v, "sin": sin_v.to(cos.dtype)}, {"cdiv": cdiv})
     return out["y"].reshape(x.shape)
 
@@ -117,20 +131,20 @@ def _mhc_views(x, fn, scale, base):
 
 
 def _mhc_pre(x, fn, scale, base, iters, hc_eps, rms_eps):
-    from passes.ir_mhc_pre import build_mhc_pre_fwd
     ins, rows, n, d = _mhc_views(x, fn, scale, base)
-    p = build_mhc_pre_fwd(_dt(x))
+    p = _build("passes.ir_mhc_pre", "build_mhc_pre_fwd", _dt(x))
     out = run_program(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
     lead = x.shape[:-2]
     return out["layer_input"].reshape(*lead, d), out["post"].reshape(*lead, n), out["comb"].reshape(*lead, n, n)
 
 
 def _mhc_pre_bwd(d_layer_input, d_post, d_comb, x, fn, scale, base, iters, hc_eps, rms_eps):
-    from passes.ir_mhc_pre import build_mhc_pre_bwd
+    if d_layer_input.dtype != x.dtype:
+        return NotImplemented    # the IR program reads the layer-input gradient in x's dtype
     ins, rows, n, d = _mhc_views(x, fn, scale, base)
     ins.update(dli=d_layer_input.reshape(rows, d).to(x.dtype), dpost=d_post.reshape(rows, n).float(),
                dcomb=d_comb.reshape(rows, n, n).float())
-    p = build_mhc_pre_bwd(_dt(x))
+    p = _build("passes.ir_mhc_pre", "build_mhc_pre_bwd", _dt(x))
     out = run_program(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
     return (out["dx"].reshape(x.shape), out["dfn"].reshape(fn.shape).to(fn.dtype),
             out["dscale"].reshape(scale.shape).to(scale.dtype), out["dbase"].reshape(base.shape).to(base.dtype))

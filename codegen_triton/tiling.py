@@ -100,11 +100,12 @@ def _candidates(p: Program, sizes: dict, hw: dict):
         if has_dot and rows_per_tile < DOT_MIN:
             continue
         for chunk in ((32, 64, 128, 256) if chunked else (None,)):
-            for warps in (1, 2, 4, 8, 16):
-                for prog_mult in ((1, 2, 4) if partial else (None,)):
-                    programs = None if prog_mult is None else hw["sm_count"] * prog_mult
-                    yield Tiling(rows_per_tile=rows_per_tile, col_chunk=chunk, num_warps=warps,
-                                 num_stages=2 if chunked else 1, programs=programs)
+            for second in ((None, 256, 512) if chunked else (None,)):
+                for warps in (2, 4, 8, 16):
+                    for prog_mult in ((1, 2, 4) if partial else (None,)):
+                        programs = None if prog_mult is None else hw["sm_count"] * prog_mult
+                        yield Tiling(rows_per_tile=rows_per_tile, col_chunk=chunk, num_warps=warps,
+                                     num_stages=2 if chunked else 1, programs=programs, second_chunk=second)
     del widest
 
 
@@ -123,7 +124,8 @@ def predict(p: Program, sizes: dict, tiling: Tiling, hw: dict | None = None) -> 
         n = 1
         for c in t.cols:
             c = sympy.sympify(c)
-            n *= (tiling.col_chunk or next_pow2(_ev(c, sizes))) if c in chunk_dims else next_pow2(_ev(c, sizes))
+            widest = max(tiling.col_chunk or 0, tiling.second_chunk or 0) or next_pow2(_ev(c, sizes))
+            n *= min(widest, next_pow2(_ev(c, sizes))) if c in chunk_dims else next_pow2(_ev(c, sizes))
         return n
     row_tensors = [t for t in p.tensors if t.kind == TensorKind.ROW]
     tile_elems = R * max([block_elems(t) for t in row_tensors] or [1])

@@ -66,7 +66,7 @@ def test_kernel_matches_reference_interpreter(name, program, sizes):
     tilings = [Tiling(rows_per_tile=4, col_chunk=16, programs=3 if partial else None)]
     if "mhc" in name:
         tilings.append(Tiling(rows_per_tile=16, col_chunk=32, programs=2 if partial else None,
-                              reverse_second_pass=False))
+                              reverse_second_pass=False, hist_scratch=False, second_chunk=64))
     for tiling in tilings:
         out = run_program(program, ins, scalars, tiling)
         assert set(out) == set(ref)

@@ -7,6 +7,7 @@ sizes are literals), and follow the tiling (persistent loop, chunk loops, tensor
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 import pytest
 
@@ -41,7 +42,8 @@ def test_printed_source_is_one_jit_kernel(name, program, sizes, rows_per_tile):
     params = [a.arg for a in fns[0].args.args]
     expected = []
     for kind, tname in ks.args:
-        expected.append({"ptr": f"{tname}_ptr", "row_stride": f"{tname}_row_stride"}.get(kind, tname))
+        expected.append({"ptr": f"{tname}_ptr", "row_stride": f"{tname}_row_stride",
+                         "scratch": f"{tname}_ptr"}.get(kind, tname))
     assert params == expected
     assert params[-1] == "ROWS"
     stored = {ast.unparse(c.args[0]).split("_ptr")[0] for c in ast.walk(fns[0])
@@ -67,6 +69,11 @@ def test_structure_follows_the_tiling(name, program, sizes):
     small = print_program(program, sizes, _tiling_for(program, 2, 16)).source
     if program.chunk_dims:
         assert "tl.dot(" not in small              # 2 rows: broadcast-multiply-sum instead
+    if "hist_write" in str(program):
+        assert ks.scratch_per_program == 16 * 10 * 4 * 4    # R x (2*ITERS) x N x N fp32 slots
+        assert "hist_scratch_ptr" in src and "tl.debug_barrier()" in src
+        regs = print_program(program, sizes, dataclasses.replace(_tiling_for(program, 16, 16), hist_scratch=False))
+        assert "hist_scratch_ptr" not in regs.source and regs.scratch_per_program == 0
 
 
 def test_partial_outputs_need_a_persistent_grid():
