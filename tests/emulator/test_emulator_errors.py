@@ -17,6 +17,7 @@ MISUSE = {
     9: r"DataCopyPad\(GM->UB\): destination buffer calcBuf is a VECCALC buffer",
     10: r"already free \(double free\)",
     11: r"Exp: dst accesses UB bytes \[\d+, \d+\) outside its buffer calcBuf",
+    12: r"Add: dst UB bytes \[32, 288\) partially overlap src0 \[0, 256\); AscendC allows aliasing only when",
 }
 
 

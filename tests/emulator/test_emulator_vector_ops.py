@@ -157,3 +157,9 @@ def test_cast_copy_index_and_block_max_repeat_forms(api):
     assert torch.equal(out[:100], torch.arange(100, dtype=torch.float32) + 5.0) and torch.all(out[100:] == -5.0)
     a, _, out, _ = _misc(api, 5)
     assert torch.equal(out[:8], a[:64].view(8, 8).max(-1).values) and torch.all(out[8:] == -5.0)
+
+
+def test_widening_cast_in_place_upper_half_trick(api):
+    _, h, out, c = _misc(api, 6)
+    assert torch.equal(out, h.float())
+    assert c["mte2_bytes"] == 128 * 4 + 128 * 2 + 128 * 4 + 128 * 2  # three LoadPads, then the upper-half DataCopy

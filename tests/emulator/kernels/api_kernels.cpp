@@ -498,6 +498,11 @@ extern "C" __global__ __aicore__ void misuse(GM_ADDR x, uint32_t which) {
       inQueueX.FreeTensor(t);
       break;
     }
+    case 12: {  // dst partially overlapping a source (shifted by 8 elements)
+      LocalTensor<float> t = inQueueX.AllocTensor<float>();
+      Add(t[8], t, t[128], 64);
+      break;
+    }
     case 11: {  // vector op running past the end of its buffer
       pipe.InitBuffer(calcBuf, 256);
       LocalTensor<float> t = calcBuf.Get<float>();
@@ -521,6 +526,7 @@ extern "C" __global__ __aicore__ void crash(GM_ADDR x) {
 // which 3: Copy repeat form
 // which 4: CreateVecIndex from 5
 // which 5: BlockReduceMax over one repeat (8 block maxima)
+// which 6: widening Cast in place: 128 halves DMA'd into the upper half of the float buffer
 extern "C" __global__ __aicore__ void misc_forms(GM_ADDR a, GM_ADDR h, GM_ADDR out, uint32_t which) {
   TPipe pipe;
   TQue<QuePosition::VECIN, 1> qa, qh, qo;
@@ -560,6 +566,12 @@ extern "C" __global__ __aicore__ void misc_forms(GM_ADDR a, GM_ADDR h, GM_ADDR o
     case 5:
       BlockReduceMax(lo, la, 1, 64, 1, 1, 8);
       break;
+    case 6: {
+      LocalTensor<half> upper = lo.ReinterpretCast<half>()[128];
+      DataCopy(upper, gh, 128);
+      Cast(lo, upper, RoundMode::CAST_NONE, 128);
+      break;
+    }
     default: break;
   }
   StorePad(go, lo, 128);

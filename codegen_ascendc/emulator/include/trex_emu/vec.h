@@ -224,6 +224,22 @@ inline T Down(V v) {
   else return static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(v)));
 }
 
+// AscendC's general address-overlap rule for vector instructions: a source may alias the destination
+// only if both start at the same address (100% overlap); a shifted overlap makes repeat N read what
+// repeat N-1 wrote, which the NPU does not define. (Widening Cast is checked separately: the
+// documented in-place trick keeps the 16-bit source in the upper half of the float destination.)
+template <class TD, class TS>
+inline void CheckOverlap(const char* api, const char* operand, const TD* d, int64_t nd, const TS* s, int64_t ns) {
+  const uint8_t* db = reinterpret_cast<const uint8_t*>(d);
+  const uint8_t* de = reinterpret_cast<const uint8_t*>(d + nd);
+  const uint8_t* sb = reinterpret_cast<const uint8_t*>(s);
+  const uint8_t* se = reinterpret_cast<const uint8_t*>(s + ns);
+  if (db == sb || de <= sb || se <= db) return;
+  Fail(api, ": dst UB bytes [", RT().UbOffset(db), ", ", RT().UbOffset(de), ") partially overlap ", operand, " [",
+       RT().UbOffset(sb), ", ", RT().UbOffset(se), "); AscendC allows aliasing only when both start at the same "
+       "address. Use a separate buffer");
+}
+
 // ---- generic engines ----
 // Count form, elementwise: dst[i] = f(src0[i], src1[i], dst[i]).
 template <class T, class F>
@@ -236,6 +252,8 @@ inline void BinaryCount(const char* api, const LocalTensor<T>& dst, const LocalT
   CheckUbRange(api, "dst", dst.buf_, dst.addr_, dst.addr_ + count);
   CheckUbRange(api, "src0", s0.buf_, s0.addr_, s0.addr_ + count);
   CheckUbRange(api, "src1", s1.buf_, s1.addr_, s1.addr_ + count);
+  CheckOverlap(api, "src0", dst.addr_, count, s0.addr_, count);
+  CheckOverlap(api, "src1", dst.addr_, count, s1.addr_, count);
   T* d = dst.addr_;
   const T* a = s0.addr_;
   const T* b = s1.addr_;
@@ -276,6 +294,16 @@ inline void UnaryCount(const char* api, const LocalTensor<TD>& dst, const LocalT
   CheckUbAlign(api, "src", src.addr_);
   CheckUbRange(api, "dst", dst.buf_, dst.addr_, dst.addr_ + count);
   CheckUbRange(api, "src", src.buf_, src.addr_, src.addr_ + count);
+  if (sizeof(TD) <= sizeof(TS)) CheckOverlap(api, "src", dst.addr_, count, src.addr_, count);
+  else if (reinterpret_cast<const uint8_t*>(src.addr_) < reinterpret_cast<const uint8_t*>(dst.addr_ + count) &&
+           reinterpret_cast<const uint8_t*>(dst.addr_) < reinterpret_cast<const uint8_t*>(src.addr_ + count) &&
+           reinterpret_cast<const uint8_t*>(src.addr_) < reinterpret_cast<const uint8_t*>(dst.addr_) +
+                                                             (reinterpret_cast<const uint8_t*>(src.addr_ + count) -
+                                                              reinterpret_cast<const uint8_t*>(src.addr_)))
+    // widening in place: safe only while every source element is read before it is overwritten, i.e.
+    // the source starts at least count*sizeof(TS) bytes into the destination (upper-half layout).
+    Fail(api, ": widening in place needs the ", sizeof(TS) * 8, "-bit source to start at least ",
+         uint64_t(count) * sizeof(TS), " bytes after the destination (the documented upper-half layout)");
   TD* d = dst.addr_;
   const TS* s = src.addr_;
   // Ascending order: keeps the documented in-place widening Cast (16-bit input in the upper half of
