@@ -116,28 +116,46 @@ class AscendCostModel:
 
     # --------------------------------------------------------------------------------- numeric
     @functools.lru_cache(maxsize=None)
-    def _compiled(self, depth: int, size_items: tuple):
-        """Lambdified per-section quantities f(TR, CL, ROWS_PER_TILE, COL_CHUNK) with sizes bound."""
-        sub = dict(size_items)
-        syms = (TR, CL, ROWS_PER_TILE, COL_CHUNK)
+    def _compiled_generic(self, depth: int):
+        """Lambdified per-section quantities f(TR, CL, ROWS_PER_TILE, COL_CHUNK, *sizes), built once."""
+        sizes = tuple(self.program.sizes)
+        syms = (TR, CL, ROWS_PER_TILE, COL_CHUNK) + sizes
         out = {}
         for sec, (parts, transfers) in self._symbolic(depth).items():
             fn = {}
             for in_chunk in (False, True):
                 for q in ("vec", "scalar"):
-                    fn[(in_chunk, q)] = _lam(parts[in_chunk][q].subs(sub), syms)
+                    fn[(in_chunk, q)] = _lam(parts[in_chunk][q], syms)
             tfn = []
             for t, mult, in_chunk in transfers:
-                nb = (t.block_count * t.block_len * t.dtype.nbytes).subs(sub)
-                tfn.append((t.direction, in_chunk, _lam(nb, syms), _lam(sympy.sympify(mult).subs(sub), syms)))
+                nb = t.block_count * t.block_len * t.dtype.nbytes
+                tfn.append((t.direction, in_chunk, _lam(nb, syms), _lam(sympy.sympify(mult), syms)))
             out[sec] = (fn, tfn)
-        ub = _lam(self.plan(depth).ub_bytes.subs(sub), (ROWS_PER_TILE, COL_CHUNK))
-        bcs = [(t.gm, _lam(sympy.sympify(t.block_count).subs(sub).subs({TR: ROWS_PER_TILE, CL: COL_CHUNK}),
-                            (ROWS_PER_TILE, COL_CHUNK)),
-                _lam((sympy.sympify(t.block_len) * t.dtype.nbytes).subs(sub).subs({TR: ROWS_PER_TILE, CL: COL_CHUNK}),
-                     (ROWS_PER_TILE, COL_CHUNK)))
+        cap = {TR: ROWS_PER_TILE, CL: COL_CHUNK}
+        ub = _lam(self.plan(depth).ub_bytes, syms)
+        bcs = [(t.gm, _lam(sympy.sympify(t.block_count).subs(cap), syms),
+                _lam((sympy.sympify(t.block_len) * t.dtype.nbytes).subs(cap), syms))
                for t, _, _, _ in self.plan(depth).transfers()]
-        return out, ub, bcs
+        return sizes, out, ub, bcs
+
+    def _compiled(self, depth: int, size_items: tuple):
+        """The generic functions with this call's sizes bound (sizes missing from the program are ignored)."""
+        sizes, out, ub, bcs = self._compiled_generic(depth)
+        sv = dict(size_items)
+        try:
+            vals = tuple(sv[s] for s in sizes)
+        except KeyError as e:
+            raise IRError(f"{self.program.name}: size {e.args[0]} not given (have {sorted(map(str, sv))})") from None
+
+        def bind(f):
+            return lambda tr, cl, t, c: f(tr, cl, t, c, *vals)
+        bound = {}
+        for sec, (fn, tfn) in out.items():
+            bound[sec] = ({k: bind(f) for k, f in fn.items()},
+                          [(d, ic, bind(nbf), bind(mf)) for d, ic, nbf, mf in tfn])
+        return (bound, (lambda t, c: ub(t, c, t, c, *vals)),
+                [(g, (lambda t, c, f=bc: f(t, c, t, c, *vals)), (lambda t, c, f=bl: f(t, c, t, c, *vals)))
+                 for g, bc, bl in bcs])
 
     def _batch(self, sizes: dict, P: int, depth: int, T, C):
         """Vectorised evaluation over arrays T (rows_per_tile) and C (col_chunk; 1 when unchunked)
