@@ -16,6 +16,7 @@ import hashlib
 import json
 import mmap
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -94,7 +95,6 @@ def _headers_digest() -> str:
 
 def _local_includes_digest(source: str, source_dir: Path | None) -> str:
     """Hash of files the kernel includes with quotes from its own directory (one level)."""
-    import re
     h = hashlib.sha256()
     if source_dir is None:
         return h.hexdigest()

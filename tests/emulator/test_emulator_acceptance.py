@@ -72,3 +72,16 @@ def test_icpu_run_kf_host_program(kernels_dir, tmp_path):
     bad = subprocess.run([str(exe), "overflow"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0
     assert "overflow_kernel (block 0 of 1): UB overflow" in bad.stderr and "'tooBig'" in bad.stderr
+
+
+def test_run_kernel_and_module_entry(add_lib, kernels_dir, capsys):
+    from codegen_ascendc.emulator import run_kernel
+    from codegen_ascendc.emulator.__main__ import main
+
+    x = torch.ones(512, dtype=torch.half)
+    z = torch.zeros(512, dtype=torch.half)
+    counters = run_kernel(kernels_dir / "add_custom.cpp", "add_custom", 2, x, x, z, 512, 1)
+    assert torch.all(z == 2) and counters["blocks_run"] == 2
+    assert main([str(kernels_dir / "add_custom.cpp")]) == 0
+    out = capsys.readouterr().out
+    assert "add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t totalLength, uint32_t tileNum)" in out
