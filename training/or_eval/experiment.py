@@ -1,0 +1,528 @@
+"""The CPT ablation: SFT-only vs CPT(balanced OR + general) -> SFT vs CPT(pure OR) -> SFT.
+
+Question (issue 8; reference/or_posttraining.md §5): does continued pre-training on solver-verified
+OR documents before SFT lift Pass@1, and does a balanced OR/general mixture beat pure OR data?
+
+Design, at equal compute (same model, tokenizer, sequence length, batch and number of optimizer
+steps in every arm):
+
+| arm               | stage 1 (cpt_steps)                  | stage 2 (sft_steps)            |
+|-------------------|--------------------------------------|--------------------------------|
+| sft_only          | -  (SFT runs cpt_steps + sft_steps)  | SFT                            |
+| cpt_balanced_sft  | CPT on OR docs + general text/code   | SFT, warm-started from stage 1 |
+| cpt_pure_sft      | CPT on OR docs only                  | SFT, warm-started from stage 1 |
+
+Family split (disjoint, fixed by the config or by a seeded shuffle of training.or_data's families):
+``seen`` families appear in SFT (and CPT), ``cpt_only`` families appear only as CPT documents,
+``held_out`` families appear nowhere in training. The test problems use seeds from a range
+disjoint from every training seed. Primary comparison: the CPT arms vs sft_only on ``cpt_only``.
+
+Every stage is an ordinary run of the training loop (``training.train.train``) on
+``torch.compile(model, backend=...)``; SFT after CPT starts from the CPT weights through
+``training.or_eval.warm_start`` (fresh optimizer, schedule and data position). Evaluation: greedy
+Pass@1, programs executed in training.or_data's sandbox, scored strict (1e-6) and legacy (5%);
+Wilson intervals per arm and split; exact McNemar of each CPT arm against sft_only on the same
+items. Output: ``<out_dir>/or_cpt_ablation.json`` and ``or_cpt_ablation.png`` (matplotlib, when
+installed), with the exact command line, config, data manifests and commit.
+
+Run: ``python -m training.or_eval.experiment --preset h200 --out-dir bench/results`` (H200) or
+``--preset toy`` (CPU plumbing check).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import random
+import shutil
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from training.or_eval.benchmarks import ORProblem, load_benchmark
+from training.or_eval.evaluate import EvalConfig, SandboxExecutor, atomic_write_json, evaluate
+from training.or_eval.general_corpus import build_general_corpus
+from training.or_eval.stats import mcnemar, wilson_interval
+from training.or_eval.tokenizer import TOKENIZER_ENV, TOKENIZER_FILENAME, ORTokenizer, format_prompt
+
+SPLITS = ("seen", "cpt_only", "held_out")
+ARMS = ("sft_only", "cpt_balanced_sft", "cpt_pure_sft")
+BASELINE_ARM = "sft_only"
+PRIMARY_RULE = "strict_1e-6"
+
+# Disjoint seed ranges per use, so no test instance can share a seed with a training instance.
+SEED_BASE = {"cpt": 1_000_000, "sft": 2_000_000, "test": 3_000_000}
+
+
+# ---------------------------------------------------------------------------------- data source
+class ORDataSource(Protocol):
+    """What the experiment needs from the OR data pipeline (training/or_data)."""
+
+    def families(self) -> list[str]: ...
+
+    def cpt_documents(self, families: Sequence[str], per_family: int, seed_base: int) -> Iterator[dict]:
+        """CPT documents ``{"text", "family", ...provenance}``."""
+
+    def sft_pairs(self, families: Sequence[str], per_family: int, seed_base: int) -> Iterator[dict]:
+        """SFT pairs ``{"question", "response", "family", ...provenance}``."""
+
+    def test_problems(self, families: Sequence[str], per_family: int, seed_base: int) -> list[ORProblem]:
+        """Evaluation problems with solver-verified references, family set."""
+
+
+# ----------------------------------------------------------------------------------------- config
+@dataclass
+class StageConfig:
+    """The training-loop settings shared by every stage of every arm (equal compute)."""
+    model: str = "tiny"
+    model_overrides: dict = field(default_factory=dict)
+    compile: str = "trex"              # eager | inductor | trex
+    seq_len: int = 512
+    micro_batch: int = 8
+    grad_accum: int = 1
+    lr: float = 1e-3
+    sft_lr: float = 5e-4
+    warmup_steps: int = 20
+    precision: str = "fp32"
+    device: str = "auto"
+
+
+@dataclass
+class ExperimentConfig:
+    out_dir: str = "bench/results"
+    work_dir: str = "runs/or_cpt_ablation"
+    name: str = "or_cpt_ablation"
+    seed: int = 0
+    # family split: explicit lists, or a seeded shuffle of the source's families in these sizes
+    seen_families: list[str] = field(default_factory=list)
+    cpt_only_families: list[str] = field(default_factory=list)
+    held_out_families: list[str] = field(default_factory=list)
+    split_sizes: tuple[int, int, int] = (6, 4, 4)
+    # data volumes
+    cpt_docs_per_family: int = 400
+    sft_pairs_per_family: int = 400
+    test_per_family: int = 30
+    general_share: float = 0.5          # balanced arm: share of CPT characters from general text
+    # compute
+    cpt_steps: int = 200
+    sft_steps: int = 100
+    stage: StageConfig = field(default_factory=StageConfig)
+    tokenizer_vocab: int = 4096
+    arms: tuple[str, ...] = ARMS
+    # evaluation
+    max_new_tokens: int = 384
+    eval_workers: int = 8
+    public_benchmarks: tuple[str, ...] = ()   # e.g. ("nl4opt", "mamo_easy"): reported for honesty
+    public_limit: int | None = 50
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+PRESETS: dict[str, dict] = {
+    # CPU plumbing check with training.or_eval.toy_source (short problems): a few steps, 20
+    # problems. The numbers mean nothing at this scale.
+    "toy": dict(split_sizes=(2, 1, 1), cpt_docs_per_family=20, sft_pairs_per_family=20, test_per_family=5,
+                cpt_steps=3, sft_steps=2, tokenizer_vocab=400, max_new_tokens=12, eval_workers=2,
+                stage=StageConfig(compile="eager", seq_len=128, micro_batch=4, warmup_steps=1,
+                                  model_overrides={"vocab_size": 512}, device="cpu")),
+    # One H200, about 20 minutes of GPU time in all arms (reference/or_posttraining.md §5).
+    "h200": dict(split_sizes=(6, 4, 4), cpt_docs_per_family=1500, sft_pairs_per_family=1500,
+                 test_per_family=40, cpt_steps=600, sft_steps=300, tokenizer_vocab=8192,
+                 max_new_tokens=640, eval_workers=16, public_benchmarks=("nl4opt", "mamo_easy", "optmath_bench"),
+                 public_limit=60,
+                 stage=StageConfig(compile="trex", seq_len=1536, micro_batch=16, precision="bf16",
+                                   warmup_steps=30, model_overrides={"vocab_size": 8192}, device="cuda")),
+}
+
+
+def preset(preset_name: str, **changes) -> ExperimentConfig:
+    if preset_name not in PRESETS:
+        raise ValueError(f"unknown preset {preset_name!r}; choose one of {sorted(PRESETS)}")
+    cfg = ExperimentConfig(**PRESETS[preset_name])
+    return dataclasses.replace(cfg, **changes) if changes else cfg
+
+
+# ---------------------------------------------------------------------------------- family split
+def split_families(cfg: ExperimentConfig, available: Sequence[str]) -> dict[str, list[str]]:
+    explicit = {"seen": cfg.seen_families, "cpt_only": cfg.cpt_only_families, "held_out": cfg.held_out_families}
+    if any(explicit.values()):
+        split = {k: list(v) for k, v in explicit.items()}
+    else:
+        need = sum(cfg.split_sizes)
+        if need > len(available):
+            raise ValueError(f"split_sizes {cfg.split_sizes} need {need} families but the source has "
+                             f"{len(available)} ({sorted(available)}); lower split_sizes")
+        order = sorted(available)
+        random.Random(cfg.seed).shuffle(order)
+        a, b, c = cfg.split_sizes
+        split = {"seen": order[:a], "cpt_only": order[a:a + b], "held_out": order[a + b:a + b + c]}
+    names = [f for v in split.values() for f in v]
+    if len(names) != len(set(names)):
+        raise ValueError(f"family split overlaps: {split}; every family belongs to one split")
+    unknown = sorted(set(names) - set(available))
+    if unknown:
+        raise ValueError(f"families {unknown} are not produced by the data source ({sorted(available)})")
+    if not split["seen"]:
+        raise ValueError("the seen split is empty; SFT needs at least one family")
+    return split
+
+
+# ----------------------------------------------------------------------------------- corpora
+def _write_jsonl(path: Path, rows: Iterable[dict]) -> dict:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    digest, n, chars = hashlib.sha256(), 0, 0
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for row in rows:
+            line = json.dumps(row, ensure_ascii=False)
+            f.write(line + "\n")
+            digest.update(line.encode())
+            n += 1
+            chars += len(row.get("text", "")) + len(row.get("prompt", "")) + len(row.get("response", ""))
+    tmp.replace(path)
+    return {"path": str(path), "rows": n, "chars": chars, "sha256": digest.hexdigest()}
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def build_corpora(cfg: ExperimentConfig, source: ORDataSource, split: dict[str, list[str]],
+                  work: Path) -> dict:
+    """CPT (pure, balanced), SFT and test files in ``work/data``; returns their manifests."""
+    data = work / "data"
+    cpt_families = split["seen"] + split["cpt_only"]
+    or_docs = list(source.cpt_documents(cpt_families, cfg.cpt_docs_per_family, SEED_BASE["cpt"] + cfg.seed))
+    if not or_docs:
+        raise ValueError("the data source produced no CPT documents")
+    manifests = {"cpt_pure": _write_jsonl(data / "cpt_pure.jsonl", or_docs)}
+    or_chars = sum(len(d["text"]) for d in or_docs)
+    # Balanced: general text takes general_share of the characters; OR docs are subsampled so that
+    # the corpus has the same size as the pure one (same number of distinct tokens, equal compute).
+    general_target = int(or_chars * cfg.general_share)
+    general_manifest = build_general_corpus(data / "general.jsonl", max_chars=general_target)
+    general_docs = _read_jsonl(data / "general.jsonl")
+    rng = random.Random(cfg.seed)
+    kept_or, kept_chars = [], 0
+    for d in rng.sample(or_docs, len(or_docs)):
+        if kept_chars >= or_chars - general_manifest["chars"]:
+            break
+        kept_or.append(d)
+        kept_chars += len(d["text"])
+    balanced = [{"text": d["text"], "source": "or", "family": d.get("family")} for d in kept_or] + \
+               [{"text": d["text"], "source": d["source"], "name": d["name"]} for d in general_docs]
+    rng.shuffle(balanced)
+    manifests["cpt_balanced"] = _write_jsonl(data / "cpt_balanced.jsonl", balanced)
+    manifests["cpt_balanced"]["or_chars"] = kept_chars
+    manifests["cpt_balanced"]["general_chars"] = general_manifest["chars"]
+    manifests["general"] = general_manifest
+    pairs = list(source.sft_pairs(split["seen"], cfg.sft_pairs_per_family, SEED_BASE["sft"] + cfg.seed))
+    if not pairs:
+        raise ValueError("the data source produced no SFT pairs")
+    manifests["sft"] = _write_jsonl(data / "sft.jsonl", (
+        {"prompt": format_prompt(p["question"]), "response": p["response"], "family": p.get("family")}
+        for p in pairs))
+    all_families = [f for s in SPLITS for f in split[s]]
+    family_split = {f: s for s in SPLITS for f in split[s]}
+    problems = source.test_problems(all_families, cfg.test_per_family, SEED_BASE["test"] + cfg.seed)
+    problems = [dataclasses.replace(p, split=family_split.get(p.family)) for p in problems]
+    missing = [p.id for p in problems if p.split is None]
+    if missing:
+        raise ValueError(f"test problems without a family in the split: {missing[:5]}")
+    manifests["test"] = _write_jsonl(data / "test.jsonl", (
+        {"id": p.id, "question": p.question, "objective": p.reference_objective,
+         "status": p.reference_status.value, "family": p.family, "split": p.split, **p.meta} for p in problems))
+    return {"manifests": manifests, "problems": problems}
+
+
+def train_tokenizer(cfg: ExperimentConfig, work: Path) -> tuple[ORTokenizer, Path]:
+    """One BPE for every arm, trained on the training files only (never on test problems)."""
+    data = work / "data"
+
+    def texts() -> Iterator[str]:
+        for name in ("cpt_pure.jsonl", "general.jsonl"):
+            for row in _read_jsonl(data / name):
+                yield row["text"]
+        for row in _read_jsonl(data / "sft.jsonl"):
+            yield row["prompt"] + row["response"]
+
+    tok = ORTokenizer.train(texts(), vocab_size=cfg.tokenizer_vocab)
+    return tok, tok.save(work / TOKENIZER_FILENAME)
+
+
+def fit_sft_to_window(cfg: ExperimentConfig, tokenizer: ORTokenizer, work: Path,
+                      problems: Sequence[ORProblem]) -> dict:
+    """Keep only SFT rows that fit the training window whole, and measure the test prompts.
+
+    The training loop cuts an SFT row (bos prompt response eos) at seq_len + 1 tokens from the
+    right, so a row whose prompt fills the window teaches nothing (its loss mask is empty) and a
+    cut response teaches a program without its end. Such rows are dropped (counted here)."""
+    path = work / "data" / "sft.jsonl"
+    rows = _read_jsonl(path)
+    window = cfg.stage.seq_len + 1
+    lengths = [1 + len(tokenizer.encode(r["prompt"])) + len(tokenizer.encode(r["response"])) + 1 for r in rows]
+    kept = [r for r, n in zip(rows, lengths) if n <= window]
+    if not kept:
+        raise ValueError(f"no SFT row fits data.seq_len = {cfg.stage.seq_len} (shortest row: {min(lengths)} "
+                         f"tokens); raise stage.seq_len or shorten the prompts")
+    manifest = _write_jsonl(path, kept)
+    prompt_lengths = sorted(1 + len(tokenizer.encode(format_prompt(p.question))) for p in problems)
+    return {**manifest, "rows_before_fit": len(rows), "rows_dropped_too_long": len(rows) - len(kept),
+            "row_tokens_max": max(lengths), "row_tokens_median": sorted(lengths)[len(lengths) // 2],
+            "test_prompt_tokens_median": prompt_lengths[len(prompt_lengths) // 2],
+            "test_prompt_tokens_max": prompt_lengths[-1],
+            "test_prompts_longer_than_window": sum(n >= cfg.stage.seq_len for n in prompt_lengths)}
+
+
+# ------------------------------------------------------------------------------------ training
+def stage_overrides(cfg: ExperimentConfig, kind: str, data_path: Path, steps: int, ckpt: Path,
+                    log: Path) -> list[tuple[str, object]]:
+    s = cfg.stage
+    overrides = dict(s.model_overrides)
+    return [
+        ("model.name", s.model), ("model.overrides", overrides), ("model.compile", s.compile),
+        ("data.kind", kind), ("data.paths", [str(data_path)]), ("data.format", "jsonl"),
+        ("data.tokenizer", "training.or_eval.tokenizer:from_env"),
+        ("data.seq_len", s.seq_len), ("data.micro_batch", s.micro_batch), ("data.seed", cfg.seed),
+        ("optim.lr", s.lr if kind == "cpt" else s.sft_lr),
+        ("schedule.warmup_steps", min(s.warmup_steps, max(1, steps // 2))),
+        ("train.steps", steps), ("train.grad_accum", s.grad_accum), ("train.precision", s.precision),
+        ("train.device", s.device), ("train.seed", cfg.seed),
+        ("checkpoint.dir", str(ckpt)), ("checkpoint.every", 0), ("checkpoint.keep", 1),
+        ("checkpoint.resume", False), ("log.jsonl", str(log)), ("log.progress", False),
+    ]
+
+
+def run_stage(cfg: ExperimentConfig, kind: str, data_path: Path, steps: int, out: Path, tokenizer_path: Path,
+              init_from: Path | None) -> dict:
+    """One training-loop run; returns its losses and timing. ``out`` becomes a checkpoint.dir."""
+    import os
+
+    from training.config import load_config
+    from training.or_eval.warm_start import init_from as warm
+    from training.train import train
+
+    if out.exists():
+        shutil.rmtree(out)   # a stale run of the same arm must not be resumed or mixed in
+    overrides = stage_overrides(cfg, kind, data_path, steps, out / "ckpt", out / "log.jsonl")
+    train_cfg = load_config(None, overrides)
+    old = os.environ.get(TOKENIZER_ENV)
+    os.environ[TOKENIZER_ENV] = str(tokenizer_path)
+    t0 = time.perf_counter()
+    try:
+        with warm(init_from):
+            result = train(train_cfg, model_module="training.or_eval.warm_start")
+    finally:
+        if old is None:
+            os.environ.pop(TOKENIZER_ENV, None)
+        else:
+            os.environ[TOKENIZER_ENV] = old
+    shutil.copy2(tokenizer_path, out / "ckpt" / TOKENIZER_FILENAME)   # the tokenizer travels with the model
+    tokens = sum(r["tokens"] for r in result.records)
+    return {"kind": kind, "data": str(data_path), "steps": result.final_step, "tokens": tokens,
+            "init_from": str(init_from) if init_from else None, "wall_s": round(time.perf_counter() - t0, 2),
+            "first_loss": result.losses[0] if result.losses else None,
+            "last_loss": result.losses[-1] if result.losses else None,
+            "checkpoint": str(out / "ckpt"), "overrides": {k: v for k, v in overrides}}
+
+
+def train_arm(cfg: ExperimentConfig, arm: str, work: Path, tokenizer_path: Path) -> tuple[Path, list[dict]]:
+    data = work / "data"
+    runs = work / "arms" / arm
+    if arm == "sft_only":
+        st = run_stage(cfg, "sft", data / "sft.jsonl", cfg.cpt_steps + cfg.sft_steps, runs / "sft",
+                       tokenizer_path, None)
+        return Path(st["checkpoint"]), [st]
+    cpt_file = {"cpt_balanced_sft": "cpt_balanced.jsonl", "cpt_pure_sft": "cpt_pure.jsonl"}.get(arm)
+    if cpt_file is None:
+        raise ValueError(f"unknown arm {arm!r}; choose from {ARMS}")
+    cpt = run_stage(cfg, "cpt", data / cpt_file, cfg.cpt_steps, runs / "cpt", tokenizer_path, None)
+    sft = run_stage(cfg, "sft", data / "sft.jsonl", cfg.sft_steps, runs / "sft", tokenizer_path,
+                    Path(cpt["checkpoint"]))
+    return Path(sft["checkpoint"]), [cpt, sft]
+
+
+# ------------------------------------------------------------------------------------ analysis
+def analyse(problems: Sequence[ORProblem], verdicts: dict[str, list[bool | None]],
+            rules: Sequence[str] = (PRIMARY_RULE, "legacy_5pct_rounded")) -> dict:
+    """verdicts[arm][rule] -> per-item booleans in ``problems`` order. Wilson per arm x split, and
+    exact McNemar of every arm against the baseline on the same items (n/a verdicts dropped)."""
+    out: dict = {"rules": {}}
+    groups = {"all": list(range(len(problems)))}
+    for s in SPLITS:
+        groups[s] = [i for i, p in enumerate(problems) if p.split == s]
+    for rule in rules:
+        per_rule: dict = {"pass_at_1": {}, "mcnemar_vs_" + BASELINE_ARM: {}}
+        for arm, by_rule in verdicts.items():
+            per_rule["pass_at_1"][arm] = {}
+            for g, idx in groups.items():
+                v = [by_rule[rule][i] for i in idx if by_rule[rule][i] is not None]
+                per_rule["pass_at_1"][arm][g] = wilson_interval(sum(v), len(v)).as_dict()
+        if BASELINE_ARM in verdicts:
+            base = verdicts[BASELINE_ARM][rule]
+            for arm, by_rule in verdicts.items():
+                if arm == BASELINE_ARM:
+                    continue
+                per_rule["mcnemar_vs_" + BASELINE_ARM][arm] = {}
+                for g, idx in groups.items():
+                    keep = [i for i in idx if by_rule[rule][i] is not None and base[i] is not None]
+                    per_rule["mcnemar_vs_" + BASELINE_ARM][arm][g] = mcnemar(
+                        [by_rule[rule][i] for i in keep], [base[i] for i in keep]).as_dict()
+        out["rules"][rule] = per_rule
+    return out
+
+
+def plot(analysis: dict, path: Path, title: str, rule: str = PRIMARY_RULE) -> str | None:
+    """Grouped bars (split x arm) with Wilson intervals. Returns a note when the plot is skipped."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed here; plot skipped (the JSON holds every number)"
+    rates = analysis["rules"][rule]["pass_at_1"]
+    arms = list(rates)
+    groups = ["all", *SPLITS]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    width = 0.8 / max(1, len(arms))
+    for k, arm in enumerate(arms):
+        xs, ys, lo, hi = [], [], [], []
+        for g, name in enumerate(groups):
+            r = rates[arm][name]
+            if r["rate"] is None:
+                continue
+            xs.append(g + (k - (len(arms) - 1) / 2) * width)
+            ys.append(100 * r["rate"])
+            lo.append(100 * (r["rate"] - r["low"]))
+            hi.append(100 * (r["high"] - r["rate"]))
+        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=arm)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_ylabel(f"Pass@1 (%), {rule}, 95% Wilson")
+    ax.set_ylim(0, 100)
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    tmp.replace(path)
+    return None
+
+
+# ------------------------------------------------------------------------------------------ run
+def run_experiment(cfg: ExperimentConfig, source: ORDataSource, command: str | None = None) -> dict:
+    t_start = time.perf_counter()
+    work, out_dir = Path(cfg.work_dir), Path(cfg.out_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    split = split_families(cfg, source.families())
+    built = build_corpora(cfg, source, split, work)
+    problems: list[ORProblem] = built["problems"]
+    tokenizer, tokenizer_path = train_tokenizer(cfg, work)
+    built["manifests"]["sft"] = fit_sft_to_window(cfg, tokenizer, work, problems)
+    arms: dict = {}
+    verdicts: dict[str, dict[str, list]] = {}
+    reports_dir = out_dir / f"{cfg.name}_items"
+    with SandboxExecutor(workers=cfg.eval_workers) as executor:
+        for arm in cfg.arms:
+            ckpt, stages = train_arm(cfg, arm, work, tokenizer_path)
+            from training.or_eval.generate import generate_responses
+            from training.or_eval.model_io import load_for_eval
+            model, tok, info = load_for_eval(ckpt, device=cfg.stage.device)
+            respond = lambda qs: generate_responses(model, tok, qs, cfg.max_new_tokens)  # noqa: E731
+            report = evaluate(problems, respond, executor,
+                              EvalConfig(max_new_tokens=cfg.max_new_tokens, workers=cfg.eval_workers),
+                              out=reports_dir / f"{arm}.json", meta={"arm": arm, "checkpoint": info})
+            verdicts[arm] = {r: [item["correct"].get(r) for item in report["items"]]
+                             for r in (PRIMARY_RULE, "legacy_5pct_rounded")}
+            public = {}
+            # public questions get the same instruction wrapper as the generated ones
+            render = getattr(source, "render_prompt", lambda q: q)
+            respond_public = lambda qs: respond([render(q) for q in qs])  # noqa: E731
+            for bench in cfg.public_benchmarks:
+                bench_problems = load_benchmark(bench, limit=cfg.public_limit)
+                rep = evaluate(bench_problems, respond_public, executor,
+                               EvalConfig(max_new_tokens=cfg.max_new_tokens, workers=cfg.eval_workers),
+                               out=reports_dir / f"{arm}_{bench}.json", meta={"arm": arm, "benchmark": bench})
+                public[bench] = {"n": rep["summary"]["overall"]["n"],
+                                 "format_rate": rep["summary"]["overall"]["format_rate"],
+                                 "execution_rate": rep["summary"]["overall"]["execution_rate"],
+                                 "rules": rep["summary"]["overall"]["rules"], "rule_labels": rep["rule_labels"]}
+            arms[arm] = {"stages": stages, "checkpoint": str(ckpt),
+                         "train_tokens": sum(s["tokens"] for s in stages),
+                         "train_steps": sum(s["steps"] for s in stages),
+                         "generated": report["summary"], "public_benchmarks": public,
+                         "timing_s": report["timing_s"]}
+            del model
+    analysis = analyse(problems, verdicts)
+    result = {
+        "experiment": cfg.name,
+        "question": "does CPT on OR documents before SFT lift greedy Pass@1, and does a balanced "
+                    "OR/general mixture beat pure OR data, at equal compute?",
+        "command": command, "config": cfg.to_dict(), "family_split": split,
+        "data": built["manifests"], "tokenizer": tokenizer.describe(),
+        "n_test_problems": len(problems), "arms": arms, "analysis": analysis,
+        "primary": {"rule": PRIMARY_RULE, "split": "cpt_only",
+                    "comparison": "cpt_* vs sft_only, exact McNemar on the same items"},
+        "wall_s": round(time.perf_counter() - t_start, 1),
+    }
+    from training.or_eval.evaluate import _git_commit
+    result["commit"] = _git_commit()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / f"{cfg.name}.json"
+    note = plot(analysis, out_dir / f"{cfg.name}.png",
+                f"{cfg.name}: greedy Pass@1 by family split ({cfg.stage.model})")
+    result["plot"] = str(out_dir / f"{cfg.name}.png") if note is None else None
+    result["plot_note"] = note
+    atomic_write_json(json_path, result)
+    return result
+
+
+def make_source(name: str) -> ORDataSource:
+    if name == "or_data":
+        from training.or_eval.or_data_source import ORDataPipelineSource
+        return ORDataPipelineSource()
+    if name == "toy":
+        from training.or_eval.toy_source import ToySource
+        return ToySource()
+    raise ValueError(f"unknown data source {name!r}; choose or_data or toy")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m training.or_eval.experiment", description=__doc__.split("\n\n")[0])
+    p.add_argument("--preset", default="toy", choices=sorted(PRESETS))
+    p.add_argument("--source", default=None, choices=("or_data", "toy"),
+                   help="data source (default: toy for the toy preset, or_data otherwise)")
+    p.add_argument("--out-dir", default=None)
+    p.add_argument("--work-dir", default=None)
+    p.add_argument("--name", default=None)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--cpt-steps", type=int, default=None)
+    p.add_argument("--sft-steps", type=int, default=None)
+    p.add_argument("--arms", default=None, help=f"comma-separated subset of {','.join(ARMS)}")
+    args = p.parse_args(argv)
+    changes = {k: v for k, v in {"out_dir": args.out_dir, "work_dir": args.work_dir, "name": args.name,
+                                 "seed": args.seed, "cpt_steps": args.cpt_steps,
+                                 "sft_steps": args.sft_steps}.items() if v is not None}
+    if args.arms:
+        changes["arms"] = tuple(a.strip() for a in args.arms.split(","))
+    cfg = preset(args.preset, **changes)
+    command = " ".join(["python -m training.or_eval.experiment", *(argv if argv is not None else sys.argv[1:])])
+    source = args.source or ("toy" if args.preset == "toy" else "or_data")
+    result = run_experiment(cfg, make_source(source), command=command)
+    rates = result["analysis"]["rules"][PRIMARY_RULE]["pass_at_1"]
+    def cell(r: dict) -> str:
+        return "-" if r["rate"] is None else f"{100 * r['rate']:.1f}%"
+    for arm, by_split in rates.items():
+        print(f"{arm:18s} " + "  ".join(f"{s}={cell(by_split[s])}" for s in ("all", *SPLITS)))
+    print(f"wrote {Path(cfg.out_dir) / (cfg.name + '.json')}" + (f" ({result['plot_note']})" if result["plot_note"] else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
