@@ -93,9 +93,10 @@ class Compressor(nn.Module):
         """x ``[B, T, dim]``, freqs_cis ``[T, r/2]`` -> entries ``[B, T // ratio, head_dim]``."""
         m, c = self.ratio, self.head_dim
         n_windows = x.shape[1] // m
+        # pooling math in fp32 (spec §5.3; under torch.autocast the two GEMMs run in bf16)
         xf = x[:, :n_windows * m].float()
-        kv = F.linear(xf, self.wkv.weight.float()).unflatten(1, (n_windows, m))
-        gate = F.linear(xf, self.wgate.weight.float()).unflatten(1, (n_windows, m)) + self.ape.float()
+        kv = F.linear(xf, self.wkv.weight.float()).unflatten(1, (n_windows, m)).float()
+        gate = F.linear(xf, self.wgate.weight.float()).unflatten(1, (n_windows, m)).float() + self.ape.float()
         if self.overlap:
             kv = torch.cat([_shift_windows(kv[..., :c], 0.0), kv[..., c:]], dim=2)
             gate = torch.cat([_shift_windows(gate[..., :c], float("-inf")), gate[..., c:]], dim=2)

@@ -59,6 +59,7 @@ class Gate(nn.Module):
     def forward(self, x: torch.Tensor, token_ids: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """x ``[N, dim]`` (token_ids ``[N]`` for hash layers) -> (weights fp32 ``[N, k]``, indices ``[N, k]``)."""
+        # fp32 as the reference (under torch.autocast the GEMM runs in bf16: docs/model.md, precision)
         scores = F.softplus(F.linear(x.float(), self.weight.float())).sqrt()
         if self.hash_routed:
             if token_ids is None:
