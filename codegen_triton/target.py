@@ -30,8 +30,12 @@ from .launcher import run_program
 _FAILED: dict[tuple, str] = {}
 
 
+_DTYPES = {d.torch: d for d in DType}
+
+
 def _dt(t: torch.Tensor) -> DType:
-    return DType.from_torch(t.dtype)
+    dt = _DTYPES.get(t.dtype)
+    return dt if dt is not None else DType.from_torch(t.dtype)   # from_torch raises the named error
 
 
 @functools.lru_cache(maxsize=None)

@@ -28,11 +28,13 @@ def _poison(monkeypatch):
     monkeypatch.setenv("TREX_TRITON_POISON", "1")
 
 
-def _err(out, ref):
+def _err(out, ref, scale=0.0):
+    """Relative error; `scale` floors the denominator for outputs that cancel to ~0 (e.g. RMSNorm's dx
+    at width 1), where a relative error measures rounding of the inputs, not the kernel."""
     out, ref = out.double(), ref.double()
     if not torch.isfinite(out).all():
         return float("inf")
-    return float((out - ref).norm() / ref.norm().clamp_min(1e-30))
+    return float((out - ref).norm() / max(float(ref.norm()), scale, 1e-30))
 
 
 def _check(name, args, rule=3.0, floor=2e-6):
@@ -46,12 +48,15 @@ def _check(name, args, rule=3.0, floor=2e-6):
     outs = out if isinstance(out, tuple) else (out,)
     refs = ref64 if isinstance(ref64, tuple) else (ref64,)
     eags = eager if isinstance(eager, tuple) else (eager,)
+    first = next(a for a in args if isinstance(a, torch.Tensor))
+    scale = 1e-3 * float(first.double().norm())
     for i, (o, r, e) in enumerate(zip(outs, refs, eags)):
         if r.numel() == 0:
             continue
         assert o.shape == e.shape and o.dtype == e.dtype, (name, i)
-        bound = max(rule * _err(e.cpu(), r), floor)
-        assert _err(o.cpu(), r) <= bound, f"{name} output {i}: {_err(o.cpu(), r):.3g} > {bound:.3g}"
+        bound = max(rule * _err(e.cpu(), r, scale), floor)
+        err = _err(o.cpu(), r, scale)
+        assert err <= bound, f"{name} output {i}: {err:.3g} > {bound:.3g}"
 
 
 OPS = ["rms_norm", "rms_norm_bwd", "swiglu_limited", "swiglu_limited_bwd", "rope", "mhc_pre", "mhc_pre_bwd"]
