@@ -368,15 +368,13 @@ def _extra_tilings():
     sms = 132
     return {
         "mhc_pre_fwd": [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=st, second_chunk=sc2)
-                        for r, c, w, st, sc2 in ((16, 64, 4, 3, 256), (32, 64, 8, 3, 256), (16, 128, 8, 2, 512),
-                                                 (32, 128, 8, 3, 512), (64, 64, 8, 3, 256))],
+                        for r, c, w, st, sc2 in ((16, 64, 4, 3, 256), (32, 128, 8, 3, 512), (64, 64, 8, 3, 256))],
         "mhc_pre_bwd": [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=2, programs=p_,
                                second_chunk=sc2)
-                        for r, c, w, p_, sc2 in ((16, 64, 8, sms, 128), (16, 32, 8, 2 * sms, 128),
-                                                 (16, 64, 4, 2 * sms, 64))],
-        "rms_norm_fwd": [Tiling(rows_per_tile=r, num_warps=w) for r, w in ((1, 8), (4, 4), (8, 4), (16, 8))],
-        "rms_norm_bwd": [Tiling(rows_per_tile=r, num_warps=w, programs=p_)
-                         for r, w, p_ in ((1, 8, 2 * sms), (8, 4, 4 * sms), (16, 8, 2 * sms))],
+                        for r, c, w, p_, sc2 in ((16, 64, 8, 2 * sms, 128), (32, 32, 8, 2 * sms, 64))],
+        "rms_norm_fwd": [Tiling(rows_per_tile=r, num_warps=w) for r, w in ((1, 8), (8, 4))],
+        "rms_norm_bwd": [Tiling(rows_per_tile=r, num_warps=w, programs=p_) for r, w, p_ in ((1, 8, 2 * sms),
+                                                                                           (8, 4, 4 * sms))],
         "rope": [Tiling(rows_per_tile=r, num_warps=w) for r, w in ((32, 4), (64, 8))],
     }
 
@@ -403,7 +401,8 @@ def sweep_tilings(tokens: int, calib: dict, per_program: int, log) -> dict:
         key = tiling_mod.measured_key(p, sizes)
         points = []
         candidates = tiling_mod.shortlist(p, sizes, per_program)
-        candidates += [tiling_mod.predict(p, sizes, t) for t in EXTRA_TILINGS.get(p.name.split("_bf16")[0], ())]
+        extra = [tiling_mod.predict(p, sizes, t) for t in EXTRA_TILINGS.get(p.name.split("_bf16")[0], ())]
+        candidates += [q for q in extra if q.feasible and q.tiling not in [c.tiling for c in candidates]]
         for q in candidates:
             try:
                 ms = graph_ms(lambda: run_program(p, ins, sc, q.tiling))
@@ -600,7 +599,8 @@ def main(argv=None):
     p.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     p.add_argument("--variants", default=",".join(ALL_VARIANTS))
     p.add_argument("--no-timing", action="store_true", help="correctness only")
-    p.add_argument("--sweep", type=int, default=4, help="tilings per kernel to measure (0: use the model's)")
+    p.add_argument("--sweep", type=int, default=2, help="model-shortlist tilings per kernel to measure, besides "
+                   "the hand-picked extras (0: no sweep, use the model's choice)")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         sys.exit("bench/gpu_patterns.py needs a CUDA GPU (torch.cuda.is_available() is False)")
@@ -658,6 +658,9 @@ def main(argv=None):
             rows.append(row)
             print(json.dumps(row), flush=True)
             torch.cuda.empty_cache()
+            partial = {"commit": git_commit(), "torch": torch.__version__, "device": torch.cuda.get_device_name(),
+                       "calibration": calib, "checks": checks, "rows": rows, "tiling_sweep": sweep, "partial": True}
+            atomic_write_json(os.path.join(args.out, "gpu_patterns.json"), partial)
     try:
         from codegen_triton import kernel_report
         kernels = kernel_report()
