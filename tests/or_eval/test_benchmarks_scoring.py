@@ -133,12 +133,14 @@ def test_run_status_spellings_and_execution_adapter():
         parse_run_status("great")
 
     class Result:   # the sandbox's ExecutionResult shape
-        def __init__(self, ok, status, objective, stdout=""):
-            self.ok, self.status, self.objective, self.stdout = ok, status, objective, stdout
+        def __init__(self, ok, status, objective, stdout="", error=None):
+            self.ok, self.status, self.objective, self.stdout, self.error = ok, status, objective, stdout, error
 
     assert Outcome.from_execution(Result(True, "optimal", 5.0)) == Outcome(RunStatus.OPTIMAL, 5.0, "")
     assert Outcome.from_execution(Result(False, "optimal", 5.0)).status is RunStatus.ERROR
     assert Outcome.from_execution(Result(False, "timeout", None)).status is RunStatus.TIMEOUT
+    assert Outcome.from_execution(Result(False, "error", None, error="timeout")).status is RunStatus.TIMEOUT
+    assert Outcome.from_execution(Result(False, "error", None, error="forbidden name open")).status is RunStatus.ERROR
     assert Outcome.from_execution(Result(True, "infeasible", 3.0)).objective is None
 
 

@@ -108,3 +108,17 @@ def test_extract_code_conventions():
     assert extract_code("```\nc = 3\n```") == "c = 3\n"
     assert extract_code("```py\nd = 4\n```") == "d = 4\n"
     assert extract_code("no code here") is None
+
+
+def test_timeout_is_wrong_even_for_an_infeasible_reference():
+    """SIRL counts a timeout as correct when the reference is infeasible; the strict rule does not."""
+    from training.or_data.sandbox import SandboxLimits
+
+    p = ORProblem(id="t", benchmark="nl4opt", question="q", reference_objective=None,
+                  reference_status=RefStatus.NO_BEST_SOLUTION)
+    spin = HEADER + "while True:\n    pass\nmodel.optimize()\n"
+    with SandboxExecutor(workers=1, limits=SandboxLimits(wall_s=2.0, cpu_s=1)) as ex:
+        report = evaluate([p], lambda qs: [as_response(spin)], ex)
+    item = report["items"][0]
+    assert item["run_status"] == "timeout", item["error"]
+    assert not any(item["correct"].values())

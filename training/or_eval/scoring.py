@@ -73,6 +73,10 @@ _RUN_STATUS_SPELLINGS: dict[str, RunStatus] = {
 }
 
 
+# The sandbox's error text for runs killed by a time limit (training/or_data/sandbox.py).
+_ERROR_KINDS: dict[str, RunStatus] = {"timeout": RunStatus.TIMEOUT, "cpu_time": RunStatus.TIMEOUT}
+
+
 def parse_run_status(value) -> RunStatus:
     if isinstance(value, RunStatus):
         return value
@@ -100,13 +104,15 @@ class Outcome:
         """From training.or_data.sandbox's ExecutionResult (ok, status, objective, stdout, ...)."""
         status = getattr(result, "status", None)
         ok = bool(getattr(result, "ok", status is not None))
+        error = getattr(result, "error", None)
         run_status = parse_run_status(status) if status not in (None, "") else RunStatus.ERROR
         if not ok and run_status not in (RunStatus.TIMEOUT, RunStatus.NO_CODE):
-            run_status = RunStatus.ERROR
+            # a run that did not complete: killed for time (wall or CPU), or any other error
+            run_status = _ERROR_KINDS.get(str(error or "").strip().lower(), RunStatus.ERROR)
         objective = getattr(result, "objective", None)
         objective = float(objective) if objective is not None and math.isfinite(float(objective)) else None
         return cls(run_status, objective if run_status is RunStatus.OPTIMAL else None,
-                   str(getattr(result, "stdout", "") or ""), getattr(result, "error", None))
+                   str(getattr(result, "stdout", "") or ""), error)
 
 
 # Reference status -> run statuses that match it (strict). A no-optimum reference accepts any
