@@ -36,7 +36,11 @@ from training.or_data.families import FAMILIES  # noqa: E402
 from training.or_data.instances import generate_instance  # noqa: E402
 from training.or_data.pipeline import PipelineConfig, hardware_info, run_pipeline  # noqa: E402
 from training.or_data.sandbox import probe_backends, unshare_available  # noqa: E402
-from training.or_data.validate import validate  # noqa: E402
+from training.or_data.validate import ValidationConfig, validate  # noqa: E402
+
+# The same validation with the two non-outcome checks off: how many corruptions the solver
+# outcome alone (status, objective, perturbed re-solves) rejects.
+OUTCOME_ONLY = ValidationConfig(data_fidelity=False, strict_structure=False)
 
 _SANDBOX = None
 
@@ -64,7 +68,10 @@ def _rates_job(job: tuple) -> dict:
             bad = corrupt(gold, rng, inst)
             if bad is not None:
                 r = validate(inst, bad, _SANDBOX)
-                out["corruptions"][name] = {"rejected": not r.accepted, "reason": r.reason}
+                r_outcome = validate(inst, bad, _SANDBOX, OUTCOME_ONLY)
+                out["corruptions"][name] = {"rejected": not r.accepted, "reason": r.reason,
+                                            "rejected_by_outcome_only": not r_outcome.accepted,
+                                            "outcome_only_reason": r_outcome.reason}
     return out
 
 
@@ -74,7 +81,8 @@ def measure_rates(gold_per_family: int, corrupt_per_family: int, workers: int) -
     with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_init) as pool:
         results = list(pool.map(_rates_job, jobs, chunksize=4))
     gold = defaultdict(lambda: {"generated": 0, "accepted": 0, "generation_failed": 0, "failures": []})
-    corr = defaultdict(lambda: {"total": 0, "rejected": 0, "accepted_cases": []})
+    corr = defaultdict(lambda: {"total": 0, "rejected": 0, "accepted_cases": [], "rejected_by_check": defaultdict(int),
+                                "outcome_only_rejected": 0, "outcome_only_by_check": defaultdict(int)})
     corr_by_family = defaultdict(lambda: {"total": 0, "rejected": 0})
     for r in results:
         g = gold[r["family"]]
@@ -88,6 +96,11 @@ def measure_rates(gold_per_family: int, corrupt_per_family: int, workers: int) -
         for name, c in r["corruptions"].items():
             corr[name]["total"] += 1
             corr[name]["rejected"] += int(c["rejected"])
+            if c["rejected"]:
+                corr[name]["rejected_by_check"][c["reason"].split(":")[0]] += 1
+            corr[name]["outcome_only_rejected"] += int(c["rejected_by_outcome_only"])
+            if c["rejected_by_outcome_only"]:
+                corr[name]["outcome_only_by_check"][c["outcome_only_reason"].split(":")[0]] += 1
             corr_by_family[r["family"]]["total"] += 1
             corr_by_family[r["family"]]["rejected"] += int(c["rejected"])
             if not c["rejected"]:
@@ -96,6 +109,8 @@ def measure_rates(gold_per_family: int, corrupt_per_family: int, workers: int) -
         g["pass_rate"] = g["accepted"] / g["generated"] if g["generated"] else None
     for c in list(corr.values()) + list(corr_by_family.values()):
         c["rejection_rate"] = c["rejected"] / c["total"] if c["total"] else None
+    for c in corr.values():
+        c["outcome_only_rejection_rate"] = c["outcome_only_rejected"] / c["total"] if c["total"] else None
     total_c = sum(c["total"] for c in corr.values())
     return {
         "gold": dict(gold),
@@ -103,6 +118,8 @@ def measure_rates(gold_per_family: int, corrupt_per_family: int, workers: int) -
         "corruptions": dict(corr),
         "corruptions_by_family": dict(corr_by_family),
         "corruption_rejection_rate": sum(c["rejected"] for c in corr.values()) / total_c if total_c else None,
+        "corruption_outcome_only_rejection_rate":
+            sum(c["outcome_only_rejected"] for c in corr.values()) / total_c if total_c else None,
         "wall_s": time.perf_counter() - t0,
     }
 
@@ -145,7 +162,8 @@ def main(argv=None) -> int:
     if not args.skip_rates:
         record["rates"] = measure_rates(args.gold_per_family, args.corrupt_per_family, args.workers)
         print(f"gold: min family pass rate {record['rates']['gold_min_family_pass_rate']:.4f}; "
-              f"corruptions rejected {record['rates']['corruption_rejection_rate']:.4f}", flush=True)
+              f"corruptions rejected {record['rates']['corruption_rejection_rate']:.4f} "
+              f"(outcome checks alone: {record['rates']['corruption_outcome_only_rejection_rate']:.4f})", flush=True)
     record["load_average_after"] = os.getloadavg()
     atomic_write_json(Path(args.out), record)
     print(f"wrote {args.out}")

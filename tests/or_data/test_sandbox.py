@@ -165,3 +165,21 @@ def test_size_limit_falls_back_to_shim(sandbox):
     r = sandbox.run(big, SandboxLimits(backend="gurobipy", wall_s=30))
     assert r.ok and r.objective == pytest.approx(1000.0)
     assert r.backend == "shim (fallback)" and "size-limited" in r.fallback_reason
+
+
+def test_no_state_leaks_between_programs(sandbox):
+    """Each program gets a fresh child: module state set by one program is gone for the next."""
+    setter = "import gurobipy as gp\ngp.leaked_by_previous_program = 1\n" + GOOD
+    probe = GOOD + "\nprint('leak' if hasattr(gp, 'leaked_by_previous_program') else 'clean')\n"
+    for limits in (SandboxLimits(backend="shim"), SandboxLimits()):
+        assert sandbox.run(setter, limits).ok
+        r = sandbox.run(probe, limits)
+        assert r.ok and r.stdout.strip().endswith("clean"), r.stdout
+
+
+def test_parallel_workers_keep_results_apart():
+    programs = [GOOD.replace("m.addConstr(x + y <= 5)", f"m.addConstr(x + y <= {k})") for k in range(1, 9)]
+    expected = [3 * min(k, 4) + 2 * min(max(k - 4, 0), 3) for k in range(1, 9)]
+    with Sandbox(workers=2) as sb:
+        results = sb.map(programs, SandboxLimits(backend="shim"))
+    assert [r.objective for r in results] == pytest.approx(expected)

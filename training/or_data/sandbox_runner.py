@@ -129,7 +129,9 @@ def prepare_solvers(want_gurobi: bool = True, want_shim: bool = True, extra_impo
 # ----------------------------------------------------------------------------------------------
 # The child: runs one program and never returns
 # ----------------------------------------------------------------------------------------------
-def _set_limits(limits: dict) -> list[str]:
+def _set_limits(limits: dict, own_uid: bool) -> list[str]:
+    """Apply the rlimits.  RLIMIT_NPROC counts every task of the real uid, so it is only set when
+    the program gets its own uid (else it would count the caller's other processes and threads)."""
     enforced = []
     vm_now = _vm_size_bytes()
     table = [
@@ -140,7 +142,8 @@ def _set_limits(limits: dict) -> list[str]:
         ("file_size", resource.RLIMIT_FSIZE, limits.get("file_size_mb"),
          lambda v: (int(v) * 2**20, int(v) * 2**20)),
         ("open_files", resource.RLIMIT_NOFILE, limits.get("max_open_files"), lambda v: (int(v), int(v))),
-        ("processes", resource.RLIMIT_NPROC, limits.get("max_processes"), lambda v: (int(v), int(v))),
+        ("processes", resource.RLIMIT_NPROC, limits.get("max_processes") if own_uid else None,
+         lambda v: (int(v), int(v))),
         ("core", resource.RLIMIT_CORE, 0, lambda v: (0, 0)),
     ]
     for name, which, value, to_pair in table:
@@ -303,8 +306,9 @@ def run_program_in_this_process(request: dict, result_fd: int, workdir: str, out
         fallback: list = []
         _install_recorder(module, recorded, fallback)
 
-        report["enforced"] += _set_limits(limits)
-        if limits.get("drop_privileges", True) and _drop_privileges(uid_for_pid(os.getpid()), workdir):
+        own_uid = bool(limits.get("drop_privileges", True)) and os.geteuid() == 0
+        report["enforced"] += _set_limits(limits, own_uid)
+        if own_uid and _drop_privileges(uid_for_pid(os.getpid()), workdir):
             report["enforced"].append("unprivileged_uid")
         if _no_new_privs():
             report["enforced"].append("no_new_privs")
