@@ -122,3 +122,24 @@ def test_timeout_is_wrong_even_for_an_infeasible_reference():
     item = report["items"][0]
     assert item["run_status"] == "timeout", item["error"]
     assert not any(item["correct"].values())
+
+
+def test_or_data_gold_formulations_score_correct(executor):
+    """The generated-problem format: or_data's gold answer for each test instance is correct under
+    the strict rule, and a formulation with a perturbed number is not."""
+    pytest.importorskip("training.or_data.instances")
+    from training.or_eval.or_data_source import ORDataPipelineSource
+
+    src = ORDataPipelineSource(workers=1)
+    families = ["production_mix", "knapsack", "transportation"]
+    insts = src.instances(families, 1, seed_base=3_000_000)
+    problems = src.test_problems(families, 1, seed_base=3_000_000)
+    assert [p.id for p in problems] == [i["uid"] for i in insts]
+    gold = [i["formulation"] for i in insts]
+    report = evaluate(problems, lambda qs: gold, executor)
+    assert all(item["correct"]["strict_1e-6"] for item in report["items"]), report["items"]
+    # scale the objective: multiply the objective expression by 3 in the code (a wrong formulation)
+    wrong = [g.replace("model.setObjective(", "model.setObjective(3 * ", 1) for g in gold]
+    assert all(w != g for w, g in zip(wrong, gold))
+    report = evaluate(problems, lambda qs: wrong, executor)
+    assert not any(item["correct"]["strict_1e-6"] for item in report["items"]), report["items"]

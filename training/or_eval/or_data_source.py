@@ -48,7 +48,7 @@ class ORDataPipelineSource:
         from training.or_data.contract import build_prompt
         return build_prompt(question)
 
-    def _instances(self, families: Sequence[str], per_family: int, seed_base: int) -> list[dict]:
+    def instances(self, families: Sequence[str], per_family: int, seed_base: int) -> list[dict]:
         """``per_family`` instances per family from seeds seed_base, seed_base+1, ... (skipping
         seeds for which the generator finds no valid instance, counted in ``skipped``)."""
         out: list[dict] = []
@@ -68,13 +68,13 @@ class ORDataPipelineSource:
         return out
 
     def cpt_documents(self, families: Sequence[str], per_family: int, seed_base: int) -> Iterator[dict]:
-        for inst in self._instances(families, per_family, seed_base):
+        for inst in self.instances(families, per_family, seed_base):
             yield {"text": f"### Problem\n{inst['text']}\n\n### Formulation\n{inst['formulation']}",
                    "family": inst["family"], "seed": inst["seed"], "difficulty": inst["difficulty"],
                    "skin": inst["skin"]}
 
     def sft_pairs(self, families: Sequence[str], per_family: int, seed_base: int) -> Iterator[dict]:
-        for inst in self._instances(families, per_family, seed_base):
+        for inst in self.instances(families, per_family, seed_base):
             yield {"question": self.render_prompt(inst["text"]), "response": inst["formulation"],
                    "family": inst["family"], "seed": inst["seed"], "difficulty": inst["difficulty"]}
 
@@ -84,4 +84,4 @@ class ORDataPipelineSource:
                           family=inst["family"],
                           meta={"seed": inst["seed"], "difficulty": inst["difficulty"], "skin": inst["skin"],
                                 "solver": inst["solver"]})
-                for inst in self._instances(families, per_family, seed_base)]
+                for inst in self.instances(families, per_family, seed_base)]
