@@ -47,7 +47,7 @@ import torch.fx as fx
 from . import logs, registry, targets
 from .canonical import canonicalize
 from .graph import DECOMPOSITIONS, graph_has_global_state_changes, remove_dead_code, trace_to_aten
-from .pattern import Matcher, MatchFailure, build_replacement
+from .pattern import Matcher, MatchFailure, anchor_candidates, build_replacement
 
 torch._dynamo.config.specialize_float = True
 
@@ -118,7 +118,7 @@ def run_patterns(gm: fx.GraphModule, pattern_names: tuple[str, ...], report: log
             failures.append(f"tracing its chains: {type(e).__name__}: {e}")
         for traced in traced_chains:
             anchor_target = traced.outputs[0].target
-            for anchor in reversed(list(graph.find_nodes(op="call_function", target=anchor_target))):
+            for anchor in reversed(anchor_candidates(graph, anchor_target)):
                 if getattr(anchor, "_erased", False) or anchor in matched:
                     continue
                 try:

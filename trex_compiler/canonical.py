@@ -17,7 +17,6 @@ spelling                            canonical form
 ``clamp_max``/``clamp_min``         ``clamp(x, lo, hi)``; nested clamps merged
 ``minimum/maximum(x, const)``       ``clamp``
 ``x * 1``, no-op casts, ``clone``   removed (clone only of dense tensors)
-``view`` inserting one size-1 dim   ``unsqueeze``
 ``_to_copy(x, dtype, layout, dev)`` ``_to_copy(x, dtype=...)``
 ==================================  ============================================
 """
@@ -217,22 +216,7 @@ def _min_max(is_min: bool) -> Rule:
     return rule
 
 
-def _view_as_unsqueeze(node):
-    """A reshape that only inserts one size-1 dim is ``unsqueeze`` (``x[..., None]`` traces either way)."""
-    xv, ov = val(node.args[0]), val(node)
-    if not isinstance(xv, torch.Tensor) or ov.dim() != xv.dim() + 1:
-        return None
-    for d in range(ov.dim()):
-        if same_size(ov.shape[d], 1):
-            rest = list(ov.shape[:d]) + list(ov.shape[d + 1:])
-            if all(same_size(a, b) for a, b in zip(rest, xv.shape)):
-                return _insert(node, aten.unsqueeze.default, (node.args[0], d - ov.dim()))
-    return None
-
-
 RULES: dict[object, list[Rule]] = {
-    aten.view.default: [_view_as_unsqueeze],
-    aten._unsafe_view.default: [_view_as_unsqueeze],
     aten._to_copy.default: [_to_copy],
     aten.clone.default: [_clone],
     aten.mul.Tensor: [_mul, _mul_by_inverse_numel],

@@ -164,7 +164,9 @@ def _trace_pattern(pattern: Pattern) -> list[TracedChain]:
 # ------------------------------------------------------------------------------------------ matching
 _CAST = aten._to_copy.default
 _COMMUTATIVE = {aten.add.Tensor, aten.mul.Tensor}
-_VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
+# Reshape-like ops: compared by how they regroup dims (view_groups), not by op or shape literal.
+_VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.unsqueeze.default,
+          aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default}
 # op -> (index of the dim argument, whether dims are relative to the OUTPUT rank)
 _DIM_ARGS = {
     aten.mean.dim: (1, False), aten.sum.dim_IntList: (1, False), aten.amax.default: (1, False),
@@ -182,8 +184,13 @@ def _is_cast(n) -> bool:
             and isinstance(val(n.args[0]), torch.Tensor) and val(n.args[0]).dtype in FLOAT_DTYPES)
 
 
+def _is_layout_copy(n) -> bool:
+    """``clone`` (e.g. the contiguous copy ``reshape`` makes of a strided tensor): same values."""
+    return isinstance(n, fx.Node) and n.op == "call_function" and n.target == aten.clone.default
+
+
 def _strip_casts(n, seen: list | None = None):
-    while _is_cast(n):
+    while _is_cast(n) or _is_layout_copy(n):
         if seen is not None:
             seen.append(n)
         n = n.args[0]
@@ -191,10 +198,24 @@ def _strip_casts(n, seen: list | None = None):
 
 
 def _strip_lossless(n, seen: list):
-    while _is_cast(n) and (val(n.args[0]).dtype, n.kwargs["dtype"]) in _LOSSLESS_UPCASTS:
+    while (_is_cast(n) and (val(n.args[0]).dtype, n.kwargs["dtype"]) in _LOSSLESS_UPCASTS) or _is_layout_copy(n):
         seen.append(n)
         n = n.args[0]
     return n
+
+
+def anchor_candidates(graph: fx.Graph, target) -> list[fx.Node]:
+    """Graph nodes a chain whose output op is ``target`` may end at (all reshape kinds for a view)."""
+    targets = _VIEWS if target in _VIEWS else (target,)
+    nodes = [n for t in targets for n in graph.find_nodes(op="call_function", target=t)]
+    if len(targets) > 1:
+        order = {n: i for i, n in enumerate(graph.nodes)}
+        nodes.sort(key=order.__getitem__)
+    return nodes
+
+
+def _same_target(a, b) -> bool:
+    return a == b or (a in _VIEWS and b in _VIEWS)
 
 
 def _rank(x) -> int:
@@ -225,11 +246,13 @@ def _hint(s) -> int:
 
 def view_groups(node: fx.Node) -> tuple:
     """How a reshape regroups dims, independent of the sizes: groups (n_in, n_out) of dims from the
-    innermost outwards. Outer dims that stay are dropped, and an outermost group that folds or unfolds
-    all leading dims (matmul's ``x.view(-1, k)`` / its inverse) becomes a marker, so a chain traced on
-    rank-3 examples matches a rank-4 graph."""
-    src = [_hint(s) for s in val(node.args[0]).shape]
-    dst = [_hint(s) for s in val(node).shape]
+    innermost outwards. Size-1 dims are skipped, and so are the outer dims when they only stay or are
+    folded/unfolded all together (matmul's ``x.view(-1, k)`` and its inverse): row-wise chains do not
+    depend on how the leading (row) dims are grouped, so a chain traced on rank-3 examples matches a
+    rank-4 or batch-1 graph. Size-1 dims inserted inside the row structure are kept (they decide
+    broadcasting: ``x[..., None]`` vs ``x[..., None, :]``)."""
+    src = [_hint(s) for s in val(node.args[0]).shape if _hint(s) != 1]
+    dst = [_hint(s) for s in val(node).shape if _hint(s) != 1]
     groups: list[tuple] = []
     i, j = len(src) - 1, len(dst) - 1
     while i >= 0 and j >= 0:
@@ -246,12 +269,16 @@ def view_groups(node: fx.Node) -> tuple:
         groups.append((ni, nj))
         i -= ni
         j -= nj
-    rest = (i + 1, j + 1)   # leading dims left over on either side (size-1 dims)
-    if groups and groups[-1] != (1, 1) and rest == (0, 0) and (groups[-1][0] == 1 or groups[-1][1] == 1):
-        groups[-1] = ("unfold_leading",) if groups[-1][0] == 1 else ("fold_leading",)
+    if i >= 0 or j >= 0:
+        return ("irregular", tuple(src), tuple(dst))
+    if groups and min(groups[-1]) == 1:
+        groups.pop()          # the outermost group folds/unfolds (or keeps) all leading dims
     while groups and groups[-1] == (1, 1):
         groups.pop()
-    return tuple(groups) + ((("extra_leading",) + rest,) if rest != (0, 0) else ())
+    inner = sum(g[1] for g in groups) + 1
+    out_shape = [_hint(s) for s in val(node).shape]
+    ones = tuple(k - len(out_shape) for k, s in enumerate(out_shape) if s == 1 and len(out_shape) - k <= inner)
+    return tuple(groups), ones
 
 
 class Matcher:
@@ -284,7 +311,7 @@ class Matcher:
     # -- helpers
     def _find_other_output(self, pout: fx.Node) -> fx.Node:
         errors = []
-        for cand in self.graph.find_nodes(op="call_function", target=pout.target):
+        for cand in anchor_candidates(self.graph, pout.target):
             snap = self._snapshot()
             try:
                 self._node(pout, cand)
@@ -296,9 +323,11 @@ class Matcher:
                            + (f": {errors[0]}" if errors else ""), self.depth)
 
     def _extend_output_casts(self, g: fx.Node) -> fx.Node:
+        """Take a following down-cast (fp32 -> bf16/fp16) into the fused op: it then rounds once to the
+        narrow dtype, exactly like eager. Up-casts are left alone (they would skip eager's rounding)."""
         while len(g.users) == 1:
             user = next(iter(g.users))
-            if _is_cast(user):
+            if _is_cast(user) and user.kwargs["dtype"].itemsize < val(g).dtype.itemsize:
                 self.covered.add(g)
                 g = user
             else:
@@ -345,7 +374,7 @@ class Matcher:
                 raise MatchFailure(f"{pn.target} would match two graph nodes", self.depth)
             self.covered.update(casts)
             return
-        if g.op != "call_function" or g.target != pn.target:
+        if g.op != "call_function" or not _same_target(g.target, pn.target):
             found = g.target if g.op == "call_function" else g.op
             raise MatchFailure(f"expected {pn.target} but found {found} ({g.name})", self.depth)
         self.depth += 1

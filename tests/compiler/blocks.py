@@ -57,6 +57,9 @@ class _Params(nn.Module):
             return nn.Parameter(torch.randn(*shape, generator=g) * scale + offset)
 
         self.cfg = cfg
+        # Accumulation dtype of the upcasts: fp32 in the models under test; the fp64 reference model
+        # (to_reference) upcasts to fp64 instead, so it computes everything in fp64.
+        self.acc = torch.float32
         self.hc_attn_fn, self.hc_attn_scale, self.hc_attn_base = p(m, nd, scale=0.05), p(3, scale=0.1, offset=1), p(m, scale=0.1)
         self.hc_ffn_fn, self.hc_ffn_scale, self.hc_ffn_base = p(m, nd, scale=0.05), p(3, scale=0.1, offset=1), p(m, scale=0.1)
         self.attn_norm, self.kv_norm, self.ffn_norm = p(c.dim, scale=0.1, offset=1), p(c.head_dim, scale=0.1, offset=1), p(c.dim, scale=0.1, offset=1)
@@ -68,16 +71,30 @@ class _Params(nn.Module):
         self.w2 = p(c.inter, c.dim, scale=c.inter ** -0.5)
         self.wr = p(c.dim, 1, scale=c.dim ** -0.5)
 
+    def up(self, t):
+        return t.float() if self.acc is torch.float32 else t.to(self.acc)
+
+    def cast(self, dtype: torch.dtype):
+        """Weights to ``dtype``; the mHC parameters stay fp32 as in the V4 checkpoints."""
+        for name, p in self.named_parameters():
+            if not name.startswith("hc_"):
+                p.data = p.data.to(dtype)
+        return self
+
+    def to_reference(self):
+        self.acc = torch.float64
+        return self.to(torch.float64)
+
     def attention(self, q, kv):
         # q [B,S,H,hd], kv [B,S,hd] (one shared K=V head); causal softmax attention
-        scores = torch.einsum("bshd,btd->bhst", q, kv).float() * self.cfg.head_dim ** -0.5
+        scores = self.up(torch.einsum("bshd,btd->bhst", q, kv)) * self.cfg.head_dim ** -0.5
         s = q.shape[1]
         mask = torch.full((s, s), float("-inf"), device=q.device).triu(1)
         probs = torch.softmax(scores + mask, dim=-1).to(q.dtype)
         return torch.einsum("bhst,btd->bshd", probs, kv)
 
     def hc_post(self, y, x_res, post, comb):
-        out = post.unsqueeze(-1) * y.unsqueeze(-2) + torch.einsum("bsjk,bsjd->bskd", comb, x_res)
+        out = post.unsqueeze(-1) * y.unsqueeze(-2) + torch.einsum("bsjk,bsjd->bskd", comb, x_res.to(comb.dtype))
         return out.to(y.dtype)
 
 
@@ -85,12 +102,12 @@ class SpellingA(_Params):
     """Reference-style spellings."""
 
     def rms(self, x, w):
-        xf = x.float()
+        xf = self.up(x)
         return (w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.cfg.eps))).to(x.dtype)
 
     def hc_pre(self, x, fn, scale, base):
         n, c = x.shape[-2], self.cfg
-        xf = x.flatten(-2).float()
+        xf = self.up(x.flatten(-2))
         r = torch.rsqrt(xf.square().mean(-1, keepdim=True) + c.eps)
         z = (xf @ fn.t()) * r
         zp, zq, zc = z[..., :n], z[..., n:2 * n], z[..., 2 * n:].unflatten(-1, (n, n))
@@ -104,9 +121,8 @@ class SpellingA(_Params):
         layer_input = (pre[..., None] * xf.unflatten(-1, (n, -1))).sum(-2).to(x.dtype)
         return layer_input, post, m
 
-    @staticmethod
-    def apply_rope(x, freqs, inverse=False):
-        y = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))
+    def apply_rope(self, x, freqs, inverse=False):
+        y = torch.view_as_complex(self.up(x).unflatten(-1, (-1, 2)))
         if inverse:
             freqs = freqs.conj()
         return torch.view_as_real(y * freqs).flatten(-2).to(x.dtype)
@@ -119,7 +135,7 @@ class SpellingA(_Params):
         li, post, comb = self.hc_pre(x, self.hc_attn_fn, self.hc_attn_scale, self.hc_attn_base)
         h = self.rms(li, self.attn_norm)
         q = (h @ self.wq).unflatten(-1, (c.n_heads, c.head_dim))
-        q = q * torch.rsqrt(q.float().pow(2).mean(-1, keepdim=True) + c.eps).to(q.dtype)
+        q = q * torch.rsqrt(self.up(q).pow(2).mean(-1, keepdim=True) + c.eps).to(q.dtype)
         q = q.clone()
         q[..., -rd:] = self.apply_rope(q[..., -rd:], f4)
         kv = self.rms(h @ self.wkv, self.kv_norm)
@@ -130,9 +146,9 @@ class SpellingA(_Params):
 
         li, post, comb = self.hc_pre(x, self.hc_ffn_fn, self.hc_ffn_scale, self.hc_ffn_base)
         h = self.rms(li, self.ffn_norm)
-        route = F.softplus(h.float() @ self.wr.float())          # [B,S,1] fp32 routing weight
-        g = (h @ self.w1).float().clamp(max=c.limit)
-        u = (h @ self.w3).float().clamp(-c.limit, c.limit)
+        route = F.softplus(self.up(h) @ self.up(self.wr))          # [B,S,1] fp32 routing weight
+        g = self.up(h @ self.w1).clamp(max=c.limit)
+        u = self.up(h @ self.w3).clamp(-c.limit, c.limit)
         act = (route * (F.silu(g) * u)).to(h.dtype)
         return self.hc_post(act @ self.w2, x, post, comb)
 
@@ -141,17 +157,17 @@ class SpellingB(_Params):
     """The same block with every chain spelled differently."""
 
     def rms(self, x, w):
-        xf = x.to(torch.float32)
+        xf = x.to(self.acc)
         var = (xf * xf).sum(dim=-1, keepdim=True) / x.shape[-1]
         return (xf * (1.0 / torch.sqrt(var + self.cfg.eps))).type_as(x) * w
 
     def rms_noweight(self, x):
-        xf = x.to(torch.float32)
+        xf = x.to(self.acc)
         return (xf / torch.sqrt(xf.square().mean(-1, keepdim=True) + self.cfg.eps)).type_as(x)
 
     def hc_pre(self, x, fn, scale, base):
         n, c = x.shape[-2], self.cfg
-        xf = x.reshape(*x.shape[:-2], -1).to(torch.float32)
+        xf = x.reshape(*x.shape[:-2], -1).to(self.acc)
         r = (xf.pow(2).mean(dim=-1, keepdim=True) + c.eps).rsqrt()
         z = torch.matmul(xf, fn.t()) * r
         pre = (z[..., :n] * scale[0] + base[:n]).sigmoid() + c.hc_eps
@@ -166,9 +182,8 @@ class SpellingB(_Params):
         layer_input = (streams * pre.unsqueeze(-1)).sum(dim=-2).to(x.dtype)
         return layer_input, post, m
 
-    @staticmethod
-    def apply_rope(x, cos, sin):
-        a, b = x[..., 0::2].to(torch.float32), x[..., 1::2].to(torch.float32)
+    def apply_rope(self, x, cos, sin):
+        a, b = x[..., 0::2].to(self.acc), x[..., 1::2].to(self.acc)
         return torch.stack([a * cos - b * sin, b * cos + a * sin], dim=-1).flatten(-2).type_as(x)
 
     def forward(self, x, freqs):
@@ -189,10 +204,10 @@ class SpellingB(_Params):
 
         li, post, comb = self.hc_pre(x, self.hc_ffn_fn, self.hc_ffn_scale, self.hc_ffn_base)
         h = self.rms(li, self.ffn_norm)
-        route = F.softplus(h.float() @ self.wr.float())
-        g = (h @ self.w1).to(torch.float32)
+        route = F.softplus(self.up(h) @ self.up(self.wr))
+        g = (h @ self.w1).to(self.acc)
         g = torch.minimum(g, torch.tensor(c.limit))
-        u = torch.maximum(torch.minimum((h @ self.w3).to(torch.float32), torch.tensor(c.limit)),
+        u = torch.maximum(torch.minimum((h @ self.w3).to(self.acc), torch.tensor(c.limit)),
                           torch.tensor(-c.limit))
         act = ((g * torch.sigmoid(g)) * u * route).to(h.dtype)
         return self.hc_post(act @ self.w2, x, post, comb)
