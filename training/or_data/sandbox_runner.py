@@ -522,6 +522,12 @@ def zygote_main() -> int:
     os.dup2(2, 1)
     _become_subreaper()
     ready = prepare_solvers(want_gurobi=True, want_shim=True, extra_imports=sorted(ALLOWED_IMPORTS))
+    # Move everything imported so far out of the collector's reach: a collection in a forked child
+    # would otherwise touch (and copy-on-write) every object page of the warm interpreter.
+    import gc
+
+    gc.collect()
+    gc.freeze()
     proto.write(json.dumps({"ready": ready, "pid": os.getpid()}) + "\n")
     for line in sys.stdin:
         if not line.strip():
