@@ -109,3 +109,43 @@ def test_meta_model_must_be_materialised(tmp_path):
     meta.to_empty(device="cpu")
     load_checkpoint(meta, tmp_path)
     assert torch.isfinite(meta(torch.randint(0, 4096, (1, 16)))[0]).all()
+
+
+def test_config_json_round_trip_and_load_pretrained(tmp_path):
+    from training.model.checkpoint import args_from_config, config_from_args, load_pretrained
+
+    for name in ("tiny", "flash", "pro"):
+        args = get_config(name)
+        restored = args_from_config(config_from_args(args))
+        for field in ("dim", "n_layers", "compress_ratios", "index_topk", "route_scale", "rope_factor",
+                      "original_seq_len", "moe_inter_dim", "n_hash_layers", "n_mtp_layers"):
+            assert getattr(restored, field) == getattr(args, field), (name, field)
+    source = _model(0)
+    save_checkpoint(source, tmp_path)
+    loaded = load_pretrained(tmp_path)
+    tokens = torch.randint(0, 4096, (1, 16))
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(tokens)[0], _bf16_rounded(source)(tokens)[0])
+
+
+def test_release_config_keys_are_understood():
+    """The Flash config.json keys as quoted in spec §7 (MTP entry included in compress_ratios)."""
+    from training.model.checkpoint import args_from_config
+
+    release = {"vocab_size": 129280, "hidden_size": 4096, "moe_intermediate_size": 2048, "num_hidden_layers": 43,
+               "num_attention_heads": 64, "num_key_value_heads": 1, "n_routed_experts": 256, "n_shared_experts": 1,
+               "num_experts_per_tok": 6, "rms_norm_eps": 1e-6, "rope_theta": 10000, "q_lora_rank": 1024,
+               "qk_rope_head_dim": 64, "head_dim": 512,
+               "compress_ratios": [0, 0] + [4, 128] * 20 + [4, 0], "sliding_window": 128,
+               "compress_rope_theta": 160000, "o_lora_rank": 1024, "o_groups": 8, "index_n_heads": 64,
+               "index_head_dim": 128, "index_topk": 512, "num_hash_layers": 3, "hc_mult": 4, "hc_eps": 1e-6,
+               "hc_sinkhorn_iters": 20, "swiglu_limit": 10.0, "routed_scaling_factor": 1.5,
+               "scoring_func": "sqrtsoftplus", "topk_method": "noaux_tc", "num_nextn_predict_layers": 1,
+               "rope_scaling": {"type": "yarn", "factor": 16, "original_max_position_embeddings": 65536,
+                                "beta_fast": 32, "beta_slow": 1},
+               "quantization_config": {"quant_method": "fp8"}}
+    assert args_from_config(release) == get_config("flash")
+    with pytest.raises(ValueError, match="num_key_value_heads=8"):
+        args_from_config({**release, "num_key_value_heads": 8})
+    with pytest.raises(ValueError, match="lacks hc_mult"):
+        args_from_config({k: v for k, v in release.items() if k != "hc_mult"})

@@ -25,8 +25,31 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 from torch import nn
 
+from .args import ModelArgs
+
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
+CONFIG_FILE = "config.json"
+
+# official config.json key -> ModelArgs field (the keys of the release's config, spec §7)
+CONFIG_KEYS = {
+    "vocab_size": "vocab_size", "hidden_size": "dim", "num_hidden_layers": "n_layers",
+    "num_nextn_predict_layers": "n_mtp_layers", "num_attention_heads": "n_heads", "head_dim": "head_dim",
+    "qk_rope_head_dim": "rope_head_dim", "q_lora_rank": "q_lora_rank", "o_groups": "o_groups",
+    "o_lora_rank": "o_lora_rank", "sliding_window": "window_size", "compress_ratios": "compress_ratios",
+    "index_n_heads": "index_n_heads", "index_head_dim": "index_head_dim", "index_topk": "index_topk",
+    "n_routed_experts": "n_routed_experts", "num_experts_per_tok": "n_activated_experts",
+    "n_shared_experts": "n_shared_experts", "moe_intermediate_size": "moe_inter_dim",
+    "num_hash_layers": "n_hash_layers", "scoring_func": "score_func", "routed_scaling_factor": "route_scale",
+    "swiglu_limit": "swiglu_limit", "hc_mult": "hc_mult", "hc_sinkhorn_iters": "hc_sinkhorn_iters",
+    "hc_eps": "hc_eps", "rms_norm_eps": "norm_eps", "rope_theta": "rope_theta",
+    "compress_rope_theta": "compress_rope_theta",
+}
+ROPE_SCALING_KEYS = {"factor": "rope_factor", "original_max_position_embeddings": "original_seq_len",
+                     "beta_fast": "beta_fast", "beta_slow": "beta_slow"}
+# config values this implementation supports only in one setting: key -> required value
+FIXED_CONFIG_VALUES = {"num_key_value_heads": 1, "tie_word_embeddings": False, "hidden_act": "silu",
+                       "topk_method": "noaux_tc", "norm_topk_prob": True}
 
 # official storage dtype by tensor name; first match wins, default bf16
 _DTYPE_RULES: tuple[tuple[re.Pattern, torch.dtype], ...] = (
@@ -61,6 +84,37 @@ class CheckpointMismatchError(ValueError):
 
 class QuantizedCheckpointError(ValueError):
     """The checkpoint holds FP8/FP4 tensors (the official release format), which are not supported."""
+
+
+def args_from_config(config: dict) -> ModelArgs:
+    """``ModelArgs`` from an official ``config.json`` dict (unknown keys such as
+    ``quantization_config`` are ignored; missing or unsupported values raise ValueError)."""
+    missing = [k for k in CONFIG_KEYS if k not in config]
+    scaling = config.get("rope_scaling") or {}
+    missing += [f"rope_scaling.{k}" for k in ROPE_SCALING_KEYS if k not in scaling]
+    if missing:
+        raise ValueError(f"config.json lacks {', '.join(missing)} (needed to build the DeepSeek-V4 model)")
+    unsupported = [f"{k}={config[k]!r} (supported: {v!r})" for k, v in FIXED_CONFIG_VALUES.items()
+                   if k in config and config[k] != v]
+    if unsupported:
+        raise ValueError("config.json has settings this model does not implement: " + "; ".join(unsupported))
+    fields = {field: config[key] for key, field in CONFIG_KEYS.items()}
+    fields.update({field: scaling[key] for key, field in ROPE_SCALING_KEYS.items()})
+    ratios = list(fields["compress_ratios"])
+    if len(ratios) == fields["n_layers"]:            # some configs omit the MTP entries (SWA-only)
+        ratios += [0] * fields["n_mtp_layers"]
+    fields["compress_ratios"] = tuple(ratios)
+    return ModelArgs(**fields)
+
+
+def config_from_args(args: ModelArgs) -> dict:
+    """The official ``config.json`` keys for ``args`` (inverse of ``args_from_config``)."""
+    config = {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "torch_dtype": "bfloat16"}
+    config.update({key: getattr(args, field) for key, field in CONFIG_KEYS.items()})
+    config["compress_ratios"] = list(args.compress_ratios)
+    config["rope_scaling"] = {"type": "yarn", **{key: getattr(args, field) for key, field in ROPE_SCALING_KEYS.items()}}
+    config.update(FIXED_CONFIG_VALUES)
+    return config
 
 
 def official_dtype(name: str) -> torch.dtype:
@@ -100,7 +154,8 @@ def _atomic_write_text(text: str, path: Path) -> None:
 
 def save_checkpoint(model: nn.Module, directory: str | os.PathLike,
                     max_shard_bytes: int = 5 * 2 ** 30) -> list[Path]:
-    """Write the model as sharded safetensors + index json; returns the shard paths.
+    """Write the model as sharded safetensors + index json (+ ``config.json`` with the official keys
+    when the model carries ``ModelArgs``); returns the shard paths.
 
     Tensors are split into shards of at most ``max_shard_bytes`` (a larger single tensor gets a
     shard of its own). Each file is written to a temporary name and renamed; the index is written
@@ -126,6 +181,9 @@ def save_checkpoint(model: nn.Module, directory: str | os.PathLike,
         paths.append(path)
     total = sum(t.numel() * t.element_size() for t in tensors.values())
     index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    args = getattr(model, "args", None)
+    if isinstance(args, ModelArgs):
+        _atomic_write_text(json.dumps(config_from_args(args), indent=2), directory / CONFIG_FILE)
     _atomic_write_text(json.dumps(index, indent=2), directory / INDEX_FILE)
     return paths
 
@@ -198,3 +256,24 @@ def load_checkpoint(model: nn.Module, directory: str | os.PathLike, strict: bool
             with safe_open(str(directory / shard), framework="pt") as f:
                 for name in names:
                     targets[name].copy_(f.get_tensor(name))
+
+
+def load_pretrained(directory: str | os.PathLike, device: str | torch.device = "cpu",
+                    dtype: torch.dtype | None = None, **overrides) -> nn.Module:
+    """Build ``Transformer`` from ``directory/config.json`` (on the meta device, then materialised on
+    ``device``) and load its weights; ``overrides`` replace ModelArgs fields (e.g. training options)."""
+    from .model import Transformer
+
+    directory = Path(directory)
+    config_path = directory / CONFIG_FILE
+    if not config_path.exists():
+        raise FileNotFoundError(f"{config_path} not found; build the model with get_config(...) and call "
+                                "load_checkpoint(model, directory) instead")
+    args = args_from_config(json.loads(config_path.read_text()))
+    if overrides:
+        args = args.replace(**overrides)
+    with torch.device("meta"):
+        model = Transformer(args)
+    model.to_empty(device=device)
+    load_checkpoint(model, directory)
+    return model.to(dtype) if dtype is not None else model
