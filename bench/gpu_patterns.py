@@ -325,6 +325,14 @@ def kernel_programs(tokens: int, device: str):
     mhc = {"x": rb(T, n, d), "fn": torch.randn(6, 4, 4, d, generator=g, device=device) * 0.02,
            "scale": torch.ones(3, 1, device=device), "base": torch.zeros(6, 4, device=device)}
     mhc_sc = {"iters": SINKHORN_ITERS, "hc_eps": HC_EPS, "rms_eps": RMS_EPS}
+
+    def rope_program(ang):
+        import passes.ir_rope as ir_rope
+        x = rb(T * 64, 64)
+        if hasattr(ir_rope, "expand_tables"):
+            c2, s2 = ir_rope.expand_tables(ang.cos(), ang.sin(), False)
+            return build_rope("bf16", "fp32"), {"x": x, "cos2": c2, "sin2": s2}, {"cdiv": 64}
+        return build_rope("bf16", False, "fp32"), {"x": x, "cos": ang.cos(), "sin": ang.sin()}, {"cdiv": 64}
     return [
         (build_rms_norm_fwd("bf16", True), {"x": rb(T, 7168), "w": rb(7168)}, {"eps": RMS_EPS}),
         (build_rms_norm_bwd("bf16", True), {"dy": rb(T, 7168), "x": rb(T, 7168), "w": rb(7168), "rstd": rstd}, {}),
@@ -334,8 +342,7 @@ def kernel_programs(tokens: int, device: str):
          {"limit": SWIGLU_LIMIT}),
         (build_swiglu_limited_bwd("bf16"), {"dh": rb(T, 3072), "gate": rb(T, 3072, scale=4),
                                             "up": rb(T, 3072, scale=4)}, {"limit": SWIGLU_LIMIT}),
-        (build_rope("bf16", False, "fp32"), {"x": rb(T * 64, 64), "cos": ang.cos(), "sin": ang.sin()},
-         {"cdiv": 64}),
+        rope_program(ang),
         (build_mhc_pre_fwd("bf16"), mhc, mhc_sc),
         (build_mhc_pre_bwd("bf16"), {**mhc, "dli": rb(T, d), "dpost": torch.randn(T, n, device=device),
                                      "dcomb": torch.randn(T, n, n, device=device)}, mhc_sc),

@@ -438,13 +438,23 @@ def _rule_load(pr: _Printer, op: Op):
     per_row = t.kind == TensorKind.ROW
     var = pr.ident(op.out)
     override = None
+    lane_mask = None
     if col is not None:
-        start = pr.ev(col[0])
+        # lanes j of the local read GM columns start + j - pad_left; pad lanes are undefined (zero here)
+        start, stop = pr.ev(col[0]), pr.ev(col[1])
+        pad = op.attr("pad") or (0, 0)
+        left = pr.ev(pad[0])
         k = pr.tmp("col")
-        pr.emit(f"{k} = {start} + {axes[-1].offs}")
+        pr.emit(f"{k} = {start - left} + {axes[-1].offs}")
         override = k
+        if left or pr.ev(pad[1]):
+            rank = 1 + len(axes)
+            j = pr.bcast(axes[-1].offs, rank - 1, rank)
+            lane_mask = f"({j} >= {left}) & ({j} < {left + stop - start})"
     offs = pr.gm_offsets(t, axes, per_row, override)
     mask = pr.full_mask(per_row, axes)
+    if lane_mask:
+        mask = f"{mask} & {lane_mask}" if mask else lane_mask
     if mask:
         pr.emit(f"{var} = tl.load({t.name}_ptr + {offs}, mask={mask}, other=0.0)")
     else:
@@ -600,6 +610,17 @@ def _rule_acc_rows(pr: _Printer, op: Op):
     var = pr.ident(op.out)
     pr.emit(f"{var} = {acc.var} + tl.sum({x}, axis=0, keep_dims=True)")
     pr.set_val(op.out, _Val(var, False, acc.axes, acc.dtype))
+
+
+def _rule_parity_select(pr: _Printer, op: Op):
+    """out[..., j] = a[..., j] for even j, b[..., j] for odd j (pair swaps: RoPE's swap(x))."""
+    out = _out_local(pr, op)
+    a, b = pr.value(op.args[0]), pr.value(op.args[1])
+    axes = pr.shape_of(out)
+    rank = 1 + len(axes)
+    var = pr.ident(op.out)
+    pr.emit(f"{var} = tl.where(({pr.bcast(axes[-1].offs, rank - 1, rank)} % 2) == 0, {a.var}, {b.var})")
+    pr.set_val(op.out, _Val(var, a.per_row or b.per_row, axes, out.dtype))
 
 
 def _rule_select(pr: _Printer, op: Op):
@@ -817,6 +838,7 @@ RULES: dict[str, Callable[[_Printer, Op], None]] = {
     "reduce_rows": _rule_reduce_rows,
     "acc_rows": _rule_acc_rows,
     "select": _rule_select,
+    "parity_select": _rule_parity_select,
     "slice": _rule_slice,
     "set_slice": _rule_set_slice,
     "transpose": _rule_transpose,

@@ -124,9 +124,15 @@ def _rope(x, cos, sin, rope_dim, inverse):
         cos_v, sin_v, cdiv = _compact(cos, lead, h2), _compact(sin, lead, h2), m[0]
     if sin.dtype != cos.dtype:
         return NotImplemented
-    p = _build("passes.ir_rope", "build_rope", _dt(x), bool(inverse), _dt(cos))
-    out = run_program(p, {"x": x.reshape(rows, hd), "cos": cos_v, "sin": sin_v.to(cos.dtype)}, {"cdiv": cdiv})
-    return out["y"].reshape(x.shape)
+    ir_rope = importlib.import_module("passes.ir_rope")
+    if hasattr(ir_rope, "expand_tables"):    # y = x*C + swap(x)*S with pair-expanded tables
+        c2, s2 = ir_rope.expand_tables(cos_v, sin_v, bool(inverse))
+        p = _build("passes.ir_rope", "build_rope", _dt(x), _dt(cos))
+        ins = {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}
+    else:                                    # the earlier form: slices of even/odd lanes
+        p = _build("passes.ir_rope", "build_rope", _dt(x), bool(inverse), _dt(cos))
+        ins = {"x": x.reshape(rows, hd), "cos": cos_v, "sin": sin_v}
+    return run_program(p, ins, {"cdiv": cdiv})["y"].reshape(x.shape)
 
 
 def _mhc_views(x, fn, scale, base):
