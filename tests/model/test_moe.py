@@ -125,3 +125,32 @@ def test_dispatcher_is_pluggable():
     moe.dispatcher = recording_dispatch
     moe(torch.randn(2, 5, args.dim))
     assert calls == [(torch.Size([10, args.dim]), torch.Size([10, 2]), torch.Size([10, 2]), 8)]
+
+
+def test_router_bias_update_moves_load_toward_balance():
+    from training.model.moe import update_router_biases
+
+    args, moe = _moe(1)
+    moe.track_load = True
+    x = torch.randn(64, args.dim)
+    weights, idx = moe.gate(x)
+    moe(x)
+    load = torch.bincount(idx.flatten(), minlength=8).float()
+    torch.testing.assert_close(moe.expert_load, load.long())
+    update_router_biases([moe], rate=0.01)
+    expected = 0.01 * torch.sign(load.mean() - load)
+    torch.testing.assert_close(moe.gate.bias, expected)
+    assert moe.expert_load.sum() == 0
+    # repeated steps spread the tokens: the most loaded expert loses share
+    busiest = int(load.argmax())
+    for _ in range(30):
+        moe(x)
+        update_router_biases([moe], rate=0.01)
+    _, new_idx = moe.gate(x)
+    assert torch.bincount(new_idx.flatten(), minlength=8)[busiest] < load[busiest]
+    # hash layers keep no bias and are skipped
+    _, hash_moe = _moe(0)
+    hash_moe.track_load = True
+    hash_moe(x, torch.arange(64))
+    update_router_biases([hash_moe])
+    assert hash_moe.expert_load.sum() == 0

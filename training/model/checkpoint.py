@@ -275,5 +275,7 @@ def load_pretrained(directory: str | os.PathLike, device: str | torch.device = "
     with torch.device("meta"):
         model = Transformer(args)
     model.to_empty(device=device)
+    for moe in model.moe_layers():          # the one non-persistent buffer: balancing counts
+        moe.expert_load.zero_()
     load_checkpoint(model, directory)
     return model.to(dtype) if dtype is not None else model

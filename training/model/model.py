@@ -129,6 +129,8 @@ class Transformer(nn.Module):
                 module.weight.fill_(1.0)
             elif isinstance(module, Compressor):
                 module.ape.zero_()
+            elif isinstance(module, MoE):
+                module.expert_load.zero_()
             elif isinstance(module, Gate):
                 module.weight.copy_(torch.randn(module.weight.shape, generator=generator) * std)
                 if module.hash_routed:

@@ -122,6 +122,13 @@ class MoE(nn.Module):
         self.shared_experts = (Expert(args.dim, args.n_shared_experts * args.moe_inter_dim, args.swiglu_limit)
                                if args.n_shared_experts else None)
         self.dispatcher: Dispatcher = DISPATCHERS[args.moe_dispatch]
+        # aux-loss-free balancing: with track_load on, forward adds each expert's routed-row count
+        # here and update_router_biases() turns the counts into bias steps (off by default so
+        # the captured graph has no buffer mutation)
+        self.track_load = False
+        # int64: model.to(bfloat16) must not round the counts
+        self.register_buffer("expert_load", torch.zeros(args.n_routed_experts, dtype=torch.int64),
+                             persistent=False)
 
     def forward(self, x: torch.Tensor, token_ids: torch.Tensor | None = None) -> torch.Tensor:
         """x ``[..., dim]``, token_ids ``[...]`` (used by hash-routed layers) -> ``[..., dim]``."""
@@ -129,7 +136,30 @@ class MoE(nn.Module):
         x_flat = x.reshape(-1, shape[-1])
         ids = token_ids.reshape(-1) if token_ids is not None else None
         topk_weight, topk_idx = self.gate(x_flat, ids)
+        if self.track_load and not self.hash_routed:
+            with torch.no_grad():
+                self.expert_load += torch.bincount(topk_idx.reshape(-1), minlength=self.expert_load.numel())
         y = self.dispatcher(x_flat, topk_idx, topk_weight, self.experts)
         if self.shared_experts is not None:
             y = (y.float() + self.shared_experts(x_flat).float()).to(x.dtype)
         return y.view(shape)
+
+
+@torch.no_grad()
+def update_router_biases(moe_layers, rate: float = 1e-3, group=None) -> None:
+    """Aux-loss-free load balancing (DeepSeek-V3's rule, V4's ``noaux_tc``): for every score-routed
+    layer, ``bias_i += rate * sign(mean_load - load_i)`` from the loads counted since the last call
+    (``MoE.track_load`` must be on), then reset the counts. ``group``: a process group whose ranks'
+    loads are summed first, so every rank applies the same step. The sign makes the step independent
+    of how often a forward was counted (e.g. recomputed under activation checkpointing).
+    The V4 rate is not published; 1e-3 is DeepSeek-V3's."""
+    for moe in moe_layers:
+        if moe.hash_routed:
+            continue
+        load = moe.expert_load
+        if group is not None:
+            torch.distributed.all_reduce(load, group=group)
+        load = load.double()
+        if load.sum() > 0:
+            moe.gate.bias += rate * torch.sign(load.mean() - load).to(moe.gate.bias.dtype)
+        moe.expert_load.zero_()
