@@ -138,7 +138,9 @@ class AscendCPrinter:
         return name if off == 0 else f"{name}[(uint32_t)({cint(off)})]"
 
     def scalar(self, s: Scal, dtype: DType = DType.FP32) -> str:
-        if s.kind == "param":
+        if s.kind == "const_int":
+            v = f"(int32_t){int(s.value)}"
+        elif s.kind == "param":
             v = f"tl_.{s.value}"
         elif s.kind == "const":
             v = cfloat_const(s.value)
@@ -289,22 +291,25 @@ class AscendCPrinter:
         ub = ubvar if sympy.sympify(ub_off) == 0 else f"{ubvar}[(uint32_t)({cint(ub_off)})]"
         gm = f"{t.gm}Gm_[(uint64_t)({cint(t.gm_off)})]"
         bc, bl, gap, st = cint(t.block_count), cint(t.block_len), cint(t.gm_gap), cint(t.ub_stride)
+        padded = f"rowBytes + {(t.pad_left + t.pad_right) * sz}" if (t.pad_left or t.pad_right) else "rowBytes"
         lines = ["{",
                  f"  const int64_t blockCount = {bc}, blockLen = {bl}, gmGap = {gap}, ubStride = {st};",
                  f"  const uint32_t rowBytes = (uint32_t)(blockLen * {sz});",
-                 f"  const uint32_t ubGapBlocks = (uint32_t)((ubStride * {sz} - AlignUp(rowBytes, 32)) / 32);",
+                 f"  const uint32_t ubGapBlocks = (uint32_t)((ubStride * {sz} - AlignUp({padded}, 32)) / 32);",
                  f"  if (gmGap == 0 && ubStride == blockLen && rowBytes % 32 == 0) {{  // contiguous and 32-B aligned"]
         if t.direction == "in":
             lines += [f"    DataCopy({ub}, {gm}, (uint32_t)(blockCount * blockLen));",
                       "  } else {  // rows not 32-B aligned (or strided): DataCopyPad pads each UB row to 32 B",
                       f"    DataCopyPad({ub}, {gm}, DataCopyExtParams{{(uint16_t)blockCount, rowBytes, "
-                      f"(uint32_t)(gmGap * {sz}), ubGapBlocks, 0}}, DataCopyPadExtParams<{ct}>{{false, 0, 0, 0}});"]
+                      f"(uint32_t)(gmGap * {sz}), ubGapBlocks, 0}}, DataCopyPadExtParams<{ct}>{{false, {t.pad_left}, {t.pad_right}, 0}});"]
         else:
             lines += [f"    DataCopy({gm}, {ub}, (uint32_t)(blockCount * blockLen));",
                       "  } else {  // rows not 32-B aligned (or strided): DataCopyPad drops the UB row padding",
                       f"    DataCopyPad({gm}, {ub}, DataCopyExtParams{{(uint16_t)blockCount, rowBytes, "
                       f"ubGapBlocks, (uint32_t)(gmGap * {sz}), 0}});"]
         lines += ["  }", "}"]
+        if t.pad_left or t.pad_right:     # shifted copy: always DataCopyPad (it places the pad lanes)
+            lines = lines[:4] + [l[2:] for l in lines[7:8]] + ["}"]
         return lines
 
     # ------------------------------------------------------------------ whole kernel

@@ -133,6 +133,8 @@ class Transfer:
     block_len: sympy.Expr     # elements
     gm_gap: sympy.Expr        # elements skipped in GM between blocks
     ub_stride: sympy.Expr     # elements between block starts in UB
+    pad_left: int = 0         # DataCopyPad left/right padding in UB (elements), GM->UB only
+    pad_right: int = 0
 
     @property
     def nbytes(self) -> sympy.Expr:
@@ -504,6 +506,19 @@ def _select(ctx: _Ctx, op: Op) -> list:
     return nodes
 
 
+def _parity_select(ctx: _Ctx, op: Op) -> list:
+    """Even lanes from a, odd lanes from b: a constant 0x55555555 bit mask (Duplicate on int32) and
+    one tensor-tensor Select. Rows are padded to an even stride, so the parity holds per row."""
+    a, b = op.args
+    _same_shape(ctx, op, [a, b])
+    n = AlignUp(ctx.total(op.out), 64)
+    words = CeilDiv(n, 32)
+    ctx.mask_bytes.append(AlignUp(words * 4, 32))
+    return [Vec("Duplicate", Ref("selmask", dtype=DType.INT32), (Scal("const_int", 0x55555555),), words, 4),
+            Vec("Select", Ref(ctx.buf(op.out)), (Ref("selmask"), Ref(ctx.buf(a)), Ref(ctx.buf(b))), n, 4,
+                {"mode": "VSEL_TENSOR_TENSOR_MODE"})]
+
+
 def _slice_like(ctx: _Ctx, op: Op) -> list:
     """slice / set_slice / hist_read / hist_write."""
     oc = op.opcode
@@ -634,7 +649,7 @@ LOWERING_RULES: dict[str, Callable] = {
     **{k: _unary for k in ("exp", "ln", "abs", "sqrt", "relu", "copy", "neg", "rsqrt", "reciprocal", "sigmoid")},
     **{k: _scalar_op for k in _SCALAR_API},
     "fill": _fill, "cast": _cast, "reduce_sum": _reduce, "reduce_max": _reduce, "acc_rows": _acc_rows,
-    "select": _select, "slice": _slice_like, "set_slice": _slice_like, "hist_read": _slice_like,
+    "select": _select, "parity_select": _parity_select, "slice": _slice_like, "set_slice": _slice_like, "hist_read": _slice_like,
     "hist_write": _slice_like, "transpose": _transpose, "view": _view, "matvec": _matvec, "matvec_t": _matvec_t,
     # load/store are lowered by the plan (queues + transfers), see _load/_store
 }
@@ -665,8 +680,10 @@ def _load(ctx: _Ctx, op: Op, qname: str) -> list:
     lead, cols, S = ctx.shape(op.out)
     var = op.out
     nodes = [Queue("alloc", qname, var, l.dtype)]
-    if op.attr("col") is not None:
-        raise IRError(f"{ctx.p.name}: column-range loads are not lowered for AscendC yet")
+    col, pad = op.attr("col"), op.attr("pad")
+    if col is not None or pad is not None:
+        return nodes + _load_cols(ctx, op, t, var, S, col, pad) + [Queue("enque", qname, var, l.dtype),
+                                                                   Queue("deque", qname, var, l.dtype)]
     if t.kind == TensorKind.SHARED:
         bc, bl, gap, coff = _gm_block(ctx, t, sympy.Integer(1))
         nodes.append(Transfer("in", t.name, t.dtype, coff, Ref(var, dtype=t.dtype), bc, bl, gap, S))
@@ -687,8 +704,27 @@ def _load(ctx: _Ctx, op: Op, qname: str) -> list:
     return nodes
 
 
-def _store_transfer(ctx: _Ctx, t: GMTensor, src_var: str, src_local: str) -> Transfer:
+def _load_cols(ctx: _Ctx, op: Op, t: GMTensor, var: str, S, col, pad) -> list:
+    """A column range [start, stop) of an identity-mapped ROW tensor, with optional left/right
+    padding lanes in UB (DataCopyPad leftPadding/rightPadding): shifted copies of a row."""
+    if t.kind != TensorKind.ROW or not t.row_map.is_identity or len(t.cols) != 1 or ctx.chunk is not None:
+        raise IRError(f"{ctx.p.name}: `{op}`: column ranges are lowered for identity-mapped 1-d ROW tensors only")
+    start, stop = (sympy.sympify(c) for c in (col if col is not None else (0, t.cols[0])))
+    pl, pr = (int(v) for v in (pad if pad is not None else (0, 0)))
+    if pl * t.dtype.nbytes > 32 or pr * t.dtype.nbytes > 32:
+        raise IRError(f"{ctx.p.name}: `{op}`: DataCopyPad pads at most 32 bytes per side (ref §1.3)")
+    return [Transfer("in", t.name, t.dtype, ROW0 * t.cols[0] + start, Ref(var, dtype=t.dtype), TR, stop - start,
+                     t.cols[0] - (stop - start), S, pl, pr)]
+
+
+def _store_transfer(ctx: _Ctx, t: GMTensor, src_var: str, src_local: str, col=None) -> Transfer:
     lead, cols, S = ctx.shape(src_local)
+    if col is not None:
+        if t.kind != TensorKind.ROW or len(t.cols) != 1:
+            raise IRError(f"{ctx.p.name}: column-range stores are lowered for 1-d ROW tensors only ({t.name})")
+        start, stop = (sympy.sympify(c) for c in col)
+        return Transfer("out", t.name, t.dtype, ROW0 * t.cols[0] + start, Ref(src_var, dtype=t.dtype), TR,
+                        stop - start, t.cols[0] - (stop - start), S)
     if t.kind == TensorKind.PARTIAL:
         bc, bl, gap, coff = _gm_block(ctx, t, sympy.Integer(1))
         return Transfer("out", t.name, t.dtype, BLOCK_IDX * _row_size(t) + coff, Ref(src_var, dtype=t.dtype), bc, bl, gap, S)
@@ -936,14 +972,14 @@ def _lower_store(ctx: _Ctx, op: Op, bind) -> list:
     if bound:
         var = src
         nodes = [Queue("enque", q, var, t.dtype), Queue("deque", q, var, t.dtype)]
-        nodes.append(_store_transfer(ctx, t, var, src))
+        nodes.append(_store_transfer(ctx, t, var, src, op.attr("col")))
         nodes.append(Queue("free", q, var, t.dtype))
         return nodes
     # a value that lives on (or is written several times) is copied out of its TBuf directly:
     # V -> MTE3 before the copy, MTE3 -> V after it so later vector writes cannot race the DMA
     if l.dtype != t.dtype:
         raise IRError(f"{ctx.p.name}: store of {src} ({l.dtype.value}) into {t.name} ({t.dtype.value}); cast first")
-    tr = _store_transfer(ctx, t, ctx.buf(src), src)
+    tr = _store_transfer(ctx, t, ctx.buf(src), src, op.attr("col"))
     tr.ub = Ref(ctx.buf(src), dtype=l.dtype)
     return [Sync("V_MTE3"), tr, Sync("MTE3_V")]
 

@@ -1,10 +1,15 @@
-"""Kernel IR programs of `trex::rope` (forward; the backward is rope(dy, ..., not inverse)).
+"""Kernel IR program of `trex::rope` (forward and inverse; the backward is rope(dy, ..., not inverse)).
 
-Rotates the LAST rope_dim channels of x[..., head_dim] in interleaved pairs (2i, 2i+1)
-(reference/deepseek_v4.md §3): y0 = x0*c - x1*s, y1 = x0*s + x1*c; inverse rotation uses -s.
-cos/sin rows broadcast over x's leading dims through a RowMap: cos row = (r // CDIV) % CROWS, with
-CDIV a kernel argument; leading-dim patterns that are not of that form are materialised by the
-adapter (documented in `cos_row_map`).
+Rotates the LAST rope_dim = RD channels of x[..., head_dim] in interleaved pairs (2i, 2i+1)
+(reference/deepseek_v4.md §3): y[2i] = x[2i] c_i - x[2i+1] s_i, y[2i+1] = x[2i] s_i + x[2i+1] c_i.
+
+Vector form used by the kernel: y = x * C + swap(x) * S with the pair-expanded tables
+C = [c0, c0, c1, c1, ...] and S = [-s0, s0, -s1, s1, ...] (S negated for the inverse rotation), and
+swap(x) = [x1, x0, x3, x2, ...] = parity_select(x shifted left by one, x shifted right by one): the
+shifted copies are DataCopyPad loads of the rope slice at GM offsets +1 / -1 (left/right padding
+lanes), so no element moves on the scalar unit. The tables are expanded on the host by the adapter
+(O(S * RD), against O(S * heads * head_dim) for x); the inverse is the same kernel with S negated.
+cos/sin rows broadcast over x's leading dims through a RowMap: table row = (r // CDIV) % CROWS.
 """
 from __future__ import annotations
 
@@ -12,48 +17,56 @@ import math
 
 import torch
 
-from passes.ir_rmsnorm import _load_f32, _store_from_f32
+from passes.ir_rmsnorm import _load_f32
 from trex_compiler.kernel_ir import DType, IRError, Program, ProgramBuilder, RowMap, Schedule, interpret, size
 
 HD = size("HD")        # head_dim
-H2 = size("H2")        # rope_dim // 2
-CDIV = size("CDIV")    # kernel rows per cos/sin row
-CROWS = size("CROWS")  # cos/sin rows
+RD = size("RD")        # rope_dim
+CDIV = size("CDIV")    # kernel rows per table row
+CROWS = size("CROWS")  # table rows
 F32 = DType.FP32
 
 
-def build_rope(dtype: DType | str = DType.BF16, inverse: bool = False, cs_dtype: DType | str | None = None) -> Program:
+def build_rope(dtype: DType | str = DType.BF16, cs_dtype: DType | str | None = None,
+               passthrough: bool = True) -> Program:
+    """passthrough=False: rope_dim == head_dim (no untouched channels to copy)."""
     dtype = DType(dtype)
     cdt = DType(cs_dtype or dtype)
-    b = ProgramBuilder(f"rope_{'inv_' if inverse else ''}{dtype.value}_cs{cdt.value}",
-                       doc=f"interleaved rotation of the last 2*H2 channels{' (inverse: conjugate)' if inverse else ''}")
+    b = ProgramBuilder(f"rope_{dtype.value}_cs{cdt.value}{'' if passthrough else '_full'}",
+                       doc="y[-RD:] = x*C + swap(x)*S over interleaved pairs (pair-expanded tables C, S)")
     b.gm("x", dtype, (HD,))
     rm = RowMap(CDIV, CROWS)
-    b.gm("cos", cdt, (H2,), row_map=rm)
-    b.gm("sin", cdt, (H2,), row_map=rm)
+    b.gm("cos2", cdt, (RD,), row_map=rm)
+    b.gm("sin2", cdt, (RD,), row_map=rm)
     b.gm("y", dtype, (HD,), role="out")
     b.scalar("cdiv", DType.INT32)
     b.size_params.append((CDIV, "cdiv"))
-    xf = _load_f32(b, "x", dtype, "xf", (HD,))
-    c = _load_f32(b, "cos", cdt, "c", (H2,))
-    s = _load_f32(b, "sin", cdt, "s", (H2,))
-    start = HD - 2 * H2
-    b.op("slice", "x0", xf, axis=-1, start=start, stop=HD, step=2, dtype=F32, cols=(H2,))
-    b.op("slice", "x1", xf, axis=-1, start=start + 1, stop=HD, step=2, dtype=F32, cols=(H2,))
-    sign_s = "neg_s" if inverse else s
-    if inverse:
-        b.op("neg", "neg_s", s, dtype=F32, cols=(H2,))
-    b.op("mul", "y0", "x0", c, dtype=F32, cols=(H2,))
-    b.op("mul", "t", "x1", sign_s, dtype=F32, cols=(H2,))
-    b.op("sub", "y0", "y0", "t")
-    b.op("mul", "y1", "x0", sign_s, dtype=F32, cols=(H2,))
-    b.op("mul", "t", "x1", c)
-    b.op("add", "y1", "y1", "t")
-    b.op("copy", "yf", xf, dtype=F32, cols=(HD,))
-    b.op("set_slice", "yf", "yf", "y0", axis=-1, start=start, stop=HD, step=2)
-    b.op("set_slice", "yf", "yf", "y1", axis=-1, start=start + 1, stop=HD, step=2)
-    _store_from_f32(b, "y", dtype, "yf", (HD,))
+    nope = HD - RD
+    if passthrough:     # untouched channels: GM -> UB -> GM
+        b.op("load", "xn", "x", col=(0, nope), dtype=dtype, cols=(nope,))
+        b.op("store", None, "y", "xn", col=(0, nope))
+    xa = _load_f32_cols(b, dtype, "xa", (nope, HD), (0, 0))
+    xl = _load_f32_cols(b, dtype, "xl", (nope + 1, HD), (0, 1))        # xl[j] = x[nope + j + 1]
+    xr = _load_f32_cols(b, dtype, "xr", (nope, HD - 1), (1, 0))        # xr[j] = x[nope + j - 1]
+    b.op("parity_select", "sw", xl, xr, dtype=F32, cols=(RD,))         # pair swap
+    c = _load_f32(b, "cos2", cdt, "c", (RD,))
+    s = _load_f32(b, "sin2", cdt, "s", (RD,))
+    b.op("mul", "yr", xa, c, dtype=F32, cols=(RD,))
+    b.op("mul", "sw", "sw", s)
+    b.op("add", "yr", "yr", "sw")
+    if dtype == F32:
+        b.op("store", None, "y", "yr", col=(nope, HD))
+    else:
+        b.op("cast", "yr_out", "yr", dtype=dtype, cols=(RD,))
+        b.op("store", None, "y", "yr_out", col=(nope, HD))
     return b.build()
+
+
+def _load_f32_cols(b: ProgramBuilder, dtype: DType, name: str, col, pad) -> str:
+    if dtype == F32:
+        return b.op("load", name, "x", col=col, pad=pad, dtype=F32, cols=(RD,))
+    b.op("load", name + "_in", "x", col=col, pad=pad, dtype=dtype, cols=(RD,))
+    return b.op("cast", name, name + "_in", dtype=F32, cols=(RD,))
 
 
 def cos_row_map(x_lead: tuple, cs_lead: tuple) -> tuple[int, int] | None:
@@ -75,10 +88,18 @@ def cos_row_map(x_lead: tuple, cs_lead: tuple) -> tuple[int, int] | None:
     return math.prod(x_lead[hi:]), math.prod(x_lead[lo:hi])
 
 
+def expand_tables(cos: torch.Tensor, sin: torch.Tensor, inverse: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pair-expanded tables: C = [c0, c0, c1, c1, ...], S = [-s0, s0, -s1, s1, ...] (negated if inverse)."""
+    c2 = cos.repeat_interleave(2, dim=-1)
+    s = -sin if inverse else sin
+    s2 = torch.stack([-s, s], dim=-1).flatten(-2)
+    return c2.contiguous(), s2.contiguous()
+
+
 def run_rope_ir(x, cos, sin, rope_dim: int, inverse: bool, schedule: Schedule | None = None):
     hd = x.shape[-1]
-    if rope_dim % 2 or rope_dim > hd or cos.shape[-1] != rope_dim // 2:
-        raise IRError(f"rope: rope_dim={rope_dim} must be even, <= head_dim={hd}, and cos last dim "
+    if rope_dim % 2 or not 2 <= rope_dim <= hd or cos.shape[-1] != rope_dim // 2:
+        raise IRError(f"rope: rope_dim={rope_dim} must be even, in [2, head_dim={hd}], and cos last dim "
                       f"({cos.shape[-1]}) must be rope_dim // 2")
     lead = tuple(x.shape[:-1])
     rows = math.prod(lead)
@@ -88,8 +109,9 @@ def run_rope_ir(x, cos, sin, rope_dim: int, inverse: bool, schedule: Schedule | 
         cos_v, sin_v, cdiv = cos.expand(*lead, h2).reshape(rows, h2), sin.expand(*lead, h2).reshape(rows, h2), 1
     else:
         cos_v, sin_v, cdiv = _compact(cos, lead, h2), _compact(sin, lead, h2), m[0]
-    p = build_rope(DType.from_torch(x.dtype), inverse, DType.from_torch(cos.dtype))
-    out = interpret(p, {"x": x.reshape(rows, hd), "cos": cos_v, "sin": sin_v.to(cos.dtype)}, {"cdiv": cdiv}, schedule)
+    c2, s2 = expand_tables(cos_v, sin_v.to(cos.dtype), inverse)
+    p = build_rope(DType.from_torch(x.dtype), DType.from_torch(cos.dtype), passthrough=rope_dim < hd)
+    out = interpret(p, {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}, {"cdiv": cdiv}, schedule)
     return out["y"].reshape(x.shape)
 
 

@@ -303,7 +303,8 @@ def _sigmoid(x):
 
 
 OPS: dict[str, OpSpec] = {
-    "load": OpSpec("io", 1, "load(gm) -> tile of gm (chunked inside a ChunkLoop); attr col=(start, stop) on the last axis"),
+    "load": OpSpec("io", 1, "load(gm) -> tile of gm (chunked inside a ChunkLoop); attr col=(start, stop) on the last "
+                            "axis, pad=(left, right) undefined lanes around it (shifted copies)"),
     "store": OpSpec("io", 2, "store(gm, src): write src to gm (same row/chunk addressing as load)"),
     "cast": OpSpec("cast", 1, "cast(src) to the out local's dtype; down-casts to bf16/fp16 round to nearest even"),
     "copy": OpSpec("unary", 1, "copy(src)", lambda x: x.clone()),
@@ -330,6 +331,7 @@ OPS: dict[str, OpSpec] = {
     "reduce_sum": OpSpec("reduce", 1, "sum over column axis `axis`, keepdim"),
     "reduce_max": OpSpec("reduce", 1, "max over column axis `axis`, keepdim"),
     "acc_rows": OpSpec("reduce", 2, "acc += sum over the tile's rows of src (in place; out == acc, a per-core local)"),
+    "parity_select": OpSpec("select", 2, "out[..., j] = a[..., j] if j is even else b[..., j] (pair swaps)"),
     "select": OpSpec("select", 4, "where(a CMP b, x, y); b and y may be scalars; attr cmp in LT LE GT GE EQ NE"),
     "slice": OpSpec("layout", 1, "src[..., start:stop:step] along column axis `axis`"),
     "set_slice": OpSpec("layout", 2, "dst[..., start:stop:step] = src (in place; out == dst)"),
@@ -805,6 +807,9 @@ class _Interp:
             col = op.attr("col")
             if col is not None:
                 v = v[..., self.ev(col[0]):self.ev(col[1])]
+            pad = op.attr("pad")
+            if pad is not None:     # lanes a kernel leaves undefined; zeros here, never selected by programs
+                v = torch.nn.functional.pad(v, (self.ev(pad[0]), self.ev(pad[1])))
             self.env[op.out] = v.clone()
             return
         if oc == "store":
@@ -846,6 +851,11 @@ class _Interp:
             return
         if oc == "acc_rows":
             self.env[op.out] = self.env[op.args[0]] + self.env[op.args[1]].sum(0, keepdim=True)
+            return
+        if oc == "parity_select":
+            a, b = self.env[op.args[0]], self.env[op.args[1]]
+            even = (torch.arange(a.shape[-1]) % 2) == 0
+            self.env[op.out] = torch.where(even, a, b)
             return
         if oc == "select":
             a, b, x, y = (self.arg(v) for v in op.args)

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Sequence
 from .signature import KernelSignature, parse_kernel_signatures
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
-ABI_VERSION = 2
+ABI_VERSION = 3
 DEFAULT_UB_BYTES = 192 * 1024
 DEFAULT_UB_FILL = 0xFF
 BASE_FLAGS = ("-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden")
@@ -151,7 +151,7 @@ class KernelLibrary:
         self._dll.trex_emu_last_error.restype = ctypes.c_char_p
         self._dll.trex_emu_counters_json.restype = ctypes.c_char_p
         self._dll.trex_emu_add_gm_region.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_uint64]
-        self._dll.trex_emu_configure.argtypes = [ctypes.c_uint32, ctypes.c_int, ctypes.c_int]
+        self._dll.trex_emu_configure.argtypes = [ctypes.c_uint32, ctypes.c_int, ctypes.c_int, ctypes.c_int]
         self._dll.trex_emu_convert.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
                                                ctypes.c_void_p, ctypes.c_uint64]
         if self._dll.trex_emu_abi_version() != ABI_VERSION:
@@ -160,21 +160,23 @@ class KernelLibrary:
 
     # ---- launching ----
     def launch(self, kernel: str | None, block_dim: int, *args: Any, ub_bytes: int = DEFAULT_UB_BYTES,
-               ub_fill: int = DEFAULT_UB_FILL, isolate: bool = False, check_races: bool = True) -> dict[str, Any]:
+               ub_fill: int = DEFAULT_UB_FILL, isolate: bool = False, check_races: bool = True,
+               check_sync: bool = False) -> dict[str, Any]:
         """Run `kernel` on `block_dim` blocks (one after another) and return the counters.
 
         GM_ADDR/pointer parameters take torch CPU tensors (contiguous), numpy arrays, bytearray /
         bytes / ctypes structures (e.g. a tiling struct), or None. Scalar parameters take numbers.
         Each buffer is registered as a GM region, so out-of-bounds DataCopy/GetValue/SetValue raise.
         With check_races, two blocks touching the same GM bytes (at least one writing, atomic adds
-        excepted) raise: on the NPU blocks run in parallel.
+        excepted) raise: on the NPU blocks run in parallel. With check_sync, UB accesses are checked
+        against AscendC's pipe synchronisation rules (missing PipeBarrier / flags / queue hand-offs).
         """
         sig = self._signature(kernel)
         if not isinstance(block_dim, int) or block_dim < 1:
             raise ValueError(f"block_dim must be a positive int, got {block_dim!r}")
         if len(args) != len(sig.params):
             raise TypeError(f"kernel {sig.describe()} takes {len(sig.params)} arguments, got {len(args)}")
-        options = (int(ub_bytes), int(ub_fill), int(bool(check_races)))
+        options = (int(ub_bytes), int(ub_fill), int(bool(check_races)), int(bool(check_sync)))
         if isolate:
             return self._launch_isolated(sig, block_dim, args, options)
         return self._launch(sig, block_dim, args, options)
@@ -189,7 +191,7 @@ class KernelLibrary:
         return self.kernels[kernel]
 
     def _launch(self, sig: KernelSignature, block_dim: int, args: Sequence[Any],
-                options: tuple[int, int, int]) -> dict[str, Any]:
+                options: tuple[int, int, int, int]) -> dict[str, Any]:
         keep_alive: list[Any] = []
         slots: list[Any] = []
         regions: list[tuple[str, int, int]] = []
@@ -220,7 +222,7 @@ class KernelLibrary:
             return json.loads(self._dll.trex_emu_counters_json().decode())
 
     def _launch_isolated(self, sig: KernelSignature, block_dim: int, args: Sequence[Any],
-                         options: tuple[int, int, int]) -> dict[str, Any]:
+                         options: tuple[int, int, int, int]) -> dict[str, Any]:
         """Fork; the child runs on shared-memory copies of every buffer; results are copied back."""
         shared: list[tuple[Any, mmap.mmap, int]] = []
         child_args: list[Any] = []

@@ -110,10 +110,10 @@ class RmsNormBwdBf16Wbf16Kernel {
     LocalTensor<float> work_fp32 = work.Get<float>();
     // prologue (once per core)
     CopyIn_wf_in(row0, tileRows, c0, chunkLen);
-    LocalTensor<bfloat16_t> wf_in = inQ_xf_in.DeQue<bfloat16_t>();
+    LocalTensor<bfloat16_t> wf_in = inQ_dyf_in.DeQue<bfloat16_t>();
     Cast(ub4_fp32, wf_in, RoundMode::CAST_NONE, (uint32_t)(AlignUp(tl_.D, 16)));
     PipeBarrier<PIPE_V>();
-    inQ_xf_in.FreeTensor(wf_in);
+    inQ_dyf_in.FreeTensor(wf_in);
     Duplicate(ub5_fp32, 0.0f, (int32_t)(AlignUp(tl_.D, 16)));
     PipeBarrier<PIPE_V>();
     for (int64_t row0 = rowStart_; row0 < rowEnd_; row0 += tl_.rowsPerTile) {
@@ -193,10 +193,10 @@ class RmsNormBwdBf16Wbf16Kernel {
   }
 
  private:
-  // CopyIn: GM -> UB (MTE2) into queue inQ_xf_in
+  // CopyIn: GM -> UB (MTE2) into queue inQ_dyf_in
   __aicore__ inline void CopyIn_wf_in(int64_t row0, int64_t tileRows, int64_t c0, int64_t chunkLen) {
     (void)row0; (void)tileRows; (void)c0; (void)chunkLen;
-    LocalTensor<bfloat16_t> t = inQ_xf_in.AllocTensor<bfloat16_t>();
+    LocalTensor<bfloat16_t> t = inQ_dyf_in.AllocTensor<bfloat16_t>();
     {
       const int64_t blockCount = 1, blockLen = tl_.D, gmGap = 0, ubStride = AlignUp(tl_.D, 16);
       const uint32_t rowBytes = (uint32_t)(blockLen * 2);
@@ -207,7 +207,7 @@ class RmsNormBwdBf16Wbf16Kernel {
         DataCopyPad(t, wGm_[(uint64_t)(0)], DataCopyExtParams{(uint16_t)blockCount, rowBytes, (uint32_t)(gmGap * 2), ubGapBlocks, 0}, DataCopyPadExtParams<bfloat16_t>{false, 0, 0, 0});
       }
     }
-    inQ_xf_in.EnQue(t);
+    inQ_dyf_in.EnQue(t);
   }
   // CopyIn: GM -> UB (MTE2) into queue inQ_dyf_in
   __aicore__ inline void CopyIn_dyf_in(int64_t row0, int64_t tileRows, int64_t c0, int64_t chunkLen) {

@@ -30,9 +30,9 @@ def inputs_for(name: str, rows: int, width: int, g: torch.Generator):
     if name == "swiglu_limited_bwd":
         return {"dh": r(rows, width), "gate": r(rows, width, scale=4), "up": r(rows, width, scale=4),
                 "route_weight": torch.rand(rows, 1, generator=g)}, {"limit": 3.0}
-    if name in ("rope", "rope_inverse"):
-        heads = 3
-        return {"x": r(rows * heads, width + 8), "cos": r(rows, 4), "sin": r(rows, 4)}, {"cdiv": heads}
+    if name == "rope":
+        heads, rd = 3, 2 * max(1, min(width, 64) // 2)
+        return {"x": r(rows * heads, width + 8), "cos2": r(rows, rd), "sin2": r(rows, rd)}, {"cdiv": heads}
     n = 4
     common = {"x": r(rows, n, width), "fn": torch.randn(2 + n, n, n, width, generator=g) * 0.05,
               "scale": torch.rand(3, 1, generator=g) + 0.5, "base": torch.randn(2 + n, n, generator=g) * 0.1}

@@ -109,15 +109,17 @@ def test_swiglu_limited_ir_matches_reference(dt, route, sched):
         torch.testing.assert_close(got[2], want[2], atol=1e-4, rtol=1e-4)
 
 
-@pytest.mark.parametrize("xs,cs", [((2, 5, 3, 24), (5, 1, 4)), ((2, 5, 3, 24), (2, 5, 1, 4)),
-                                   ((2, 5, 3, 24), (2, 1, 3, 4)), ((7, 8), (7, 4)), ((4, 16), (4,))])
+@pytest.mark.parametrize("xs,cs,rd", [((2, 5, 3, 24), (5, 1, 4), 8), ((2, 5, 3, 24), (2, 5, 1, 4), 8),
+                                      ((2, 5, 3, 24), (2, 1, 3, 4), 8), ((7, 8), (7, 4), 8), ((4, 16), (4,), 8),
+                                      ((3, 2, 10), (3, 1, 1), 2)])
 @pytest.mark.parametrize("inverse", [False, True])
-def test_rope_ir_matches_reference(xs, cs, inverse):
+@pytest.mark.parametrize("dt", [torch.bfloat16, torch.float32])
+def test_rope_ir_matches_reference(xs, cs, rd, inverse, dt):
     g = torch.Generator().manual_seed(3)
-    x = torch.randn(xs, generator=g).to(torch.bfloat16)
+    x = torch.randn(xs, generator=g).to(dt)
     cos, sin = torch.randn(cs, generator=g), torch.randn(cs, generator=g)
-    got = run_rope_ir(x, cos, sin, 8, inverse, Schedule(rows_per_tile=3, cores=2))
-    assert torch.equal(got, rope_reference(x, cos, sin, 8, inverse))
+    got = run_rope_ir(x, cos, sin, rd, inverse, Schedule(rows_per_tile=3, cores=2))
+    close(got, rope_reference(x, cos, sin, rd, inverse), dt)
 
 
 def test_rope_row_map():

@@ -111,6 +111,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
   std::memcpy(dst.addr_, src.addr_, bytes);
   RT().counters.mte2_bytes += bytes;
   RT().counters.mte2_transfers += 1;
+  EndInstr();
 }
 
 template <class T>
@@ -125,6 +126,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
   GmWrite(dst.addr_, src.addr_, bytes / sizeof(T));
   RT().counters.mte3_bytes += bytes;
   RT().counters.mte3_transfers += 1;
+  EndInstr();
 }
 
 template <class T>
@@ -139,6 +141,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
   std::memmove(dst.addr_, src.addr_, bytes);
   RT().counters.ub_copy_bytes += bytes;
   RT().counters.ub_copy_transfers += 1;
+  EndInstr();
 }
 
 // ---- DataCopy with DataCopyParams: blockCount blocks of blockLen 32-byte units; strides are gaps in 32 B ----
@@ -160,6 +163,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
   }
   RT().counters.mte2_bytes += len * p.blockCount;
   RT().counters.mte2_transfers += 1;
+  EndInstr();
 }
 
 template <class T>
@@ -180,6 +184,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
   }
   RT().counters.mte3_bytes += len * p.blockCount;
   RT().counters.mte3_transfers += 1;
+  EndInstr();
 }
 
 template <class T>
@@ -200,6 +205,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
   }
   RT().counters.ub_copy_bytes += len * p.blockCount;
   RT().counters.ub_copy_transfers += 1;
+  EndInstr();
 }
 
 // ---- DataCopyPad GM -> UB ----
@@ -262,6 +268,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
   }
   RT().counters.mte2_bytes += uint64_t{p.blockCount} * p.blockLen;
   RT().counters.mte2_transfers += 1;
+  EndInstr();
 }
 
 // Old-style overload: DataCopyParams (blockLen in bytes for DataCopyPad) + DataCopyPadParams.
@@ -298,6 +305,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
   }
   RT().counters.mte3_bytes += uint64_t{p.blockCount} * p.blockLen;
   RT().counters.mte3_transfers += 1;
+  EndInstr();
 }
 
 template <class T>

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "trex_emu/runtime.h"
+#include "trex_emu/sync_check.h"
 
 namespace trex_emu {
 
@@ -20,8 +21,10 @@ inline std::string RunBlocks(const char* kernel, uint32_t block_dim, F&& body) {
   rt.gm_accesses.clear();
   for (uint32_t b = 0; b < block_dim; ++b) {
     rt.BeginBlock(b, block_dim);
+    Sync().Reset();
     try {
       body();
+      if (rt.check_sync) FlushInstr();
     } catch (const KernelError& e) {
       rt.EndBlock();
       return std::string(kernel) + " (block " + std::to_string(b) + " of " + std::to_string(block_dim) + "): " + e.what();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trex_emu/runtime.h"
+#include "trex_emu/sync_check.h"
 #include "trex_emu/tensor.h"
 
 namespace AscendC {
@@ -50,6 +51,23 @@ inline const char* EventName(AscendC::HardEvent e) {
       "MTE1_FIX", "FIX_MTE1", "FIX_FIX"};
   const unsigned i = static_cast<unsigned>(e);
   return i < sizeof(kNames) / sizeof(kNames[0]) ? kNames[i] : "HardEvent(?)";
+}
+
+// Pipes of a HardEvent "SRC_DST" as SyncPipe values (-1 for pipes the emulator does not model).
+inline int SyncPipeNamed(const std::string& n) {
+  if (n == "S") return kPipeS;
+  if (n == "V") return kPipeV;
+  if (n == "MTE2") return kPipeMte2;
+  if (n == "MTE3") return kPipeMte3;
+  return -1;
+}
+inline int EventSourcePipe(AscendC::HardEvent e) {
+  const std::string n = EventName(e);
+  return SyncPipeNamed(n.substr(0, n.find('_')));
+}
+inline int EventTargetPipe(AscendC::HardEvent e) {
+  const std::string n = EventName(e);
+  return SyncPipeNamed(n.substr(n.find('_') + 1));
 }
 
 // Name of the buffer argument in an InitBuffer call's argument text: "inQueueX, BUFFER_NUM, n" -> "inQueueX".
@@ -152,6 +170,7 @@ class QueBase {
       if (state_[i] == BufState::kFree) {
         state_[i] = BufState::kAllocated;
         next_ = (i + 1) % n;
+        SyncBufferHandoff(bufs_[i]);  // FreeTensor -> AllocTensor orders the last reader before the next writer
         return i;
       }
     }
@@ -178,6 +197,7 @@ class QueBase {
     const int i = fifo_.front();
     fifo_.pop_front();
     state_[i] = BufState::kDequeued;
+    SyncBufferHandoff(bufs_[i]);  // EnQue -> DeQue orders the producer before the consumer
     return i;
   }
   void Free(const void* p) {
@@ -366,11 +386,24 @@ inline TPipe* GetTPipePtr() {
 }
 
 // ---- synchronisation: semantics-free on a sequential host, but misuse is detected ----
+inline int SyncPipeOf(pipe_t p) {
+  switch (p) {
+    case PIPE_V: return trex_emu::kPipeV;
+    case PIPE_MTE2: return trex_emu::kPipeMte2;
+    case PIPE_MTE3: return trex_emu::kPipeMte3;
+    case PIPE_ALL: return -1;
+    default: return -2;  // pipes the emulator does not model
+  }
+}
+inline void pipe_barrier(pipe_t p) {
+  const int sp = SyncPipeOf(p);
+  if (sp >= -1) trex_emu::SyncBarrier(sp);
+}
 template <pipe_t PIPE>
 inline void PipeBarrier() {
   static_assert(PIPE != PIPE_S, "PipeBarrier<PIPE_S> is not allowed (AscendC: same-pipe barriers exist for V/MTE pipes only)");
+  pipe_barrier(PIPE);
 }
-inline void pipe_barrier(pipe_t) {}
 
 template <HardEvent E>
 inline void SetFlag(int32_t eventID) {
@@ -381,6 +414,7 @@ inline void SetFlag(int32_t eventID) {
     trex_emu::Fail("SetFlag<", trex_emu::EventName(E), ">(", eventID,
                    ") twice without a WaitFlag in between (AscendC forbids setting the same event id twice in a row)");
   f = 1;
+  trex_emu::SyncSetFlag(static_cast<int>(E), eventID);
 }
 template <HardEvent E>
 inline void WaitFlag(int32_t eventID) {
@@ -391,6 +425,7 @@ inline void WaitFlag(int32_t eventID) {
     trex_emu::Fail("WaitFlag<", trex_emu::EventName(E), ">(", eventID,
                    ") without a matching SetFlag before it; on the NPU this waits forever");
   f = 0;
+  trex_emu::SyncWaitFlag(static_cast<int>(E), eventID, trex_emu::EventSourcePipe(E), trex_emu::EventTargetPipe(E));
 }
 
 // Cross-core barrier: blocks run one after another here, so a kernel that needs all cores to meet

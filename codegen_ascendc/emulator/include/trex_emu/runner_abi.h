@@ -66,7 +66,7 @@ inline void ConvertArray(const void* src, void* dst, uint64_t n, AscendC::RoundM
 
 extern "C" {
 
-TREX_EMU_EXPORT int trex_emu_abi_version() { return 2; }
+TREX_EMU_EXPORT int trex_emu_abi_version() { return 3; }
 TREX_EMU_EXPORT const char* trex_emu_last_error() { return trex_emu::LastError().c_str(); }
 TREX_EMU_EXPORT const char* trex_emu_counters_json() {
   static std::string s;
@@ -79,10 +79,11 @@ TREX_EMU_EXPORT void trex_emu_add_gm_region(const char* name, const void* p, uin
   const uintptr_t b = reinterpret_cast<uintptr_t>(p);
   trex_emu::RT().gm_regions.push_back(trex_emu::GmRegion{name, b, b + bytes});
 }
-TREX_EMU_EXPORT void trex_emu_configure(uint32_t ub_bytes, int ub_fill, int check_races) {
+TREX_EMU_EXPORT void trex_emu_configure(uint32_t ub_bytes, int ub_fill, int check_races, int check_sync) {
   trex_emu::RT().ub_bytes = ub_bytes;
   trex_emu::RT().ub_fill = ub_fill;
   trex_emu::RT().check_races = check_races != 0;
+  trex_emu::RT().check_sync = check_sync != 0;
 }
 
 // Converts n elements with the emulator's Cast rounding (no A2 support-table check: this is the

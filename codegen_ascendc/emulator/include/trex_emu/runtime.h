@@ -98,6 +98,7 @@ struct Runtime {
   int atomic_type = 0;  // 0: plain UB->GM writes; 1: SetAtomicAdd in effect
   bool check_races = true;  // record GM accesses and report blocks that touch the same bytes
   std::vector<GmAccess> gm_accesses;
+  bool check_sync = false;  // model AscendC's pipe synchronisation rules (sync_check.h)
   float pad_value_f = 0.0f;
 
   void BeginBlock(uint32_t idx, uint32_t num) {
@@ -131,6 +132,9 @@ inline Runtime& RT() {
   return rt;
 }
 
+inline void NoteUbAccess(const char* api, const char* operand, const void* lo, const void* hi);  // sync_check.h
+inline void EndInstr();  // sync_check.h: the current instruction is complete
+
 inline std::string BlockTag() {
   std::ostringstream os;
   os << "block " << RT().block_idx << "/" << RT().block_num;
@@ -141,6 +145,7 @@ inline void CountRepeats(const char* api, uint64_t repeats) {
   auto& c = RT().counters;
   c.vector_repeats[api] += repeats;
   c.vector_calls[api] += 1;
+  EndInstr();
 }
 
 // Repeats of a count-form instruction: ceil(count * sizeof(wider type) / 256).
@@ -221,8 +226,10 @@ inline std::string FindBlockRace() {
 }
 
 // ---- UB checks ----
+
 inline void CheckUbRange(const char* api, const char* operand, const BufferInfo* buf, const void* lo,
                          const void* hi) {
+  if (RT().check_sync && lo != hi) NoteUbAccess(api, operand, lo, hi);
   if (buf == nullptr) Fail(api, ": ", operand, " is a LocalTensor that was never obtained from a TQue/TBuf");
   const uint8_t* l = static_cast<const uint8_t*>(lo);
   const uint8_t* h = static_cast<const uint8_t*>(hi);

@@ -103,12 +103,14 @@ class LocalTensor {
   T GetValue(uint32_t index) const {
     trex_emu::CheckUbRange("LocalTensor::GetValue", "tensor", buf_, addr_ + index, addr_ + index + 1);
     trex_emu::RT().counters.scalar_ops += 1;
+    trex_emu::EndInstr();
     return addr_[index];
   }
   template <class U>
   void SetValue(uint32_t index, const U& value) const {
     trex_emu::CheckUbRange("LocalTensor::SetValue", "tensor", buf_, addr_ + index, addr_ + index + 1);
     trex_emu::RT().counters.scalar_ops += 1;
+    trex_emu::EndInstr();
     addr_[index] = static_cast<T>(value);
   }
   template <class U>

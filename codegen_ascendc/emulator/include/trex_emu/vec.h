@@ -314,13 +314,14 @@ inline void UnaryCount(const char* api, const LocalTensor<TD>& dst, const LocalT
 
 template <class TD, class TS, class F>
 inline void UnaryRepeat(const char* api, const LocalTensor<TD>& dst, const LocalTensor<TS>& src, const RepeatMask& m,
-                        int repeat, int64_t dstBlk, int64_t srcBlk, int64_t dstRep, int64_t srcRep, F f) {
+                        int repeat, int64_t dstBlk, int64_t srcBlk, int64_t dstRep, int64_t srcRep, F f,
+                        const char* src_name = "src") {  // "dst" when the source is the destination itself
   CheckRepeat(api, repeat);
   CheckUbAlign(api, "dst", dst.addr_);
   CheckUbAlign(api, "src", src.addr_);
   const int per = static_cast<int>(kRepeatBytes / (sizeof(TD) > sizeof(TS) ? sizeof(TD) : sizeof(TS)));
   const Opnd<TD> od = MakeOpnd(dst, dstBlk, dstRep, "dst");
-  const Opnd<TS> os = MakeOpnd(src, srcBlk, srcRep, "src");
+  const Opnd<TS> os = MakeOpnd(src, srcBlk, srcRep, src_name);
   TS vs[128];
   TD vd[128];
   for (int r = 0; r < repeat; ++r) {

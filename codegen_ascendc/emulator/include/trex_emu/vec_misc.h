@@ -137,7 +137,11 @@ inline void Duplicate(const LocalTensor<T>& dst, const typename trex_emu::Identi
                       const int32_t& count) {
   static_assert(trex_emu::kFillTypes<T>, "Duplicate: element type not supported on Atlas A2/A3");
   const T v = scalarValue;
-  trex_emu::UnaryCount("Duplicate", dst, dst, count, [v](T, T) { return v; });
+  trex_emu::CheckCount("Duplicate", count);
+  trex_emu::CheckUbAlign("Duplicate", "dst", dst.addr_);
+  trex_emu::CheckUbRange("Duplicate", "dst", dst.buf_, dst.addr_, dst.addr_ + count);
+  for (int32_t i = 0; i < count; ++i) dst.addr_[i] = v;
+  trex_emu::CountRepeats("Duplicate", trex_emu::CountFormRepeats(static_cast<uint64_t>(count), sizeof(T)));
 }
 template <class T, bool isSetMask = true>
 inline void Duplicate(const LocalTensor<T>& dst, const typename trex_emu::Identity<T>::type& scalarValue, uint64_t mask,
@@ -147,7 +151,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const typename trex_emu::Identi
   const auto m = trex_emu::ResolveMask<isSetMask>("Duplicate", mask, int(256 / sizeof(T)), repeat);
   const T v = scalarValue;
   trex_emu::UnaryRepeat("Duplicate", dst, dst, m, repeat, dstBlockStride, dstBlockStride, dstRepeatStride,
-                        dstRepeatStride, [v](T, T) { return v; });
+                        dstRepeatStride, [v](T, T) { return v; }, "dst");
 }
 template <class T, bool isSetMask = true>
 inline void Duplicate(const LocalTensor<T>& dst, const typename trex_emu::Identity<T>::type& scalarValue,
@@ -158,7 +162,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const typename trex_emu::Identi
   const auto m = trex_emu::ResolveMask<isSetMask>("Duplicate", mask, int(256 / sizeof(T)), repeat);
   const T v = scalarValue;
   trex_emu::UnaryRepeat("Duplicate", dst, dst, m, repeat, dstBlockStride, dstBlockStride, dstRepeatStride,
-                        dstRepeatStride, [v](T, T) { return v; });
+                        dstRepeatStride, [v](T, T) { return v; }, "dst");
 }
 
 // dst[i] = firstValue + i
