@@ -145,3 +145,67 @@ def test_grouped_output_projection_is_block_diagonal():
     parts = [flat[..., i * per_group:(i + 1) * per_group] @ attn.wo_a.weight[i * r:(i + 1) * r].t()
              for i in range(g)]
     torch.testing.assert_close(out, torch.cat(parts, -1) @ attn.wo_b.weight.t(), atol=1e-4, rtol=1e-4)
+
+
+def test_indexer_kl_by_hand():
+    from training.model.attention import indexer_kl
+
+    index = torch.tensor([[[0.0, 0.0, 5.0], [1.0, 2.0, float("-inf")]]])       # [B=1, T=2, W=3]
+    selected = torch.tensor([[[False, False, False], [True, True, False]]])   # query 0 has no entries
+    probs = torch.zeros(1, 2, 2, 3)                                            # [B, H, T, W]
+    probs[0, 0, 1, 0], probs[0, 1, 1, 1] = 0.3, 0.1                            # target (0.75, 0.25)
+    kl = indexer_kl(index, probs, selected)
+    q = torch.softmax(torch.tensor([1.0, 2.0]), 0)
+    p = torch.tensor([0.75, 0.25])
+    torch.testing.assert_close(kl, (p * (p / q).log()).sum())
+    index = index.clone().requires_grad_(True)
+    indexer_kl(index, probs, selected).backward()
+    assert torch.isfinite(index.grad).all() and (index.grad[0, 0] == 0).all()
+
+
+def test_indexer_loss_trains_the_indexer_without_changing_outputs(tiny_args):
+    tokens = torch.randint(0, 4096, (1, 64))
+    outputs = []
+    for weight in (0.0, 1.0):
+        torch.manual_seed(0)
+        model = Transformer(tiny_args.replace(indexer_loss_weight=weight))
+        logits, mtp = model(tokens)
+        outputs.append(logits.detach())
+        (logits.float().square().mean() + mtp.float().square().mean()).backward()
+        indexer_grads = [p.grad for n, p in model.named_parameters() if ".indexer." in n]
+        if weight == 0:
+            assert all(g is None for g in indexer_grads)
+        else:
+            assert all(g is not None and torch.isfinite(g).all() for g in indexer_grads)
+            assert any(g.abs().sum() > 0 for g in indexer_grads)
+    torch.testing.assert_close(outputs[0], outputs[1])
+
+
+def test_indexer_kl_decreases_when_training_the_indexer(tiny_args):
+    from training.model.attention import compressed_visibility, indexer_kl, sink_attention, topk_selection
+
+    torch.manual_seed(0)
+    attn = Transformer(tiny_args.replace(index_topk=16)).layers[1].attn    # select all: a fixed target
+    freqs = rope_tables(tiny_args, 64, None)["compressed"]
+    x = torch.randn(2, 64, tiny_args.dim)
+    opt = torch.optim.Adam(attn.indexer.parameters(), lr=1e-2)
+
+    def kl_now():
+        with torch.no_grad():
+            q_latent = attn.q_norm(attn.wq_a(x))
+        visible = compressed_visibility(64, 4).expand(2, 64, 16)
+        index = attn.indexer(x, q_latent, freqs, visible)
+        with torch.no_grad():       # main attention probabilities on the compressed entries
+            q = attn.wq_b(q_latent).unflatten(-1, (attn.n_heads, attn.head_dim))
+            q = torch.nn.functional.rms_norm(q, (attn.head_dim,), eps=1e-6)
+            entries = attn.compressor(x, freqs)
+            probs = torch.einsum("bthd,bsd->bhts", q, entries).softmax(-1)
+        return indexer_kl(index, probs, visible & topk_selection(index, 16))
+
+    first = kl_now().item()
+    for _ in range(30):
+        loss = kl_now()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert kl_now().item() < 0.7 * first

@@ -71,6 +71,9 @@ class ModelArgs:
     init_std: float = 0.02
     activation_checkpointing: bool = False
     moe_dispatch: str = "sparse"
+    # > 0: train the lightning indexer with DeepSeek-V3.2's KL objective (weight of that loss);
+    # 0: the indexer gets no gradient at all (docs/model.md, "indexer training")
+    indexer_loss_weight: float = 0.0
 
     def __post_init__(self) -> None:
         self.compress_ratios = tuple(int(r) for r in self.compress_ratios)
@@ -95,6 +98,8 @@ class ModelArgs:
             problems.append(f"score_func={self.score_func!r} is not one of {SCORE_FUNCS}")
         if self.moe_dispatch not in MOE_DISPATCH_MODES:
             problems.append(f"moe_dispatch={self.moe_dispatch!r} is not one of {MOE_DISPATCH_MODES}")
+        if self.indexer_loss_weight < 0:
+            problems.append(f"indexer_loss_weight={self.indexer_loss_weight} must be >= 0")
         if self.hc_sinkhorn_iters < 1:
             problems.append(f"hc_sinkhorn_iters={self.hc_sinkhorn_iters} must be >= 1")
         if problems:

@@ -46,13 +46,14 @@ def topk_selection(index_scores: torch.Tensor, topk: int) -> torch.Tensor:
 
 # ------------------------------------------------------------------------------ core attention
 def sink_attention(q: torch.Tensor, kv: torch.Tensor, visible: torch.Tensor, sink: torch.Tensor,
-                   softmax_scale: float) -> torch.Tensor:
+                   softmax_scale: float, return_probs: bool = False):
     """Softmax attention with K == V and a per-head sink logit (spec §5.2).
 
     q ``[B, T, H, D]``, kv ``[B, S, D]``, visible bool broadcastable to ``[B, T, S]`` (every query
     must see at least one key), sink ``[H]``. The sink adds ``exp(sink_h)`` to the softmax
     denominator and has no value vector (HF's form: an extra logit column, dropped afterwards).
-    Returns ``[B, T, H, D]`` in kv's dtype.
+    Returns ``[B, T, H, D]`` in kv's dtype (and the fp32 probabilities ``[B, H, T, S]`` with
+    ``return_probs``).
     """
     batch, seq_len, n_heads, _ = q.shape
     scores = torch.einsum("bthd,bsd->bhts", q, kv).float() * softmax_scale
@@ -60,7 +61,42 @@ def sink_attention(q: torch.Tensor, kv: torch.Tensor, visible: torch.Tensor, sin
     scores = scores.masked_fill(~visible.unsqueeze(1), float("-inf"))
     sink_logits = sink.float().view(1, n_heads, 1, 1).expand(batch, n_heads, seq_len, 1)
     probs = torch.softmax(torch.cat([scores, sink_logits], dim=-1), dim=-1)[..., :-1]
-    return torch.einsum("bhts,bsd->bthd", probs.to(kv.dtype), kv)
+    out = torch.einsum("bhts,bsd->bthd", probs.to(kv.dtype), kv)
+    return (out, probs) if return_probs else out
+
+
+def indexer_kl(index_scores: torch.Tensor, entry_probs: torch.Tensor, selected: torch.Tensor) -> torch.Tensor:
+    """KL(target || indexer) over each query's selected entries, mean over queries that have any.
+
+    target: the main attention's probability mass on each selected compressed entry, summed over
+    heads and renormalised (detached); indexer: softmax of its scores over the same entries. This is
+    DeepSeek-V3.2's indexer objective in its sparse stage (spec §5.3 background [V3.2]); index_scores
+    ``[B, T, W]``, entry_probs ``[B, H, T, W]``, selected bool ``[B, T, W]``."""
+    target = entry_probs.detach().sum(1).masked_fill(~selected, 0.0)
+    mass = target.sum(-1, keepdim=True)
+    has_entries = mass.squeeze(-1) > 0
+    target = target / mass.clamp(min=1e-30)
+    scores = index_scores.float().masked_fill(~selected, float("-inf"))
+    scores = scores.masked_fill(~has_entries.unsqueeze(-1), 0.0)      # keep empty rows finite (no NaN grads)
+    log_q = torch.log_softmax(scores, dim=-1).masked_fill(~selected, 0.0)
+    terms = target * (torch.log(target.clamp(min=1e-30)) - log_q)     # target is 0 off the selection
+    per_query = terms.sum(-1)
+    return (per_query * has_entries).sum() / has_entries.sum().clamp(min=1)
+
+
+class AddAuxiliaryLoss(torch.autograd.Function):
+    """Identity on ``x`` whose backward also sends gradient 1 into ``aux_loss`` (the device
+    DeepSeek-V2/V3's modeling code uses for auxiliary losses), so a loss computed inside a layer
+    trains its parameters without changing the model's outputs or the forward API."""
+
+    @staticmethod
+    def forward(ctx, x, aux_loss):
+        ctx.aux_dtype, ctx.aux_device = aux_loss.dtype, aux_loss.device
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, torch.ones((), dtype=ctx.aux_dtype, device=ctx.aux_device)
 
 
 # --------------------------------------------------------------------------------- compressor
@@ -158,6 +194,7 @@ class Attention(nn.Module):
         self.compressor = (Compressor(args.dim, args.head_dim, self.ratio, args.norm_eps)
                            if self.ratio else None)
         self.indexer = Indexer(args) if self.kind == "csa" else None
+        self.indexer_loss_weight = args.indexer_loss_weight
 
     def forward(self, x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
         """x ``[B, T, dim]``; freqs_cis ``[T, rope_dim/2]`` complex (this layer's base / YaRN)."""
@@ -171,6 +208,7 @@ class Attention(nn.Module):
 
         keys = kv
         visible = window_visibility(seq_len, self.window, x.device).expand(batch, seq_len, seq_len)
+        index = None
         if self.compressor is not None and seq_len >= self.ratio:
             entries = self.compressor(x, freqs_cis)
             entry_visible = compressed_visibility(seq_len, self.ratio, x.device)
@@ -183,7 +221,13 @@ class Attention(nn.Module):
             keys = torch.cat([kv, entries], dim=1)
             visible = torch.cat([visible, entry_visible], dim=-1)
 
-        o = sink_attention(q, keys, visible, self.attn_sink, self.softmax_scale)
+        train_indexer = index is not None and self.indexer_loss_weight > 0 and torch.is_grad_enabled()
+        if train_indexer:
+            o, probs = sink_attention(q, keys, visible, self.attn_sink, self.softmax_scale, return_probs=True)
+            kl = indexer_kl(index, probs[..., seq_len:], entry_visible)
+            o = AddAuxiliaryLoss.apply(o, kl * self.indexer_loss_weight)
+        else:
+            o = sink_attention(q, keys, visible, self.attn_sink, self.softmax_scale)
         o = apply_rope(o, freqs_cis.unsqueeze(-2), inverse=True)
         return self.output_projection(o)
 

@@ -92,17 +92,20 @@ def mean_indexed_entries(ratio: int, seq_len: int) -> float:
     return float(torch.div(t1, ratio, rounding_mode="floor").mean())
 
 
-def flops_breakdown(args: ModelArgs, seq_len: int, indexer_trained: bool = False) -> dict[str, float]:
+def flops_breakdown(args: ModelArgs, seq_len: int, indexer_trained: bool | None = None) -> dict[str, float]:
     """Training FLOPs per token by part (spec §9).
 
     ``dense``: 6 x activated parameters (excl. input embedding, incl. head, gate, mHC fn, compressor
     and indexer projections); ``attention``: 6 x (QK^T + PV) MACs over the keys really attended,
     K = V = head_dim; ``indexer``: 2 FLOPs/MAC (forward only, no LM gradient: this model's choice)
-    or 6 if ``indexer_trained``, over every visible compressed entry; ``mtp``: the MTP block's
+    or 6 if ``indexer_trained`` (default: ``args.indexer_loss_weight > 0``), over every visible
+    compressed entry; ``mtp``: the MTP block's
     activated parameters, its second pass through the head, and its SWA attention (all x 6).
     Norms, softmax, RoPE, pooling and the mHC mixing (< 0.1 %) are not counted.
     """
     counts = count_parameters(args)
+    if indexer_trained is None:
+        indexer_trained = args.indexer_loss_weight > 0
     per_key = 2 * args.n_heads * args.head_dim            # MACs of QK^T plus PV for one key
     trunk_ratios = args.compress_ratios[:args.n_layers]
     attention = sum(6 * per_key * mean_attended_keys(args, r, seq_len) for r in trunk_ratios)
@@ -119,7 +122,7 @@ def flops_breakdown(args: ModelArgs, seq_len: int, indexer_trained: bool = False
 
 
 def flops_per_token(args: ModelArgs, seq_len: int, include_mtp: bool = True,
-                    indexer_trained: bool = False) -> float:
+                    indexer_trained: bool | None = None) -> float:
     """Model FLOPs per trained token at sequence length ``seq_len`` (no recompute, no masked work)."""
     parts = flops_breakdown(args, seq_len, indexer_trained)
     if not include_mtp:
