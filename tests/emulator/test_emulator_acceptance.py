@@ -29,7 +29,7 @@ def test_double_buffered_add(add_lib, block_dim, tile_num, per_block):
     x = torch.randn(total, generator=g).half()
     y = torch.randn(total, generator=g).half()
     z = torch.zeros(total, dtype=torch.half)
-    c = add_lib.launch("add_custom", block_dim, x, y, z, total, tile_num)
+    c = add_lib.launch("add_custom", block_dim, x, y, z, total, tile_num, check_sync=True)
     assert torch.equal(z, x + y)
     tile_bytes = per_block // tile_num // 2 * 2
     assert c["mte2_bytes"] == 2 * total * 2 and c["mte3_bytes"] == total * 2
@@ -46,7 +46,7 @@ def test_rms_norm_bf16(rms_lib, rows, d, block_dim):
     y = torch.zeros(rows, d, dtype=torch.bfloat16)
     rstd = torch.zeros(rows)
     eps = 1e-6
-    c = rms_lib.launch("rms_norm_bf16", block_dim, x, gamma, y, rstd, rows, d, eps)
+    c = rms_lib.launch("rms_norm_bf16", block_dim, x, gamma, y, rstd, rows, d, eps, check_sync=True)
     xf = x.float()
     want_rstd = torch.rsqrt(xf.pow(2).mean(-1) + eps)
     torch.testing.assert_close(rstd, want_rstd, rtol=2e-6, atol=0)

@@ -83,3 +83,26 @@ def test_disjoint_blocks_do_not_race(api):
     x, out = torch.randn(blocks * n), torch.zeros(blocks * n)
     api.launch("block_race", blocks, x, out, n, 2)
     assert torch.equal(out, x)
+
+
+SYNC_MISUSE = {
+    13: r"sync hazard: Exp \(PIPE_V\) reads UB bytes \[\d+, \d+\) of calcBuf \(src\) that Duplicate \(PIPE_V\) "
+        r"wrote, .* insert PipeBarrier<PIPE_V>\(\) in between",
+    14: r"sync hazard: Exp \(PIPE_V\) reads .* of inQueueX\[0\] \(src\) that DataCopy\(GM->UB\) \(PIPE_MTE2\) wrote.*"
+        r"DeQue the tensor from its VECIN queue, or SetFlag/WaitFlag<HardEvent::MTE2_V>",
+    16: r"sync hazard: LocalTensor::GetValue \(PIPE_S\) reads .* that Duplicate \(PIPE_V\) wrote.*"
+        r"SetFlag/WaitFlag<HardEvent::V_S>",
+    17: r"sync hazard: DataCopy\(UB->GM\) \(PIPE_MTE3\) reads .* that Duplicate \(PIPE_V\) wrote.*HardEvent::V_MTE3",
+}
+
+
+@pytest.mark.parametrize("which", list(SYNC_MISUSE))
+def test_sync_checker_reports_missing_synchronisation(api, which):
+    x = torch.zeros(64)
+    with pytest.raises(EmulatorError, match=SYNC_MISUSE[which]):
+        api.launch("misuse", 1, x, which, check_sync=True)
+    api.launch("misuse", 1, x, which)  # off by default: the sequential result is the same either way
+
+
+def test_sync_checker_accepts_documented_synchronisation(api):
+    api.launch("misuse", 1, torch.zeros(64), 15, check_sync=True)

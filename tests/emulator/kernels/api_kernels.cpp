@@ -503,6 +503,43 @@ extern "C" __global__ __aicore__ void misuse(GM_ADDR x, uint32_t which) {
       Add(t[8], t, t[128], 64);
       break;
     }
+    // ---- synchronisation mistakes (reported with launch(check_sync=True)) ----
+    case 13: {  // dependent vector instructions without PipeBarrier<PIPE_V>
+      pipe.InitBuffer(calcBuf, 1024);
+      LocalTensor<float> t = calcBuf.Get<float>();
+      Duplicate(t, 1.0f, 64);
+      Exp(t[64], t, 64);
+      break;
+    }
+    case 14: {  // vector read of DataCopy'd data without DeQue or MTE2_V flag
+      LocalTensor<float> t = inQueueX.AllocTensor<float>();
+      DataCopy(t, gx, 64);
+      Exp(t[64], t, 64);
+      break;
+    }
+    case 15: {  // the same with the documented flag: no hazard
+      LocalTensor<float> t = inQueueX.AllocTensor<float>();
+      DataCopy(t, gx, 64);
+      SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+      WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+      Exp(t[64], t, 64);
+      PipeBarrier<PIPE_V>();
+      Muls(t[128], t[64], 2.0f, 64);
+      break;
+    }
+    case 16: {  // scalar read of a vector result without V_S
+      pipe.InitBuffer(calcBuf, 1024);
+      LocalTensor<float> t = calcBuf.Get<float>();
+      Duplicate(t, 1.0f, 64);
+      (void)t.GetValue(3);
+      break;
+    }
+    case 17: {  // vector result copied out without V_MTE3 / queue hand-off
+      LocalTensor<float> t = inQueueX.AllocTensor<float>();
+      Duplicate(t, 1.0f, 64);
+      DataCopy(gx, t, 64);
+      break;
+    }
     case 11: {  // vector op running past the end of its buffer
       pipe.InitBuffer(calcBuf, 256);
       LocalTensor<float> t = calcBuf.Get<float>();
