@@ -101,6 +101,11 @@ struct Runtime {
   bool check_sync = false;  // model AscendC's pipe synchronisation rules (sync_check.h)
   float pad_value_f = 0.0f;
 
+  // Checks can also be switched from the environment (useful with ICPU_RUN_KF host programs).
+  Runtime() {
+    if (const char* v = std::getenv("TREX_EMU_CHECK_SYNC")) check_sync = v[0] == '1';
+    if (const char* v = std::getenv("TREX_EMU_CHECK_RACES")) check_races = v[0] != '0';
+  }
   void BeginBlock(uint32_t idx, uint32_t num) {
     block_idx = idx;
     block_num = num;
