@@ -1,0 +1,253 @@
+"""Each pattern in the spellings real model code uses: one compiled function per family holds every
+spelling (one compile), and each spelling must become exactly one fused op in the forward graph and
+its fused backward in the backward graph, with outputs and gradients within the numerics rule."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from passes.mhc_pre import N_STREAMS
+from trex_compiler import logs, registry
+from trex_compiler.testing import assert_close_to_reference, make_input, trex_op_counts
+
+EPS, L = 1e-6, 7.0
+ref_rms = registry.fused_ops()["rms_norm"].reference
+ref_swiglu = registry.fused_ops()["swiglu_limited"].reference
+ref_rope = registry.fused_ops()["rope"].reference
+
+
+# ---------------------------------------------------------------------------------------- RMSNorm
+def rms_reference_style(x, w):
+    xf = x.float()
+    return w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS)).to(x.dtype)
+
+
+def rms_hf_style(x, w):
+    xf = x.to(torch.float32)
+    return w * (xf * torch.rsqrt(xf.square().mean(dim=-1, keepdim=True) + EPS)).type_as(x)
+
+
+def rms_sum_over_n(x, w):
+    xf = x.float()
+    var = (xf * xf).sum(-1, keepdim=True) / x.shape[-1]
+    return (xf * (1 / torch.sqrt(var + EPS)) * w.float()).to(x.dtype)     # weight before the down-cast
+
+
+def rms_divide_by_sqrt(x, w):
+    xf = x.float()
+    return (w * (xf / torch.sqrt(torch.mean(torch.pow(xf, 2), dim=2, keepdim=True) + EPS))).to(x.dtype)
+
+
+def rms_inplace_weight_free(x, w):
+    # DeepSeek's per-head query norm; in-place, so only valid without autograd (inference)
+    y = x.float()
+    y *= torch.rsqrt(y.square().mean(-1, keepdim=True) + EPS)
+    return y.to(x.dtype)
+
+
+def rms_rsqrt_first_weight_free(x, w):
+    xf = x.float()
+    return (torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * xf).to(x.dtype)
+
+
+def rms_weight_free(x, w):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS)).type_as(x)
+
+
+RMS_SPELLINGS = [(rms_reference_style, True), (rms_hf_style, True), (rms_sum_over_n, True),
+                 (rms_divide_by_sqrt, True), (rms_rsqrt_first_weight_free, False), (rms_weight_free, False)]
+
+
+# ---------------------------------------------------------------------------------------- SwiGLU
+def swiglu_reference_style(g, u, r):
+    return (r * (F.silu(g.float().clamp(max=L)) * u.float().clamp(-L, L))).to(g.dtype)
+
+
+def swiglu_sigmoid_clamp_max(g, u, r):
+    gf = g.float().clamp_max(L)
+    return ((gf * torch.sigmoid(gf)) * u.float().clamp(min=-L, max=L) * r).to(g.dtype)
+
+
+def swiglu_minimum_maximum(g, u, r):
+    gf = torch.minimum(g.to(torch.float32), torch.tensor(L))
+    uf = torch.maximum(torch.minimum(u.to(torch.float32), torch.tensor(L)), torch.tensor(-L))
+    return (F.silu(gf) * uf).to(g.dtype) * r.to(g.dtype)        # routing weight after the down-cast
+
+
+def swiglu_exp_form_unrouted(g, u, r):
+    gf = g.float().clamp(max=L)
+    return (gf / (1 + torch.exp(-gf)) * u.float().clamp(-L, L)).to(g.dtype)
+
+
+SWIGLU_SPELLINGS = [(swiglu_reference_style, True), (swiglu_sigmoid_clamp_max, True),
+                    (swiglu_minimum_maximum, True), (swiglu_exp_form_unrouted, False)]
+
+
+# ---------------------------------------------------------------------------------------- RoPE
+RD = 8
+
+
+def _complex(x, freqs):
+    return torch.view_as_real(torch.view_as_complex(x.float().unflatten(-1, (-1, 2))) * freqs).flatten(-2).to(x.dtype)
+
+
+def rope_complex_full(x, freqs, cos, sin):
+    return _complex(x[..., :RD], freqs)
+
+
+def rope_complex_partial_inverse_cat(x, freqs, cos, sin):
+    return torch.cat([x[..., :-RD], _complex(x[..., -RD:], freqs.conj())], dim=-1)
+
+
+def rope_real_partial_inplace(x, freqs, cos, sin):
+    y = x.clone()
+    a, b = y[..., -RD:][..., 0::2].float(), y[..., -RD:][..., 1::2].float()
+    y[..., -RD:] = torch.stack([a * cos - b * sin, a * sin + b * cos], -1).flatten(-2).to(x.dtype)
+    return y
+
+
+def rope_real_negated_sin(x, freqs, cos, sin):
+    pairs = x[..., -RD:].float().unflatten(-1, (-1, 2))
+    a, b = pairs[..., 0], pairs[..., 1]
+    s = -sin
+    rot = torch.stack([a * cos - b * s, b * cos + a * s], -1).flatten(-2).type_as(x)
+    return torch.cat([x[..., :-RD], rot], -1)
+
+
+# (fn, inverse, partial)
+ROPE_SPELLINGS = [(rope_complex_full, False, False), (rope_complex_partial_inverse_cat, True, True),
+                  (rope_real_partial_inplace, False, True), (rope_real_negated_sin, True, True)]
+
+
+def _fp64(t):
+    return t.detach().to(torch.float64).requires_grad_(t.requires_grad)
+
+
+def _compile_and_run(fn, inputs, dtype):
+    with logs.capture() as reports:
+        outs = torch.compile(fn, backend="trex")(*inputs)
+        sum(o.float().pow(2).sum() for o in outs).backward()
+    (report,) = reports
+    return outs, report
+
+
+def _check_graphs(report, fwd_op, bwd_op, n):
+    fw, bw = report.compiled_graphs["forward"], report.compiled_graphs["backward"]
+    assert trex_op_counts(fw)[fwd_op] == n, report.format()
+    assert trex_op_counts(bw)[bwd_op] == n, report.format()
+    assert report.fallbacks == []
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16])
+def test_rms_norm_spellings(dtype):
+    xs = [make_input((3, 5, 40), dtype, seed=i, requires_grad=True) for i in range(len(RMS_SPELLINGS))]
+    w = make_input((40,), dtype, seed=99, requires_grad=True)
+
+    def all_spellings(w, *xs):
+        return tuple(fn(x, w) for (fn, _), x in zip(RMS_SPELLINGS, xs))
+
+    outs, report = _compile_and_run(all_spellings, [w, *xs], dtype)
+    assert report.match_counts()["rms_norm"] == len(RMS_SPELLINGS)
+    _check_graphs(report, "rms_norm", "rms_norm_bwd", len(RMS_SPELLINGS))
+    for (fn, weighted), x, out in zip(RMS_SPELLINGS, xs, outs):
+        x_e = x.detach().clone().requires_grad_()
+        eager = fn(x_e, w.detach())
+        eager.float().pow(2).sum().backward()
+        x_r = _fp64(x)
+        ref = ref_rms(x_r, _fp64(w) if weighted else None, EPS, None)[0]
+        ref.pow(2).sum().backward()
+        assert_close_to_reference(out, eager, ref, name=fn.__name__)
+        assert_close_to_reference(x.grad, x_e.grad, x_r.grad, name=f"{fn.__name__} dx")
+
+
+def test_rms_norm_inplace_spelling_in_inference():
+    x = make_input((3, 5, 40), torch.bfloat16, seed=3)
+    with torch.no_grad(), logs.capture() as reports:
+        out = torch.compile(rms_inplace_weight_free, backend="trex")(x, None)
+    (report,) = reports
+    assert trex_op_counts(report.compiled_graphs["inference"]) == {"rms_norm": 1}
+    ref = ref_rms(x.double(), None, EPS, None)[0]
+    assert_close_to_reference(out, rms_inplace_weight_free(x, None), ref)
+
+
+def test_swiglu_limited_spellings():
+    dtype = torch.bfloat16
+    n = len(SWIGLU_SPELLINGS)
+    gs = [make_input((4, 6, 24), dtype, scale=5, seed=i, requires_grad=True) for i in range(n)]
+    us = [make_input((4, 6, 24), dtype, scale=5, seed=10 + i, requires_grad=True) for i in range(n)]
+    r = torch.rand(4, 6, 1, requires_grad=True)
+
+    def all_spellings(r, *gu):
+        return tuple(fn(g, u, r) for (fn, _), g, u in zip(SWIGLU_SPELLINGS, gu[:n], gu[n:]))
+
+    outs, report = _compile_and_run(all_spellings, [r, *gs, *us], dtype)
+    assert report.match_counts()["swiglu_limited"] == n
+    _check_graphs(report, "swiglu_limited", "swiglu_limited_bwd", n)
+    for (fn, routed), g, u, out in zip(SWIGLU_SPELLINGS, gs, us, outs):
+        g_e, u_e = g.detach().clone().requires_grad_(), u.detach().clone().requires_grad_()
+        eager = fn(g_e, u_e, r.detach())
+        eager.float().pow(2).sum().backward()
+        g_r, u_r = _fp64(g), _fp64(u)
+        ref = ref_swiglu(g_r, u_r, L, _fp64(r) if routed else None, None)
+        ref.pow(2).sum().backward()
+        assert_close_to_reference(out, eager, ref, name=fn.__name__)
+        assert_close_to_reference(g.grad, g_e.grad, g_r.grad, name=f"{fn.__name__} dgate")
+        assert_close_to_reference(u.grad, u_e.grad, u_r.grad, name=f"{fn.__name__} dup")
+
+
+def test_rope_spellings():
+    dtype = torch.bfloat16
+    n = len(ROPE_SPELLINGS)
+    xs = [make_input((2, 5, 3, 24), dtype, seed=i, requires_grad=True) for i in range(n)]
+    ang = torch.randn(5, 1, RD // 2)
+    freqs = torch.polar(torch.ones_like(ang), ang)
+    cos, sin = ang.cos(), ang.sin()
+
+    def all_spellings(freqs, cos, sin, *xs):
+        return tuple(fn(x, freqs, cos, sin) for (fn, _, _), x in zip(ROPE_SPELLINGS, xs))
+
+    outs, report = _compile_and_run(all_spellings, [freqs, cos, sin, *xs], dtype)
+    assert report.match_counts()["rope"] == n
+    _check_graphs(report, "rope", "rope", n)
+    aten_cat = sum(1 for node in report.compiled_graphs["forward"].graph.nodes if "cat" in str(node.target))
+    assert aten_cat == 0, "partial rotation not absorbed into one op"
+    for (fn, inverse, partial), x, out in zip(ROPE_SPELLINGS, xs, outs):
+        x_e = x.detach().clone().requires_grad_()
+        eager = fn(x_e, freqs, cos, sin)
+        eager.float().pow(2).sum().backward()
+        x_r = _fp64(x)
+        xin = x_r if partial else x_r[..., :RD]
+        ref = ref_rope(xin, cos.double(), sin.double(), RD, inverse)
+        ref.pow(2).sum().backward()
+        assert_close_to_reference(out, eager, ref, name=fn.__name__)
+        assert_close_to_reference(x.grad, x_e.grad, x_r.grad, name=f"{fn.__name__} dx")
+
+
+def test_mhc_pre_is_one_op_per_site_with_iteration_count():
+    """The iteration count is recovered from the unrolled Sinkhorn loop."""
+    import passes.mhc_pre as mhc
+
+    n, d = N_STREAMS, 8
+    fn = torch.randn((2 + n) * n, n * d) * 0.2
+    scale, base = torch.rand(3) + 0.5, torch.randn((2 + n) * n) * 0.1
+    x = make_input((2, 3, n, d), torch.float32, seed=5)
+
+    def model(x, iters):
+        li, post, comb = mhc.mhc_pre_chain(x, fn, scale, base, hc_eps=1e-6, rms_eps=1e-6)
+        for _ in range(iters - 1):
+            comb = comb / (comb.sum(-1, keepdim=True) + 1e-6)
+            comb = comb / (comb.sum(-2, keepdim=True) + 1e-6)
+        return li, post, comb
+
+    for iters in (1, 7):
+        torch._dynamo.reset()
+        with torch.no_grad(), logs.capture() as reports:
+            outs = torch.compile(model, backend="trex")(x, iters)
+        (report,) = reports
+        (node,) = [nd for nd in report.compiled_graphs["inference"].graph.nodes if "mhc_pre" in str(nd.target)]
+        assert node.args[4] == iters
+        expected = mhc.mhc_pre_reference(x, fn, scale, base, iters, 1e-6, 1e-6)
+        for got, want in zip(outs, expected):
+            torch.testing.assert_close(got, want)
