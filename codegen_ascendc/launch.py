@@ -50,7 +50,10 @@ class EmulatedKernel:
             setattr(st, name, vals[name])
         return bytes(st)
 
-    def __call__(self, inputs: dict, scalars: dict | None = None) -> tuple[dict, dict]:
+    def __call__(self, inputs: dict, scalars: dict | None = None, check_sync: bool = True) -> tuple[dict, dict]:
+        """Run on the emulator. check_sync: the emulator checks every UB access against AscendC's
+        pipe synchronisation rules (PipeBarrier / flags / queue hand-offs), so a missing sync in the
+        printed code fails here instead of racing on the NPU."""
         p = self.program
         scalars = dict(scalars or {})
         sizes = bind_sizes(p, inputs, scalars)
@@ -69,7 +72,7 @@ class EmulatedKernel:
                 args.append(outs[t.name])
         tb = bytearray(self.tiling_bytes(sizes, {s.name: scalars[s.name] for s in p.scalars}))
         lib = _compiled(self.source)
-        counters = lib.launch(p.name, self.tiling.cores, *args, tb)
+        counters = lib.launch(p.name, self.tiling.cores, *args, tb, check_sync=check_sync)
         result = dict(outs)
         ins = {t.name: inputs[t.name] for t in p.inputs}
         for h in p.finalize:

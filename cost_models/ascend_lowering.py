@@ -817,11 +817,11 @@ def plan_kernel(p: Program, buffer_depth: int = 2) -> KernelPlan:
 
     # queues for loads (one per loaded local) and stores (one per stored GM tensor)
     load_q: dict = {}
-    load_in_body: set = set()
+    load_in_body: dict = {}     # ordered (program order): the printed code must be deterministic
     for op, _ in walk(p.body):
         if op.opcode == "load":
             load_q.setdefault(op.out, f"inQ_{op.out}")
-            load_in_body.add(op.out)
+            load_in_body[op.out] = True
     borrowed: dict = {}
     body_users = {n for op, _ in walk(p.body + p.epilogue) for n in _op_locals(op, p)}
     for sec in (p.prologue, p.epilogue):
