@@ -87,6 +87,8 @@ class LogConfig:
     jsonl: str = ""                    # per-step JSONL log path; empty: no file
     progress: bool = True              # progress bar (rank 0 only)
     every: int = 1                     # steps between log records
+    profile_steps: list[int] = field(default_factory=list)  # [first, count]: torch.profiler window
+    profile_dir: str = ""              # where the profiler window writes rank_R.json (+ rank 0 trace)
 
 
 @dataclass
@@ -243,5 +245,9 @@ def validate(cfg: Config) -> None:
     for key, value in positive.items():
         if value < 1:
             raise ConfigError(f"{key} = {value}; must be >= 1")
+    if cfg.log.profile_steps and (len(cfg.log.profile_steps) != 2 or not cfg.log.profile_dir
+                                  or min(cfg.log.profile_steps) < 1):
+        raise ConfigError(f"log.profile_steps = {cfg.log.profile_steps}; give [first_step, count] (both >= 1) "
+                          f"and log.profile_dir")
     if len(cfg.optim.betas) != 2:
         raise ConfigError(f"optim.betas = {cfg.optim.betas}; give two numbers, e.g. [0.9, 0.95]")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -64,6 +65,8 @@ class TrainResult:
 
 
 def resolve_device(name: str, local_rank: int) -> torch.device:
+    if name in ("auto", "npu") and importlib.util.find_spec("torch_npu") is not None:
+        importlib.import_module("torch_npu")     # registers torch.npu and the "hccl" backend
     if name == "auto":
         name = next((d for d in ("cuda", "npu") if _available(d)), "cpu")
     if name != "cpu" and not _available(name):
@@ -97,11 +100,18 @@ def build_model(cfg: Config, vocab_needed: int, model_module: str = "training.mo
     return lib, args, lib.Transformer(args)
 
 
+def _compile_trex(model):
+    # importing the backend registers "trex" with dynamo even where the package's entry points
+    # are not installed (a bare checkout on a GPU machine)
+    importlib.import_module("trex_compiler.backend")
+    return torch.compile(model, backend="trex")
+
+
 # --model.compile value -> how the forward is wrapped
 COMPILERS = {
     "eager": lambda m: m,
     "inductor": lambda m: torch.compile(m),
-    "trex": lambda m: torch.compile(m, backend="trex"),
+    "trex": _compile_trex,
 }
 
 
@@ -172,6 +182,44 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+class StepProfiler:
+    """torch.profiler over the steps [first, first + count) of log.profile_steps. Each rank writes
+    rank_R.json: wall time of the window and the device (else CPU) time per kernel / op name, which
+    bench/train_multi.py turns into the all-to-all share; rank 0 also writes a Chrome trace."""
+
+    def __init__(self, steps: list[int], directory: str, rank: int, device: torch.device):
+        self.first, self.count = (steps[0], steps[1]) if steps else (0, 0)
+        self.dir, self.rank, self.device = Path(directory) if directory else None, rank, device
+        self.prof, self.t0 = None, 0.0
+
+    def begin(self, step: int) -> None:
+        if self.count and step == self.first:
+            from torch.profiler import ProfilerActivity, profile
+            activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.device.type == "cuda" else [])
+            self.prof = profile(activities=activities)
+            self.prof.start()
+            self.t0 = time.perf_counter()
+
+    def end(self, step: int) -> None:
+        if self.prof is None or step != self.first + self.count - 1:
+            return
+        if self.device.type != "cpu":
+            torch.get_device_module(self.device.type).synchronize(self.device)
+        wall = time.perf_counter() - self.t0
+        self.prof.stop()
+        times = {}
+        for evt in self.prof.key_averages():
+            device_us = getattr(evt, "device_time_total", 0) or getattr(evt, "cuda_time_total", 0)
+            times[evt.key] = {"device_us": device_us, "cpu_us": evt.cpu_time_total, "count": evt.count}
+        from .checkpoint import atomic_write_text
+        self.dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.dir / f"rank_{self.rank}.json", json.dumps(
+            {"first_step": self.first, "steps": self.count, "wall_s": wall, "ops": times}))
+        if self.rank == 0:
+            self.prof.export_chrome_trace(str(self.dir / "trace_rank0.json"))
+        self.prof = None
 
 
 class JsonlLog:
@@ -262,11 +310,13 @@ def _train(cfg: Config, model_module: str, device: torch.device, dims: ParallelD
     mfu = MFUMeter(lib, args, cfg.data.seq_len, dims.world)
     log = JsonlLog(cfg.log.jsonl, is_main)
     progress = Progress(cfg.log.progress and is_main, cfg.train.steps, start_step)
+    profiler = StepProfiler(cfg.log.profile_steps, cfg.log.profile_dir, dims.rank, device)
     result = TrainResult(resumed_from=start_step, final_step=start_step)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     try:
         for step in range(start_step + 1, cfg.train.steps + 1):
+            profiler.begin(step)
             t0 = time.perf_counter()
             lr = optimizer.param_groups[0]["lr"]
             loss_sum = torch.zeros((), device=device)
@@ -304,6 +354,7 @@ def _train(cfg: Config, model_module: str, device: torch.device, dims: ParallelD
             record.update({f"loss_{k}": dims.all_reduce_mean(v / cfg.train.grad_accum, device)
                            for k, v in part_sums.items()})
             result.records.append(record)
+            profiler.end(step)
             result.final_step = step
             if step % cfg.log.every == 0 or not finite:
                 log.write(record)
@@ -349,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         if not cfg.data.paths:
             raise ConfigError("data.paths is empty; name the corpus files (e.g. --data.paths '[\"corpus.jsonl\"]')")
         result = train(cfg)
-    except (ConfigError, FileNotFoundError, KeyError, ValueError) as e:
+    except (ConfigError, FileNotFoundError) as e:     # a wrong config or path: the message says it all
         print(f"trex train: {e}", file=sys.stderr)
         return 2
     except TrainingStopped as e:

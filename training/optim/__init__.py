@@ -10,8 +10,9 @@ __all__ = ["SwapAdamW", "DeviceStreams", "build_optimizer"]
 
 
 def _adamw(params, cfg):
+    # foreach everywhere (the CUDA default), so CPU tests run the same multi-tensor path as the GPU
     return torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.eps,
-                             weight_decay=cfg.weight_decay)
+                             weight_decay=cfg.weight_decay, foreach=True)
 
 
 def _swap_adamw(params, cfg):
@@ -23,9 +24,15 @@ OPTIMIZERS = {"adamw": _adamw, "swap_adamw": _swap_adamw}
 
 
 def build_optimizer(params, cfg) -> torch.optim.Optimizer:
-    """cfg: training.config.OptimConfig. Weight decay skips 1-d parameters (norm gains, biases)."""
-    params = [p for p in params if p.requires_grad]
-    decay = [p for p in params if p.ndim >= 2]
-    no_decay = [p for p in params if p.ndim < 2]
-    groups = [{"params": decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return OPTIMIZERS[cfg.name]([g for g in groups if g["params"]], cfg)
+    """cfg: training.config.OptimConfig. Weight decay skips 1-d parameters (norm gains, biases).
+
+    FSDP2-sharded (DTensor) and plain parameters (expert-parallel experts) go to separate groups:
+    torch's foreach/fused AdamW (the CUDA default) cannot mix the two kinds in one group."""
+    from torch.distributed.tensor import DTensor
+    groups: dict[tuple[bool, bool], list] = {}
+    for p in params:
+        if p.requires_grad:
+            groups.setdefault((p.ndim >= 2, isinstance(p, DTensor)), []).append(p)
+    param_groups = [{"params": ps, **({} if decay else {"weight_decay": 0.0})}
+                    for (decay, _), ps in sorted(groups.items(), key=lambda kv: (not kv[0][0], kv[0][1]))]
+    return OPTIMIZERS[cfg.name](param_groups, cfg)

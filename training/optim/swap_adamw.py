@@ -18,6 +18,7 @@ supported. Parameters may be FSDP2 DTensors: the update runs on their local shar
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import torch
@@ -206,6 +207,26 @@ class SwapAdamW(torch.optim.Optimizer):
         if s.asynchronous:  # the next step / a state_dict reads the host buffers
             s.current().wait_stream(s.d2h)
         return loss
+
+    @torch.no_grad()
+    def phase_times(self) -> dict[str, float]:
+        """Seconds for copy-in, update and copy-out of all chunks, each run alone and synchronised:
+        what a step would cost without overlap (bench/swap_optimizer.py compares it with step()).
+        Runs one extra update, so call it on a throw-away optimizer/model."""
+        if self._chunks is None:
+            self._plan()
+        s = self._streams
+        sync = (lambda: s.module.synchronize()) if s.asynchronous else (lambda: None)
+        times = {}
+        for name, phase in (("h2d", lambda i: self._load(i, None)), ("update", self._update),
+                            ("d2h", lambda i: self._store(i, None))):
+            sync()
+            t0 = time.perf_counter()
+            for i in range(len(self._chunks)):
+                phase(i)
+                sync()                       # one chunk at a time: nothing overlaps
+            times[name] = time.perf_counter() - t0
+        return times
 
     def synchronize(self) -> None:
         """Wait until every write-back reached host memory (before reading the host states)."""

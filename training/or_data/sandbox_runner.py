@@ -505,12 +505,13 @@ def serve_one_forked(request: dict) -> dict:
 
 
 def _become_subreaper() -> None:
+    # No PR_SET_PDEATHSIG: it fires when the *thread* that started us exits, which would kill a
+    # zygote started from a short-lived thread.  The zygote ends when its stdin closes instead.
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of a program come back to us
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the harness
     except Exception:
         pass
 

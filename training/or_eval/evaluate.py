@@ -6,8 +6,9 @@ The three stages are separable so each can be tested alone:
 - ``summarise``: per-item verdicts under every rule -> rates with Wilson intervals, overall and by
   split / family, plus the execution and format rates.
 
-The sandbox is training.or_data.sandbox.execute_solver_code (fresh interpreter, resource limits,
-solver status and objective read from its own trailer, never from numbers the program prints).
+The sandbox is training.or_data.sandbox.execute_solver_code (a fresh child process per program,
+resource limits, solver status and objective read from the optimised model through a private
+pipe, never from numbers the program prints).
 """
 from __future__ import annotations
 
