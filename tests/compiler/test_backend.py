@@ -1,0 +1,198 @@
+"""Backend plumbing: registration, options, targets, safety fallbacks, logging and dumps."""
+from __future__ import annotations
+
+import os
+import warnings
+
+import pytest
+import torch
+from importlib.metadata import entry_points
+
+from trex_compiler import logs, registry, targets
+from trex_compiler.pattern import Pattern
+
+
+def rms(x, w):
+    xf = x.float()
+    return w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)
+
+
+def test_backend_is_registered_in_process_and_by_entry_point():
+    assert "trex" in torch._dynamo.list_backends()
+    eps = {ep.name: ep.value for ep in entry_points(group="torch_dynamo_backends")}
+    assert eps.get("trex") == "trex_compiler.backend:trex_backend"
+    # registering again (a second import path) must not raise "duplicate name"
+    import trex_compiler.backend as backend
+    backend._register_in_process()
+    assert torch._dynamo.lookup_backend("trex") is backend.trex_backend
+
+
+def test_unknown_option_and_pattern_are_errors():
+    x, w = torch.randn(2, 8), torch.randn(8)
+    with pytest.raises(Exception, match="unknown option"):
+        torch.compile(rms, backend="trex", options={"tagret": "cpu"})(x, w)
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="unknown pattern"):
+        torch.compile(rms, backend="trex", options={"patterns": ["rmsnorm_typo"]})(x, w)
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="unknown trex target 'nope'"):
+        torch.compile(rms, backend="trex", options={"target": "nope"})(x, w)
+
+
+def test_patterns_option_selects_patterns():
+    x, w = torch.randn(2, 8), torch.randn(8)
+    with logs.capture() as reports:
+        torch.compile(rms, backend="trex", options={"patterns": ["rope"]})(x, w)
+    assert reports[0].matches == []
+    torch._dynamo.reset()
+    with logs.capture() as reports:
+        torch.compile(rms, backend="trex", options={"disable_patterns": ["rms_norm"]})(x, w)
+    assert reports[0].matches == []
+    torch._dynamo.reset()
+    with logs.capture() as reports:
+        torch.compile(rms, backend="trex", options={"patterns": "all"})(x, w)
+    assert [m.pattern for m in reports[0].matches] == ["rms_norm"]
+
+
+def test_match_counters_accumulate():
+    before = logs.counters["matches"]["rms_norm"]
+    torch.compile(rms, backend="trex")(torch.randn(2, 8), torch.randn(8))
+    assert logs.counters["matches"]["rms_norm"] == before + 1
+
+
+def test_target_registry_dispatch_fallback_and_errors():
+    calls = []
+
+    def runner(op_name, args):
+        calls.append(op_name)
+        if op_name == "rms_norm_bwd":
+            return NotImplemented                     # -> reference
+        if op_name == "rms_norm":
+            y, rstd = registry.fused_ops()["rms_norm"].reference(*args)
+            return y, rstd
+        raise RuntimeError("kernel build failed")   # -> warning + reference
+
+    targets.register_target("test-recording", runner, replace=True)
+    targets.register_target("test-missing", runner, available=lambda: (False, "no device"), replace=True)
+    with pytest.raises(targets.TargetError, match="already registered"):
+        targets.register_target("test-recording", lambda n, a: None)
+
+    x = torch.randn(3, 8, requires_grad=True)
+    w = torch.randn(8, requires_grad=True)
+    compiled = torch.compile(rms, backend="trex", options={"target": "test-recording"})
+    compiled(x, w).sum().backward()
+    assert calls == ["rms_norm", "rms_norm_bwd"]
+    torch.testing.assert_close(x.grad, torch.func.grad(lambda x: rms(x, w.detach()).sum())(x.detach()))
+
+    with targets.use_target("test-recording"), pytest.warns(RuntimeWarning, match="kernel build failed"):
+        out = torch.ops.trex.swiglu_limited(torch.randn(2, 4), torch.randn(2, 4), 7.0, None, None)
+    assert out.shape == (2, 4)
+    assert targets.active_target() == "cpu"
+
+    torch._dynamo.reset()
+    with pytest.warns(RuntimeWarning, match="not available on this host \\(no device\\)"):
+        compiled = torch.compile(rms, backend="trex", options={"target": "test-missing"})
+        compiled(torch.randn(2, 8), torch.randn(8))
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="not available"):
+        torch.compile(rms, backend="trex", options={"target": "test-missing", "strict_target": True})(
+            torch.randn(2, 8), torch.randn(8))
+
+
+def test_failing_pattern_leaves_region_eager_with_one_warning(monkeypatch):
+    def broken_replacement(x, weight, *, eps, out_dtype):
+        raise RuntimeError("replacement exploded")
+
+    broken = Pattern(name="rms_norm", chains=registry.patterns()["rms_norm"].chains, replacement=broken_replacement,
+                     example_inputs=registry.patterns()["rms_norm"].example_inputs)
+    monkeypatch.setitem(registry._PATTERNS, "rms_norm", broken)
+
+    def two_norms(x, w):
+        return rms(x, w) + rms(x * 2, w)
+
+    x, w = torch.randn(4, 8), torch.randn(8)
+    with warnings.catch_warnings(record=True) as caught, logs.capture() as reports:
+        warnings.simplefilter("always")
+        out = torch.compile(two_norms, backend="trex")(x, w)
+    trex_warnings = [c for c in caught if "trex: pattern 'rms_norm' failed" in str(c.message)]
+    assert len(trex_warnings) == 1, [str(c.message) for c in caught]
+    assert "replacement exploded" in str(trex_warnings[0].message)
+    assert reports[0].matches == [] and len(reports[0].fallbacks) >= 2   # every region tried, none fused
+    torch.testing.assert_close(out, two_norms(x, w))
+
+
+def test_graph_with_grad_mode_change_runs_unfused():
+    def f(x, w):
+        with torch.no_grad():
+            s = x.sum()
+        return rms(x, w) * s
+
+    x, w = torch.randn(2, 8, requires_grad=True), torch.randn(8)
+    with logs.capture() as reports:
+        out = torch.compile(f, backend="trex")(x, w)
+    (report,) = reports
+    assert report.matches == [] and any("grad mode" in fb for fb in report.fallbacks), report.format()
+    torch.testing.assert_close(out, f(x, w))
+
+
+def test_near_miss_is_reported_with_reason():
+    def gated(x, gate):
+        xf = x.float()
+        return gate * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)
+
+    with logs.capture() as reports:
+        torch.compile(gated, backend="trex")(torch.randn(2, 3, 8), torch.randn(2, 3, 8))
+    (report,) = reports
+    # the weight-free chain still fuses; the weighted one is a near-miss naming the reason
+    assert [m.pattern for m in report.matches] == ["rms_norm"]
+    assert any("not a weight of shape" in nm.reason for nm in report.near_misses), report.format()
+
+
+def test_trex_logs_and_dump_dir(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("TREX_LOGS", "matches,graphs")
+    messages = []
+
+    class Collect:
+        level = 0
+
+        def handle(self, record):
+            messages.append(record.getMessage())
+
+    handler = Collect()
+    logs.log.addHandler(handler)  # type: ignore[arg-type]
+    try:
+        x = torch.randn(2, 8, requires_grad=True)
+        torch.compile(rms, backend="trex", options={"dump_dir": str(tmp_path)})(x, torch.randn(8)).sum().backward()
+    finally:
+        logs.log.removeHandler(handler)  # type: ignore[arg-type]
+    text = "\n".join(messages)
+    assert "matched: rms_norm x1" in text
+    assert "after trex passes" in text and "torch.ops.trex.rms_norm" in text
+    (graph_dir,) = os.listdir(tmp_path)
+    files = set(os.listdir(tmp_path / graph_dir))
+    assert {"pre_autograd.py", "matches.txt", "forward.py", "backward.py"} <= files
+    assert "rms_norm_bwd" in (tmp_path / graph_dir / "backward.py").read_text()
+
+
+def test_eps_as_runtime_value_falls_back_not_a_wrong_result(monkeypatch):
+    """With float specialisation off (trex turns it on at import), eps is a runtime tensor: the graph runs
+    unfused with a recorded reason."""
+    monkeypatch.setattr(torch._dynamo.config, "specialize_float", False)
+
+    class Norm(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.eps = 1e-6
+
+        def forward(self, x):
+            xf = x.float()
+            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype)
+
+    m = Norm()
+    x = torch.randn(2, 3, 8)
+    with logs.capture() as reports:
+        out = torch.compile(m, backend="trex", dynamic=True)(x)
+    torch.testing.assert_close(out, m(x))
+    (report,) = reports
+    assert report.matches == []
+    assert any("_local_scalar_dense" in fb for fb in report.fallbacks), report.format()
