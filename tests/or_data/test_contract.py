@@ -72,3 +72,26 @@ def test_hardcoded_numbers_fail_perturbation(instance, or_sandbox):
     assert cheat != gold
     report = validate(instance, cheat, or_sandbox)
     assert not report.accepted and report.reason.startswith("perturbation"), report
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+_numbers = st.one_of(st.integers(0, 500), st.floats(0.001, 500, allow_nan=False).map(lambda v: round(v, 3)))
+_data = st.dictionaries(st.sampled_from(["a", "b", "cost", "cap"]),
+                        st.one_of(_numbers, st.lists(_numbers, max_size=4),
+                                  st.lists(st.lists(_numbers, max_size=3), max_size=3)), min_size=1)
+
+
+@given(_data, st.dictionaries(_numbers.map(float), _numbers.map(float), max_size=6))
+def test_substitute_code_data_matches_apply_map(data, vmap):
+    from training.or_data.contract import data_literal
+
+    code = "import gurobipy as gp\n\n" + data_literal(data) + "\nx = data\nmodel = gp.Model()\nmodel.optimize()\n"
+    new = substitute_code_data(code, vmap)
+    import ast
+
+    from training.or_data.contract import find_data_assignment
+
+    node = find_data_assignment(ast.parse(new))
+    assert ast.literal_eval(node.value) == apply_map(data, vmap)
+    assert new.endswith("\nx = data\nmodel = gp.Model()\nmodel.optimize()\n")

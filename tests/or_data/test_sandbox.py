@@ -89,13 +89,13 @@ HOSTILE = {
 }
 
 
-@pytest.mark.parametrize("audit_hook", [True, False])
+@pytest.mark.parametrize("isolation, audit_hook", [("fork", True), ("fork", False), ("spawn", True)])
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_hostile_program_is_contained(sandbox, name, audit_hook, tmp_path):
+def test_hostile_program_is_contained(sandbox, name, isolation, audit_hook, tmp_path):
     code, expected = HOSTILE[name]
     target = tmp_path / "escape.txt"
     os.chmod(tmp_path, 0o755)
-    limits = SandboxLimits(static_check=False, audit_hook=audit_hook, backend="shim", **FAST)
+    limits = SandboxLimits(static_check=False, audit_hook=audit_hook, backend="shim", isolation=isolation, **FAST)
     r = sandbox.run(code.format(target=target) + GOOD, limits)
     assert not r.ok, r
     assert any(e in (r.error or "") for e in expected), (name, r.error)
