@@ -61,3 +61,12 @@ def test_pad_out_drops_dummy_and_honours_strides(api):
         assert torch.equal(dst[7 * r: 7 * r + 5], ub[16 * r: 16 * r + 5])
         assert torch.all(dst[7 * r + 5: 7 * r + 7] == -1.0), "GM gap bytes are not written"
     assert c["mte3_bytes"] == rows * cols * 4 and c["mte3_transfers"] == 1
+
+
+def test_pad_in_uses_set_pad_value_when_is_pad_is_false(api):
+    src = torch.arange(1, 11, dtype=torch.float32)
+    dump = torch.zeros(16)
+    api.launch("copy_pad_register", 1, src, dump, 7.5)
+    for r in range(2):  # 1 + 5 + 2 = 8 floats per block
+        row = dump[8 * r: 8 * r + 8]
+        assert row[0] == 7.5 and torch.equal(row[1:6], src[5 * r: 5 * r + 5]) and torch.all(row[6:] == 7.5)

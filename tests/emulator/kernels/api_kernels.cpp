@@ -652,3 +652,20 @@ extern "C" __global__ __aicore__ void tiling_struct(GM_ADDR x, GM_ADDR out, GM_A
   StorePad(go, v, t.n);
   q.FreeTensor(v);
 }
+
+// ---- SetPadValue with isPad = false: paddings take the register value ----
+extern "C" __global__ __aicore__ void copy_pad_register(GM_ADDR src, GM_ADDR dump, float value) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> q;
+  GlobalTensor<float> gs, gd;
+  gs.SetGlobalBuffer((__gm__ float*)src);
+  gd.SetGlobalBuffer((__gm__ float*)dump);
+  pipe.InitBuffer(q, 1, 64);
+  LocalTensor<float> t = q.AllocTensor<float>();
+  SetPadValue(value);
+  DataCopyPad(t, gs, DataCopyExtParams{2, 5 * 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 1, 2, 0.0f});
+  q.EnQue(t);
+  t = q.DeQue<float>();
+  DataCopy(gd, t, 16);
+  q.FreeTensor(t);
+}

@@ -243,6 +243,10 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
   const uint8_t* s = reinterpret_cast<const uint8_t*>(src.addr_);
   uint8_t* d = reinterpret_cast<uint8_t*>(dst.addr_);
   const uint8_t fill = static_cast<uint8_t>(RT().ub_fill);
+  // isPad=false: the value set by SetPadValue if any, else undefined (written as the UB fill byte).
+  const bool use_register = !pad.isPad && RT().pad_value_set;
+  T register_value;
+  std::memcpy(&register_value, &RT().pad_value_bits, sizeof(T));
   for (uint32_t b = 0; b < p.blockCount; ++b) {
     const uint8_t* sb = s + b * (data_b + p.srcStride);
     uint8_t* db = d + b * (block_ub + uint64_t{p.dstStride} * 32u);
@@ -253,16 +257,19 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     const uint64_t total = block_ub / sizeof(T);
     for (uint64_t i = 0; i < lp; ++i) {
       if (pad.isPad) row[i] = pad.paddingValue;
+      else if (use_register) row[i] = register_value;
       else std::memset(&row[i], fill, sizeof(T));
     }
     std::memcpy(row + lp, sb, data_b);
     for (uint64_t i = lp + n_data; i < lp + n_data + rp; ++i) {
       if (pad.isPad) row[i] = pad.paddingValue;
+      else if (use_register) row[i] = register_value;
       else std::memset(&row[i], fill, sizeof(T));
     }
     for (uint64_t i = lp + n_data + rp; i < total; ++i) {
       if (no_padding) row[i] = row[0];
       else if (pad.isPad) row[i] = pad.paddingValue;
+      else if (use_register) row[i] = register_value;
       else std::memset(&row[i], fill, sizeof(T));
     }
   }
@@ -311,6 +318,16 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
 template <class T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
   DataCopyPad(dst, src, DataCopyExtParams(p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0));
+}
+
+// Pad value for DataCopyPad calls with isPad = false (a register on the NPU; per block here).
+template <class T>
+inline void SetPadValue(T paddingValue) {
+  static_assert(sizeof(T) <= 8, "SetPadValue: element types up to 64 bits");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &paddingValue, sizeof(T));
+  trex_emu::RT().pad_value_bits = bits;
+  trex_emu::RT().pad_value_set = true;
 }
 
 // ---- atomic accumulate into GM for UB->GM copies ----

@@ -99,7 +99,8 @@ struct Runtime {
   bool check_races = true;  // record GM accesses and report blocks that touch the same bytes
   std::vector<GmAccess> gm_accesses;
   bool check_sync = false;  // model AscendC's pipe synchronisation rules (sync_check.h)
-  float pad_value_f = 0.0f;
+  bool pad_value_set = false;  // SetPadValue: fill for DataCopyPad paddings when isPad is false
+  uint64_t pad_value_bits = 0;
 
   // Checks can also be switched from the environment (useful with ICPU_RUN_KF host programs).
   Runtime() {
@@ -121,6 +122,7 @@ struct Runtime {
     mask_counter_mode = false;
     mask_bits[0] = mask_bits[1] = ~uint64_t{0};
     atomic_type = 0;
+    pad_value_set = false;
     counters.blocks_run += 1;
   }
   void EndBlock() {
