@@ -345,10 +345,13 @@ def _buffer_address(name: str, value: Any) -> tuple[int, int | None, Any]:
         if not value.flags["C_CONTIGUOUS"]:
             raise ValueError(f"argument {name}: numpy array is not C-contiguous")
         return value.ctypes.data, value.nbytes, value
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        buf = (ctypes.c_char * max(1, len(value))).from_buffer_copy(bytes(value) or b"\0") \
-            if not isinstance(value, bytearray) else (ctypes.c_char * len(value)).from_buffer(value)
+    if isinstance(value, bytearray) and len(value):  # passed in place: the kernel's writes land in it
+        buf = (ctypes.c_char * len(value)).from_buffer(value)
         return ctypes.addressof(buf), len(value), buf
+    if isinstance(value, (bytes, bytearray, memoryview)):  # read-only data (a tiling blob): copied
+        data = bytes(value)
+        buf = ctypes.create_string_buffer(data, max(1, len(data)))
+        return ctypes.addressof(buf), len(data), buf
     if isinstance(value, ctypes.Structure | ctypes.Array):
         return ctypes.addressof(value), ctypes.sizeof(value), value
     if isinstance(value, int):
