@@ -14,7 +14,6 @@ Measures, on 2 cores by default (the process pins itself and its children to the
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
 import sys

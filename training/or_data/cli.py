@@ -57,6 +57,10 @@ def _generate(args) -> int:
 
     try:
         state = run_pipeline(cfg, args.out, progress=progress)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; finished shards are kept in {args.out}: re-run the same command to resume",
+              file=sys.stderr)
+        return 130
     finally:
         if bar is not None:
             bar.close()

@@ -14,12 +14,11 @@ must stay PSD).
 """
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import numpy as np
 
-from training.or_data.skins import Skin, letter_labels, phrase
+from training.or_data.skins import Skin, phrase
 from training.or_data.solver import LinearModel
 
 DIFFICULTIES = (1, 2, 3)
@@ -289,7 +288,7 @@ class Transportation(Family):
         out = [f"{_cap(skin.organization)} ships {unit} from {len(src)} {skin.noun('source', True)} ({_join(src)}) to {len(dst)} {skin.noun('sink', True)} ({_join(dst)})."]
         out.append(" ".join(f"{s} can send {phrase(rng, '<=')} {fmt(v)} {unit}." for s, v in zip(src, data["supply"])))
         out.append(" ".join(f"{d} needs {phrase(rng, '>=')} {fmt(v)} {unit}." for d, v in zip(dst, data["demand"])))
-        out.append(f"Shipping cost in dollars per unit:")
+        out.append("Shipping cost in dollars per unit:")
         out.append(_matrix_text(rng, src, dst, data["cost"], lambda r, items, _: f"From {r}: {items}."))
         if options.get("integer"):
             out.append(f"Only whole {unit} can be shipped.")
@@ -940,8 +939,4 @@ def get_family(name: str) -> Family:
         raise KeyError(f"unknown family {name!r}; choose from {sorted(FAMILIES)}") from None
 
 
-def labels(n: int) -> list[str]:
-    return letter_labels(n)
-
-
-__all__ = ["FAMILIES", "Family", "get_family", "fmt", "DIFFICULTIES", "math"]
+__all__ = ["FAMILIES", "Family", "get_family", "fmt", "DIFFICULTIES"]

@@ -44,7 +44,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -464,4 +464,4 @@ def execute_solver_code(code: str, limits: SandboxLimits | None = None,
 
 
 __all__ = ["SandboxLimits", "ExecutionResult", "Sandbox", "execute_solver_code", "check_code_safety",
-           "probe_backends", "unshare_available", "default_sandbox", "replace"]
+           "probe_backends", "unshare_available", "default_sandbox"]
