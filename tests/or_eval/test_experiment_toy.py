@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from training.or_eval import experiment
 from training.or_eval.experiment import ARMS, SPLITS, preset, run_experiment
 
 pytest.importorskip("training.train")
