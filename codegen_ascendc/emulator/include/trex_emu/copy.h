@@ -87,10 +87,10 @@ inline void CheckGmAlign(const char* api, const T* p) {
     Fail(api, ": GM address is not aligned to sizeof(", TypeName<T>(), ") = ", sizeof(T));
 }
 
-inline uint64_t TruncatedBytes(const char* api, uint64_t bytes) {
+// DataCopy moves count*sizeof(T) rounded DOWN to a multiple of 32 bytes (asc-devkit DataCopy page).
+inline uint64_t TruncatedBytes(uint64_t bytes) {
   const uint64_t moved = bytes / 32u * 32u;
   if (moved != bytes) RT().counters.datacopy_truncations += 1;
-  (void)api;
   return moved;
 }
 
@@ -105,7 +105,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
   const char* api = "DataCopy(GM->UB)";
   CheckUbAlign(api, "dst", dst.addr_);
   CheckGmAlign(api, src.addr_);
-  const uint64_t bytes = TruncatedBytes(api, uint64_t{count} * sizeof(T));
+  const uint64_t bytes = TruncatedBytes(uint64_t{count} * sizeof(T));
   CheckUbRange(api, "dst", dst.buf_, dst.addr_, reinterpret_cast<const uint8_t*>(dst.addr_) + bytes);
   CheckGm(api, src.addr_, bytes);
   std::memcpy(dst.addr_, src.addr_, bytes);
@@ -120,7 +120,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
   const char* api = "DataCopy(UB->GM)";
   CheckUbAlign(api, "src", src.addr_);
   CheckGmAlign(api, dst.addr_);
-  const uint64_t bytes = TruncatedBytes(api, uint64_t{count} * sizeof(T));
+  const uint64_t bytes = TruncatedBytes(uint64_t{count} * sizeof(T));
   CheckUbRange(api, "src", src.buf_, src.addr_, reinterpret_cast<const uint8_t*>(src.addr_) + bytes);
   CheckGm(api, dst.addr_, bytes, true);
   GmWrite(dst.addr_, src.addr_, bytes / sizeof(T));
@@ -135,7 +135,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
   const char* api = "DataCopy(UB->UB)";
   CheckUbAlign(api, "dst", dst.addr_);
   CheckUbAlign(api, "src", src.addr_);
-  const uint64_t bytes = TruncatedBytes(api, uint64_t{count} * sizeof(T));
+  const uint64_t bytes = TruncatedBytes(uint64_t{count} * sizeof(T));
   CheckUbRange(api, "dst", dst.buf_, dst.addr_, reinterpret_cast<const uint8_t*>(dst.addr_) + bytes);
   CheckUbRange(api, "src", src.buf_, src.addr_, reinterpret_cast<const uint8_t*>(src.addr_) + bytes);
   std::memmove(dst.addr_, src.addr_, bytes);

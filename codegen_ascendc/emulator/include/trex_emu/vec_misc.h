@@ -232,7 +232,6 @@ inline void ReduceRepeatImpl(const char* api, const LocalTensor<T>& dst, const L
   if (!m.Any() || repeat == 0) return;  // documented NOP
   const int per = static_cast<int>(kRepeatBytes / sizeof(T));
   const Opnd<T> os = MakeOpnd(src, srcBlkStride, srcRepStride, "src");
-  const bool with_index = RT_ != AscendC::ReduceType::SUM && order != AscendC::ReduceOrder::ORDER_ONLY_VALUE;
   using IndexT = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
   for (int r = 0; r < repeat; ++r) {
     T v[128];
@@ -277,7 +276,6 @@ inline void ReduceRepeatImpl(const char* api, const LocalTensor<T>& dst, const L
         d[order == ReduceOrder::ORDER_VALUE_INDEX ? 0 : 1] = v[0];
         d[order == ReduceOrder::ORDER_VALUE_INDEX ? 1 : 0] = idx_as_t;
       }
-      (void)with_index;
     }
   }
   CountRepeats(api, static_cast<uint64_t>(repeat));
@@ -351,6 +349,7 @@ TREX_EMU_WHOLE_REDUCE(WholeReduceSum, ReduceType::SUM, , ReduceOrder::ORDER_ONLY
 TREX_EMU_WHOLE_REDUCE(WholeReduceMax, ReduceType::MAX, TREX_EMU_COMMA ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, order)
 TREX_EMU_WHOLE_REDUCE(WholeReduceMin, ReduceType::MIN, TREX_EMU_COMMA ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, order)
 #undef TREX_EMU_WHOLE_REDUCE
+#undef TREX_EMU_COMMA
 
 // 9.1 names
 template <ReduceType KIND, class T, class U = T, bool isSetMask = true>
