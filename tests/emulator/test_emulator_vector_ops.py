@@ -163,3 +163,19 @@ def test_widening_cast_in_place_upper_half_trick(api):
     _, h, out, c = _misc(api, 6)
     assert torch.equal(out, h.float())
     assert c["mte2_bytes"] == 128 * 4 + 128 * 2 + 128 * 4 + 128 * 2  # three LoadPads, then the upper-half DataCopy
+
+
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["compare_repeat", "compare_register", "select_repeat"])
+def test_compare_select_other_forms(api, which):
+    a = torch.randint(-2, 3, (128,), generator=G).float()
+    b = torch.randint(-2, 3, (128,), generator=G).float()
+    out, mask = torch.full((128,), -9.0), torch.zeros(16, dtype=torch.uint8)
+    api.launch("cmpsel_forms", 1, a, b, out, mask, which)
+    if which == 0:
+        np.testing.assert_array_equal(mask.numpy(), np.packbits((a < b).numpy(), bitorder="little"))
+    elif which == 1:  # one repeat into the CMPMASK register: 64 bits, the rest zero
+        want = np.packbits((a[:64] > b[:64]).numpy(), bitorder="little")
+        np.testing.assert_array_equal(mask.numpy()[:8], want)
+        assert not mask[8:].any()
+    else:
+        assert torch.equal(out, torch.where(a < b, a, b))

@@ -669,3 +669,44 @@ extern "C" __global__ __aicore__ void copy_pad_register(GM_ADDR src, GM_ADDR dum
   DataCopy(gd, t, 16);
   q.FreeTensor(t);
 }
+
+// ---- Compare/Select repeat and register forms on 128 floats ----
+// which 0: Compare(dst, a, b, LT, mask 64, repeat 2, params)
+// which 1: register Compare(a, b, GT, mask 64, params) + GetCmpMask(dst)
+// which 2: Compare count form (LT) + Select repeat form, VSEL_TENSOR_TENSOR_MODE
+extern "C" __global__ __aicore__ void cmpsel_forms(GM_ADDR a, GM_ADDR b, GM_ADDR out, GM_ADDR maskOut, uint32_t which) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> qa, qb;
+  TQue<QuePosition::VECOUT, 1> qo, qm;
+  GlobalTensor<float> ga, gb, go;
+  GlobalTensor<uint8_t> gm;
+  ga.SetGlobalBuffer((__gm__ float*)a);
+  gb.SetGlobalBuffer((__gm__ float*)b);
+  go.SetGlobalBuffer((__gm__ float*)out);
+  gm.SetGlobalBuffer((__gm__ uint8_t*)maskOut);
+  pipe.InitBuffer(qa, 1, 512);
+  pipe.InitBuffer(qb, 1, 512);
+  pipe.InitBuffer(qo, 1, 512);
+  pipe.InitBuffer(qm, 1, 32);
+  LocalTensor<float> la = LoadPad(qa, ga, 128);
+  LocalTensor<float> lb = LoadPad(qb, gb, 128);
+  LocalTensor<float> lo = LoadPad(qo, go, 128);
+  LocalTensor<uint8_t> lm = qm.AllocTensor<uint8_t>();
+  Duplicate(lm.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0), 16);
+  BinaryRepeatParams p;
+  if (which == 0) {
+    Compare(lm, la, lb, CMPMODE::LT, 64, 2, p);
+  } else if (which == 1) {
+    Compare(la, lb, CMPMODE::GT, 64, p);
+    GetCmpMask(lm);
+  } else {
+    Compare(lm, la, lb, CMPMODE::LT, 128);
+    Select(lo, lm, la, lb, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64, 2, p);
+  }
+  StorePad(go, lo, 128);
+  StorePad(gm, lm, 16);
+  qo.FreeTensor(lo);
+  qm.FreeTensor(lm);
+  qa.FreeTensor(la);
+  qb.FreeTensor(lb);
+}
