@@ -43,6 +43,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -328,7 +329,8 @@ class Sandbox:
         self._free: list[int] = list(range(workers))
         self._cond = threading.Condition()
         self._pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
-        self._network_namespace: bool | None = None
+        # Remove the temp root even when close() is never called (e.g. a pool worker that exits).
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self.tmp_root, True) if self._own_tmp else None
 
     # -- zygote management -----------------------------------------------------------------------
     def _acquire(self) -> int:
@@ -434,8 +436,8 @@ class Sandbox:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-        if self._own_tmp:
-            shutil.rmtree(self.tmp_root, ignore_errors=True)
+        if self._finalizer is not None:
+            self._finalizer()
 
     def __enter__(self) -> "Sandbox":
         return self
