@@ -37,6 +37,8 @@ def test_spilling_tiles_are_infeasible():
     fwd, _, sizes = _rms()
     q = tiling.predict(fwd, sizes, Tiling(rows_per_tile=64, num_warps=1))
     assert not q.feasible and "spills" in q.why
+    ok = tiling.predict(fwd, sizes, Tiling(rows_per_tile=1, num_warps=16))   # 16 values/thread: 40 regs measured
+    assert ok.feasible and ok.occupancy >= 2
 
 
 def test_second_pass_reuse_depends_on_the_working_set():
