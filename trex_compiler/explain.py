@@ -143,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
         options["dump_dir"] = args.dump_dir
     if args.patterns:
         options["patterns"] = [p.strip() for p in args.patterns.split(",") if p.strip()]
+    elif args.example in registry.patterns() and not registry.patterns()[args.example].enabled_by_default:
+        # an opt-in pattern's own example runs with that pattern switched on
+        options["patterns"] = [n for n, p in registry.patterns().items()
+                               if p.enabled_by_default or n == args.example]
     return explain(fn, inputs, options=options, backward=args.backward, dynamic=True if args.dynamic else None)
 
 
