@@ -184,14 +184,14 @@ def run(op_name: str, args: tuple):
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
     if any(t.dtype == torch.float64 for t in tensors) or any(t.dim() and t.shape[-1] == 0 for t in tensors):
         return NotImplemented   # no fp64 program; nothing to launch for zero-width rows
-    key = _key(op_name, args)
-    if key in _FAILED:
+    if _FAILED and _key(op_name, args) in _FAILED:
         return NotImplemented
     try:
         return adapter(*args)
     except (IRError, RuntimeError, ValueError, TypeError, AssertionError, ImportError) as err:
         if isinstance(err, RuntimeError) and "out of memory" in str(err):
             raise
+        key = _key(op_name, args)
         reason = f"{type(err).__name__}: {err}"
         _FAILED[key] = reason
         warnings.warn(f"trex cuda target: {op_name} could not run through Triton ({reason[:300]}); "
