@@ -183,3 +183,15 @@ def test_parallel_workers_keep_results_apart():
     with Sandbox(workers=2) as sb:
         results = sb.map(programs, SandboxLimits(backend="shim"))
     assert [r.objective for r in results] == pytest.approx(expected)
+
+
+def test_reads_outside_allowed_roots_are_refused(sandbox):
+    """The checkout and shared data (benchmark answers) are world-readable on disk; the audit hook
+    refuses them (and anything else outside the temp dir and the Python installation)."""
+    for path in (os.path.abspath(__file__), "/etc/passwd"):
+        code = f"print(open({path!r}).read()[:20])\n" + GOOD
+        r = sandbox.run(code, SandboxLimits(static_check=False, backend="shim", **FAST))
+        assert not r.ok and "reading outside the allowed directories" in r.error, (path, r.error)
+    own = "with open('notes.txt', 'w') as f:\n    f.write('ok')\nprint(open('notes.txt').read())\n"
+    r = sandbox.run(own + GOOD, SandboxLimits(static_check=False, backend="shim", **FAST))
+    assert r.ok and r.stdout.startswith("ok"), r

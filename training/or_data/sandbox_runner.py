@@ -25,7 +25,9 @@ import os
 import resource
 import select
 import signal
+import site
 import sys
+import sysconfig
 import time
 import traceback
 
@@ -112,6 +114,8 @@ def prepare_solvers(want_gurobi: bool = True, want_shim: bool = True, extra_impo
 
         _SOLVERS["shim"] = gurobi_shim
     import ctypes  # noqa: F401  (used by _no_new_privs after the privilege drop)
+
+    _static_readable_roots()
     # socket is loaded on purpose: a network attempt must be stopped by the network layers (audit
     # hook, empty network namespace), not by the accident of an unreadable module file.  The static
     # check still refuses `import socket` in submitted code.
@@ -188,16 +192,40 @@ def _no_new_privs() -> bool:
         return False
 
 
+_STATIC_READABLE: tuple[str, ...] | None = None
+
+
+def _static_readable_roots() -> tuple[str, ...]:
+    """Where a program may read besides its temp dir: the Python installation (stdlib,
+    site-packages), this package, system libraries and a few device files.  Everything else (the
+    checkout, shared data such as benchmark answers, /etc, other users' files) is refused by the
+    audit hook.  Computed once while still privileged (sysconfig imports lazily)."""
+    global _STATIC_READABLE
+    if _STATIC_READABLE is None:
+        roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(__file__)),
+                 "/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/share/zoneinfo", "/etc/localtime",
+                 "/dev/null", "/dev/urandom", "/dev/random", "/dev/zero", "/dev/shm",
+                 "/sys/devices/system/cpu", "/proc/cpuinfo", "/proc/meminfo"}
+        roots.update(sysconfig.get_paths().get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib"))
+        roots.update(getattr(site, "getsitepackages", lambda: [])())
+        _STATIC_READABLE = tuple(sorted(os.path.realpath(r) for r in roots if r))
+    return _STATIC_READABLE
+
+
 def _make_audit_hook(workdir: str):
     workdir_real = os.path.realpath(workdir)
     own_proc = (f"/proc/{os.getpid()}/", "/proc/self/", "/proc/thread-self/")
+    readable = (workdir_real,) + _static_readable_roots()
 
-    def inside(path) -> bool:
+    def under(path, roots) -> bool:
         try:
             real = os.path.realpath(os.fsdecode(path))
         except Exception:
             return False
-        return real == workdir_real or real.startswith(workdir_real + os.sep)
+        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+    def inside(path) -> bool:
+        return under(path, (workdir_real,))
 
     def hook(event: str, args: tuple) -> None:
         if event in BLOCKED_EVENTS or event.startswith("socket."):
@@ -211,8 +239,12 @@ def _make_audit_hook(workdir: str):
             if writes and not inside(path):
                 raise PermissionError(f"sandbox: writing outside the temp dir is not allowed: {path!r}")
             spath = os.fsdecode(path) if isinstance(path, (str, bytes)) else ""
-            if spath.startswith("/proc/") and not spath.startswith(own_proc):
+            if spath.startswith(own_proc):
+                return
+            if spath.startswith("/proc/") and not under(spath, readable):
                 raise PermissionError(f"sandbox: reading other processes' /proc entries is not allowed: {spath!r}")
+            if not under(path, readable):
+                raise PermissionError(f"sandbox: reading outside the allowed directories is not allowed: {spath!r}")
         elif event in PATH_MUTATING_EVENTS:
             for arg in args[:2]:
                 if isinstance(arg, (str, bytes, os.PathLike)) and not inside(arg):
