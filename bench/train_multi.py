@@ -43,7 +43,10 @@ def launch(name: str, nproc: int, overrides: dict, timeout: int) -> tuple[list[d
     print(f"[{name}] {' '.join(argv[2:])}", flush=True)
     proc = subprocess.run(argv, cwd=REPO, env=env, timeout=timeout, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"run {name} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-6000:]}")
+        # the workers' own tracebacks ("[rank0]: ...") say why; torchrun's summary after them does not
+        rank_lines = [l for l in proc.stderr.splitlines() if l.startswith("[rank")]
+        detail = "\n".join(rank_lines[-60:]) if rank_lines else proc.stderr[-6000:]
+        raise RuntimeError(f"run {name} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{detail}")
     records = [json.loads(line) for line in log.read_text().splitlines()]
     profile = None
     if (prof_dir / "rank_0.json").is_file():
