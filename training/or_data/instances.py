@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from training.or_data.families import DIFFICULTIES, Family, fmt, get_family
-from training.or_data.skins import SKINS, pick_skin
+from training.or_data.skins import SKINS, phrase, pick_skin
 from training.or_data.solver import LinearModel, SolveResult, objectives_agree, solve
 
 # A dropped or flipped constraint group must move the optimum by more than this (relative, same
@@ -115,7 +115,8 @@ def generate_instance(family: str | Family, seed: int, difficulty: int | None = 
         info = informativeness(model, quick) if require_informative else {}
         if require_informative and not all(v["drop"] and v["flip"] for v in info.values()):
             continue
-        text = fam.render(data, options, skin_obj, rng)
+        framing = phrase(rng, "framing")  # an optional opening sentence (surface variety, no numbers)
+        text = (framing + "\n" if framing else "") + fam.render(data, options, skin_obj, rng)
         if missing_numbers(text, quantity_numbers(fam, data)):
             continue
         ref = solve(model, backend=backend, time_limit=30)

@@ -129,6 +129,8 @@ PHRASES = {
     "==": ("exactly", "precisely"),
     "minimize": ("minimize", "keep as low as possible", "make as small as possible"),
     "maximize": ("maximize", "make as large as possible", "get the highest possible"),
+    "framing": ("", "", "Consider the following planning problem.", "Read the situation below and formulate it as an optimization model.",
+                "A planner has asked for help with a decision.", "The following case comes from day-to-day operations."),
     "goal_min": ("What is the minimum total cost?", "Find the lowest possible total cost.",
                  "Determine the plan with the smallest total cost and report that cost."),
     "goal_max": ("What is the maximum total profit?", "Find the largest achievable total profit.",
