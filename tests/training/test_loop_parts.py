@@ -1,0 +1,55 @@
+"""Pieces of the loop on their own: schedule, parameter groups, gradient clipping, profiler window."""
+import json
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from training.config import OptimConfig
+from training.distributed import ParallelDims, clip_grad_norm
+from training.optim import build_optimizer
+from training.train import lr_lambda, train
+
+
+def test_warmup_then_cosine():
+    f = lr_lambda(warmup=4, total=20, min_ratio=0.1)
+    assert [f(s) for s in range(4)] == [0.25, 0.5, 0.75, 1.0]
+    assert f(4) == pytest.approx(1.0)
+    assert f(12) == pytest.approx(0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * 0.5)))
+    assert f(20) == pytest.approx(0.1) and f(50) == pytest.approx(0.1)
+    assert all(f(s) >= f(s + 1) for s in range(4, 30))
+
+
+def test_weight_decay_skips_vectors():
+    model = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4))
+    opt = build_optimizer(model.parameters(), OptimConfig(weight_decay=0.2))
+    by_decay = {g["weight_decay"]: {tuple(p.shape) for p in g["params"]} for g in opt.param_groups}
+    assert by_decay == {0.2: {(4, 3)}, 0.0: {(4,)}}
+
+
+def test_clip_matches_torch_single_process():
+    torch.manual_seed(0)
+    a, b = nn.Linear(8, 8), nn.Linear(8, 8)
+    b.load_state_dict(a.state_dict())
+    for m in (a, b):
+        (m(torch.ones(2, 8)) ** 2).sum().backward()
+    ours = clip_grad_norm(list(a.parameters()), 0.5, ParallelDims())
+    ref = torch.nn.utils.clip_grad_norm_(list(b.parameters()), 0.5)
+    torch.testing.assert_close(ours, ref)
+    for pa, pb in zip(a.parameters(), b.parameters()):
+        torch.testing.assert_close(pa.grad, pb.grad)
+    pa = next(a.parameters())
+    pa.grad[0, 0] = float("nan")
+    assert math.isnan(float(clip_grad_norm(list(a.parameters()), 0.5, ParallelDims())))
+
+
+def test_bf16_autocast_and_profiler_window(make_config, tmp_path):
+    cfg = make_config(**{"train.steps": 2, "train.precision": "bf16", "log.profile_steps": [2, 1],
+                         "log.profile_dir": str(tmp_path / "prof")})
+    losses = train(cfg).losses
+    assert all(map(math.isfinite, losses))
+    profile = json.loads((tmp_path / "prof" / "rank_0.json").read_text())
+    assert profile["first_step"] == 2 and profile["wall_s"] > 0
+    assert any("mm" in name for name in profile["ops"])        # the model's matmuls were recorded
+    assert (tmp_path / "prof" / "trace_rank0.json").is_file()
