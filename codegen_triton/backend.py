@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-import torch
 import torch.fx as fx
 
 _ids = itertools.count()

@@ -754,7 +754,6 @@ def _rule_matvec_t(pr: _Printer, op: Op):
     g, w = pr.value(op.args[0]), pr.value(op.args[1])
     out = _out_local(pr, op)
     nm = len(g.axes)
-    nk = len(w.axes) - nm
     R = pr.R if g.per_row else 1
     g2, mblock = _flat(pr, g, R, nm)
     kblock = math.prod(x.block for x in w.axes[nm:])
@@ -768,7 +767,6 @@ def _rule_matvec_t(pr: _Printer, op: Op):
     axes = pr.shape_of(out)
     pr.emit(f"{var} = tl.reshape({var}, {pr.block_shape(g.per_row, axes)})")
     pr.set_val(op.out, _Val(var, g.per_row, axes, out.dtype))
-    del nk
 
 
 def _scratch_offsets(pr: _Printer, h: _Val, slot: str) -> tuple[str, str | None]:
@@ -910,13 +908,13 @@ def print_program(p: Program, sizes: dict, tiling: Tiling) -> KernelSource:
     pr.run(p.epilogue)
     epilogue = pr.lines
 
-    out = [f"@triton.jit", f"def {name}({', '.join(params)}):"]
+    out = ["@triton.jit", f"def {name}({', '.join(params)}):"]
     out.append(f'    """{p.name}: printed by codegen_triton from the Kernel IR (fingerprint {p.fingerprint()})."""')
     out.append("    core = tl.program_id(0)")
     out += ["    " + line for line in pr.top]
     out += [f"    tile_rows = tl.arange(0, {R})"]
     out += prologue
-    row_lines = [f"rows = r0 + tile_rows", "row_mask = rows < row_hi"]
+    row_lines = ["rows = r0 + tile_rows", "row_mask = rows < row_hi"]
     row_lines += [f"{k} = {v}" for k, v in pr.row_vars.items()]
     if pr.persistent:
         # contiguous spans per core (the interpreter's front/tail split); rows past ROWS are masked

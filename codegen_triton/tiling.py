@@ -92,8 +92,6 @@ def _passes(p: Program) -> dict:
 
 def _candidates(p: Program, sizes: dict, hw: dict):
     chunked = bool(p.chunk_dims)
-    widest = max([math.prod(next_pow2(_ev(c, sizes)) for c in t.cols) for t in p.tensors
-                  if t.kind == TensorKind.ROW] or [1])
     partial = any(t.kind == TensorKind.PARTIAL for t in p.tensors) or bool(p.epilogue)
     has_dot = any(op.opcode in ("matvec", "matvec_t") for op, _ in walk(p.body))
     for rows_per_tile in (1, 2, 4, 8, 16, 32, 64):
@@ -106,7 +104,6 @@ def _candidates(p: Program, sizes: dict, hw: dict):
                         programs = None if prog_mult is None else hw["sm_count"] * prog_mult
                         yield Tiling(rows_per_tile=rows_per_tile, col_chunk=chunk, num_warps=warps,
                                      num_stages=2 if chunked else 1, programs=programs, second_chunk=second)
-    del widest
 
 
 def predict(p: Program, sizes: dict, tiling: Tiling, hw: dict | None = None) -> Prediction:
