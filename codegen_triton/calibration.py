@@ -4,7 +4,7 @@
 with the keys below; the one committed here, `calibration_h200.json`, is the last measurement on the
 H200 (date, torch and Triton versions inside). `current()` returns, in order: what `use()` set in
 this process, the file named by TREX_TRITON_CALIBRATION, the committed H200 file, or the datasheet
-description (`DATASHEET_H200`, marked "source": "datasheet").
+description (`DATASHEET_H200`) with cost_models' H200 copy bandwidth (`cost_model_description()`).
 """
 from __future__ import annotations
 
@@ -63,7 +63,20 @@ def current() -> dict:
         return load(env)
     if os.path.exists(CALIBRATION_FILE):
         return load(CALIBRATION_FILE)
-    return dict(DATASHEET_H200)
+    return cost_model_description()
+
+
+def cost_model_description() -> dict:
+    """The datasheet leads, with cost_models' H200 description (copy bandwidth measured by the anchor
+    run) where that layer provides one."""
+    out = dict(DATASHEET_H200)
+    try:
+        from cost_models.hardware import H200
+        out["copy_bandwidth_bytes_per_s"] = float(H200.copy_bw)
+        out["source"] = f"datasheet; copy bandwidth from cost_models.hardware.H200 ({H200.copy_bw.source})"
+    except (ImportError, AttributeError):
+        pass
+    return out
 
 
 def save(calib: dict, path: str = CALIBRATION_FILE) -> None:

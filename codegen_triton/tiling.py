@@ -15,8 +15,7 @@ so the model predicts, for each candidate (rows per tile, column chunk, warps, p
   * registers: live fp32 values per thread (tile elements x live row tensors / threads) must stay under
     the spill limit; occupancy follows from registers and threads per SM.
 The constants come from `codegen_triton.calibration.current()` (measured copy bandwidth and launch
-overhead on the H200; datasheet leads otherwise), and `cost_models`' H200 description where that package
-provides one. `explain()` returns every candidate with its predicted terms.
+overhead on the H200; otherwise datasheet leads with cost_models' H200 copy bandwidth). `explain()` returns every candidate with its predicted terms.
 """
 from __future__ import annotations
 
@@ -48,18 +47,7 @@ class Prediction:
 
 
 def _hardware() -> dict:
-    hw = dict(calibration.current())
-    try:   # cost_models' H200 description, where that layer provides one (optional)
-        from cost_models import hardware as cm_hw  # type: ignore
-        desc = getattr(cm_hw, "H200", None) or getattr(cm_hw, "get", lambda n: None)("h200")
-        if desc is not None:
-            for key in ("sm_count", "l2_bytes", "registers_per_sm"):
-                v = getattr(desc, key, None) if not isinstance(desc, dict) else desc.get(key)
-                if v and key not in calibration.current():
-                    hw[key] = v
-    except Exception:  # noqa: BLE001 - the description is optional; the calibration file suffices
-        pass
-    return hw
+    return dict(calibration.current())
 
 
 def _ev(e, sizes) -> int:

@@ -70,3 +70,11 @@ def test_calibration_roundtrip_and_validation(tmp_path):
     assert calibration.load(str(path))["copy_bandwidth_bytes_per_s"] == 4.2e12
     with pytest.raises(ValueError, match="lacks"):
         calibration.use({"sm_count": 132})
+
+
+def test_fallback_uses_the_cost_model_description(monkeypatch):
+    from cost_models.hardware import H200
+    monkeypatch.setattr(calibration, "CALIBRATION_FILE", "/nonexistent/calibration.json")
+    monkeypatch.delenv("TREX_TRITON_CALIBRATION", raising=False)
+    calibration.use(None)
+    assert calibration.current()["copy_bandwidth_bytes_per_s"] == float(H200.copy_bw)
