@@ -28,6 +28,18 @@ def test_expert_parallel_dispatch_reaches_remote_experts():
     assert proc.stdout.count("expert-parallel dispatch matches") == 2
 
 
+def _train_two_processes(overrides: dict, paths: list[str]) -> None:
+    argv = ["-m", "training.train"]
+    for key, value in overrides.items():
+        argv += [f"--{key}", json.dumps(value) if not isinstance(value, bool) else str(value).lower()]
+    argv += ["--data.paths", json.dumps(paths)]
+    _torchrun(argv)
+
+
+def _losses(log: Path) -> list[float]:
+    return [json.loads(line)["loss"] for line in log.read_text().splitlines()]
+
+
 def test_two_process_fsdp_ep_losses_match_one_process(make_config, tmp_path, cpt_corpus):
     steps = 4
     common = {"train.steps": steps, "model.overrides.moe_dispatch": "sparse"}
@@ -36,12 +48,8 @@ def test_two_process_fsdp_ep_losses_match_one_process(make_config, tmp_path, cpt
     overrides = {"model.compile": "eager", "data.seq_len": 32, "data.micro_batch": 2, "train.steps": steps,
                  "train.device": "cpu", "schedule.warmup_steps": 2, "optim.lr": 3e-3, "log.progress": False,
                  "log.jsonl": str(log), "distributed.ep": 2, "checkpoint.dir": str(tmp_path / "ck"), "model.overrides.moe_dispatch": "sparse"}
-    argv = ["-m", "training.train"]
-    for key, value in overrides.items():
-        argv += [f"--{key}", json.dumps(value) if not isinstance(value, bool) else str(value).lower()]
-    argv += ["--data.paths", json.dumps(cpt_corpus)]
-    _torchrun(argv)
-    dist_losses = [json.loads(line)["loss"] for line in log.read_text().splitlines()]
+    _train_two_processes(overrides, cpt_corpus)
+    dist_losses = _losses(log)
     assert len(dist_losses) == steps
     print("1 process:", single, "\n2 processes (FSDP2 + EP):", dist_losses)
     for a, b in zip(single, dist_losses):
@@ -51,3 +59,20 @@ def test_two_process_fsdp_ep_losses_match_one_process(make_config, tmp_path, cpt
     assert shard["embed.weight"].shape[0] == 4096 // 2
     experts = {key.split(".experts.")[1].split(".")[0] for key in shard if key.startswith("layers.0.") and ".experts." in key}
     assert experts == {"0", "1", "2", "3"}               # 4 of the tiny config's 8 routed experts
+
+
+@pytest.mark.slow   # two torchrun launches
+def test_two_process_resume_continues_bit_identically(tmp_path, cpt_corpus):
+    """Sharded (DTensor) model and optimizer states and local experts round-trip through a checkpoint."""
+    base = {"model.compile": "eager", "data.seq_len": 32, "data.micro_batch": 2, "train.steps": 4,
+            "train.device": "cpu", "schedule.warmup_steps": 2, "optim.lr": 3e-3, "log.progress": False,
+            "distributed.ep": 2, "checkpoint.every": 2, "checkpoint.keep": 2}
+    _train_two_processes({**base, "log.jsonl": str(tmp_path / "a.jsonl"), "checkpoint.dir": str(tmp_path / "a")},
+                         cpt_corpus)
+    import shutil
+    (tmp_path / "b").mkdir()
+    shutil.copytree(tmp_path / "a" / "step_00000002", tmp_path / "b" / "step_00000002")
+    _train_two_processes({**base, "log.jsonl": str(tmp_path / "b.jsonl"), "checkpoint.dir": str(tmp_path / "b")},
+                         cpt_corpus)
+    full, resumed = _losses(tmp_path / "a.jsonl"), _losses(tmp_path / "b.jsonl")
+    assert len(full) == 4 and resumed == full[2:], (full, resumed)
