@@ -43,6 +43,16 @@ def inputs_for(name: str, rows: int, width: int, g: torch.Generator):
             "dcomb": torch.randn(rows, n, n, generator=g), **common}, sc
 
 
+_MODELS: dict = {}
+
+
+def model_for(p):
+    """One cost model per program (its lambdified formulas are built once)."""
+    if p not in _MODELS:
+        _MODELS[p] = AscendCostModel(p, ASCEND_910B)
+    return _MODELS[p]
+
+
 def check(name: str, rows: int, width: int, til: Tiling, seed: int = 0):
     p = PATTERNS[name].build(DType.BF16)
     ins, sc = inputs_for(name, rows, width, torch.Generator().manual_seed(seed))
@@ -50,11 +60,13 @@ def check(name: str, rows: int, width: int, til: Tiling, seed: int = 0):
         til = Tiling(til.rows_per_tile, min(til.col_chunk, width), til.buffer_depth, til.cores)
     elif not p.chunk_dims:
         til = Tiling(til.rows_per_tile, None, til.buffer_depth, til.cores)
-    got, counters = EmulatedKernel(p, til)(ins, sc)
+    got, counters = EmulatedKernel(p, til, opt="-O0")(ins, sc)  # -O0: faster builds for small shapes
     want = interpret(p, ins, sc, til.schedule())
     for k in want:
-        torch.testing.assert_close(got[k].float(), want[k].float(), atol=2e-6, rtol=2e-6, msg=f"{name} {k} {til}")
-    pred = AscendCostModel(p, ASCEND_910B).evaluate(bind_sizes(p, ins, sc), til)
+        # reductions sum in a different order than torch (tree per 256-B repeat): fp32 rounding scale
+        scale = 1.0 + want[k].float().abs().max().item()
+        torch.testing.assert_close(got[k].float(), want[k].float(), atol=1e-5 * scale, rtol=1e-5, msg=f"{name} {k} {til}")
+    pred = model_for(p).evaluate(bind_sizes(p, ins, sc), til)
     assert (pred.mte2_bytes, pred.mte3_bytes) == (counters["mte2_bytes"], counters["mte3_bytes"]), (name, til)
     assert counters["datacopy_truncations"] == 0
     assert counters["ub_peak_bytes"] <= pred.ub_bytes
@@ -76,12 +88,13 @@ def test_single_buffered_variant(name):
 def test_solver_tiling_runs_in_the_emulator(name):
     p = PATTERNS[name].build(DType.BF16)
     ins, sc = inputs_for(name, 9, 64, torch.Generator().manual_seed(1))
-    best = AscendCostModel(p, ASCEND_910B).solve(bind_sizes(p, ins, sc), max_cores=4, depths=(2,))  # reuse compiled kernels
+    best = model_for(p).solve(bind_sizes(p, ins, sc), max_cores=4, depths=(2,))  # reuse compiled kernels
     check(name, 9, 64, best.tiling, seed=1)
 
 
-@settings(max_examples=25, deadline=None)
-@given(rows=st.integers(1, 40), width=st.integers(1, 97), t=st.integers(1, 9), cores=st.integers(1, 6),
-       name=st.sampled_from(["rms_norm", "swiglu_limited_bwd", "rms_norm_bwd"]))
-def test_bytes_equal_counters_property(rows, width, t, cores, name):
-    check(name, rows, width, Tiling(t, None, 2, cores), seed=rows * 131 + width)
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(1, 40), width=st.integers(2, 97), t=st.integers(1, 9), cores=st.integers(1, 6),
+       chunk=st.sampled_from([16, 32, 48]), name=st.sampled_from(sorted(PATTERNS)))
+def test_bytes_equal_counters_property(rows, width, t, cores, chunk, name):
+    """Random shapes (odd widths, tails) and tilings: outputs equal the interpreter's, bytes equal counters."""
+    check(name, rows, width, Tiling(t, chunk, 2, cores), seed=rows * 131 + width)
