@@ -81,3 +81,20 @@ def test_hc_head_weights_streams_by_sigmoid():
     out = hc_head(x, fn, torch.ones(1), base, hc_eps=1e-6, rms_eps=1e-6)
     weights = torch.sigmoid(base) + 1e-6
     torch.testing.assert_close(out, (weights[:, None] * x).sum(-2))
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+@settings(max_examples=40)
+@given(n=st.integers(2, 6), scale=st.floats(0.0, 4.0), iters=st.integers(1, 30), seed=st.integers(0, 2 ** 16))
+def test_sinkhorn_property(n, scale, iters, seed):
+    """Any logits: positive entries, exact columns (eps = 0, fp64), rows no worse than after one pass."""
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(8, n, n, generator=g, dtype=torch.float64) * scale
+    m = sinkhorn(logits, iters=iters, eps=0.0)
+    assert (m > 0).all()
+    torch.testing.assert_close(m.sum(-2), torch.ones(8, n, dtype=torch.float64), atol=1e-12, rtol=0)
+    first = (sinkhorn(logits, iters=1, eps=0.0).sum(-1) - 1).abs().max()
+    assert (m.sum(-1) - 1).abs().max() <= first + 1e-12

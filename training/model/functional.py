@@ -54,7 +54,12 @@ def apply_rope(x: torch.Tensor, freqs_cis: torch.Tensor, inverse: bool = False) 
     """
     rope_dim = 2 * freqs_cis.shape[-1]
     x_pass, x_rot = x[..., :-rope_dim], x[..., -rope_dim:]
-    x_complex = torch.view_as_complex(x_rot.float().unflatten(-1, (-1, 2)))
+    x_rot = x_rot.float()
+    if x.shape[-1] % 2:
+        # view_as_complex needs even strides: an odd head size (never in V4) gets a copy. (A test on
+        # strides would be more general but x.storage_offset() breaks the torch.compile graph.)
+        x_rot = x_rot.contiguous()
+    x_complex = torch.view_as_complex(x_rot.unflatten(-1, (-1, 2)))
     if inverse:
         freqs_cis = freqs_cis.conj()
     y = torch.view_as_real(x_complex * freqs_cis).flatten(-2).to(x.dtype)
