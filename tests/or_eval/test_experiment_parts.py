@@ -37,7 +37,8 @@ def test_corpora_respect_the_split_and_the_mixture(tmp_path):
     sources = {r["source"] for r in balanced}
     assert "or" in sources and sources & {"python_docs", "stdlib_source"}
     m = built["manifests"]
-    assert m["cpt_balanced"]["general_chars"] > 0
+    assert m["cpt_balanced"]["general_chars"] == int(m["cpt_pure"]["chars"] * cfg.general_share)
+    assert abs(m["cpt_balanced"]["general_share_actual"] - cfg.general_share) < 0.1
     assert abs(m["cpt_balanced"]["chars"] - m["cpt_pure"]["chars"]) <= 0.25 * m["cpt_pure"]["chars"]
     problems = built["problems"]
     assert len(problems) == 20 and {p.split for p in problems} == {"seen", "cpt_only", "held_out"}

@@ -221,6 +221,9 @@ def build_corpora(cfg: ExperimentConfig, source: ORDataSource, split: dict[str, 
     manifests["cpt_balanced"] = _write_jsonl(data / "cpt_balanced.jsonl", balanced)
     manifests["cpt_balanced"]["or_chars"] = kept_chars
     manifests["cpt_balanced"]["general_chars"] = general_manifest["chars"]
+    # below general_share when the local standard library holds fewer characters than asked for
+    manifests["cpt_balanced"]["general_share_actual"] = round(
+        general_manifest["chars"] / max(1, general_manifest["chars"] + kept_chars), 4)
     manifests["general"] = general_manifest
     pairs = list(source.sft_pairs(split["seen"], cfg.sft_pairs_per_family, SEED_BASE["sft"] + cfg.seed))
     if not pairs:

@@ -71,7 +71,8 @@ def build_general_corpus(out_path: str | os.PathLike, max_chars: int | None = No
                          max_file_bytes: int = 200_000) -> dict:
     """Write ``{"text", "source", "name"}`` JSONL (CPT documents) and return its manifest.
 
-    ``max_chars`` caps the total text (documents are taken in order until the cap); the manifest
+    ``max_chars`` caps the total text (documents are taken in order, the last one cut at the cap;
+    when the whole library is smaller, all of it is taken and ``chars`` says how much); the manifest
     (written next to the JSONL as ``<name>.manifest.json``) records what was taken and its hash.
     """
     out = Path(out_path)
@@ -83,10 +84,11 @@ def build_general_corpus(out_path: str | os.PathLike, max_chars: int | None = No
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             for doc in iter_general_docs(max_file_bytes):
+                if max_chars is not None and chars >= max_chars:
+                    break
                 if max_chars is not None and chars + len(doc.text) > max_chars:
-                    if chars:
-                        break
-                    doc = GeneralDoc(doc.source, doc.name, doc.text[:max_chars])
+                    # cut the last document so the corpus holds exactly max_chars characters
+                    doc = GeneralDoc(doc.source, doc.name, doc.text[:max_chars - chars])
                 line = json.dumps({"text": doc.text, "source": doc.source, "name": doc.name},
                                   ensure_ascii=False)
                 f.write(line + "\n")
