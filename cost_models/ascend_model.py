@@ -46,7 +46,7 @@ class Tiling:
 @dataclass
 class Prediction:
     time_s: float
-    pipes_s: dict                 # mte2, vec, mte3, scalar (critical core), launch
+    pipes_s: dict                 # mte2, vec, mte3, scalar, gm (chip bandwidth share) of the critical core; launch
     ratios: dict                  # msprof-like aiv_*_ratio = pipe time / kernel time (device part)
     mte2_bytes: int               # all cores, exact
     mte3_bytes: int
@@ -108,6 +108,20 @@ class AscendCostModel:
                 elif isinstance(node, Transfer):
                     transfers.append((node, mult, in_chunk))
             out[sec] = (parts, transfers)
+        return out
+
+    def pipe_expressions(self, depth: int = 2) -> dict:
+        """The model's sympy expressions per section: MTE2/MTE3 bytes, vector cycles and scalar ops
+        per row tile (the non-chunked part, in TR = the tile's rows) and per column chunk (in TR and
+        CL), and the UB bytes in ROWS_PER_TILE and COL_CHUNK. For explain output and inspection."""
+        out = {"ub_bytes": self.plan(depth).ub_bytes}
+        for sec, (parts, transfers) in self._symbolic(depth).items():
+            for in_chunk, tag in ((False, "per_tile" if sec == "body" else "once"), (True, "per_chunk")):
+                e = {"vec_cycles": parts[in_chunk]["vec"], "scalar_ops": parts[in_chunk]["scalar"],
+                     "mte2_bytes": sympy.Add(*[m * t.nbytes for t, m, ic in transfers if ic == in_chunk and t.direction == "in"]),
+                     "mte3_bytes": sympy.Add(*[m * t.nbytes for t, m, ic in transfers if ic == in_chunk and t.direction == "out"])}
+                if any(v != 0 for v in e.values()):
+                    out[f"{sec}_{tag}"] = e
         return out
 
     def _sizes(self, sizes: dict) -> dict:
@@ -220,11 +234,12 @@ class AscendCostModel:
                 t = np.maximum.reduce(list(pipes.values()) + [gm]) + (pipes["mte2"] + pipes["mte3"]) / nt
             else:
                 t = np.maximum(sum(pipes.values()), gm)
+            pipes_gm = {**pipes, "gm": gm}
             if crit_time is None:
-                crit_time, crit = t, pipes
+                crit_time, crit = t, pipes_gm
             else:
                 take = t > crit_time
-                crit = {k: np.where(take, v, crit[k]) for k, v in pipes.items()}
+                crit = {k: np.where(take, v, crit[k]) for k, v in pipes_gm.items()}
                 crit_time = np.maximum(t, crit_time)
         mte2 = sum(results[r]["mte2_bytes"] * per_core.count(r) for r in results)
         mte3 = sum(results[r]["mte3_bytes"] * per_core.count(r) for r in results)
@@ -238,7 +253,8 @@ class AscendCostModel:
         b = self._batch(sizes, tiling.cores, tiling.buffer_depth, np.array([tiling.rows_per_tile]), np.array([C]))
         dev = float(b["device"][0])
         pipes = {k: float(v[0]) for k, v in b["pipes"].items()}
-        ratios = {f"aiv_{k}_ratio": (v / dev if dev > 0 else 0.0) for k, v in pipes.items()}
+        # msprof-like ratios of the four AIV pipes; "gm" (chip bandwidth share) is reported as a pipe only
+        ratios = {f"aiv_{k}_ratio": (v / dev if dev > 0 else 0.0) for k, v in pipes.items() if k != "gm"}
         total = float(b["time"][0])
         roof = self.roofline_s(sizes, tiling.cores)
         til = Tiling(tiling.rows_per_tile, C if chunk_dim is not None else None, tiling.buffer_depth, tiling.cores)

@@ -116,3 +116,14 @@ def test_calibration_recovers_constants():
     assert cal.apply(preds[0]) == pytest.approx(samples[0][1], rel=1e-9)
     with pytest.raises(ValueError, match="at least 5 samples"):
         calibrate(samples[:3])
+
+
+def test_pipe_expressions_are_sympy_in_the_tile_symbols():
+    from cost_models.ascend_lowering import CL, ROWS_PER_TILE, TR
+    ex = AscendCostModel(build_rms_norm_fwd("bf16"), ASCEND_910B).pipe_expressions(2)
+    body = ex["body_per_tile"]
+    assert body["mte2_bytes"] == 2 * TR * size("D")          # the row tile of x, bf16
+    assert body["mte3_bytes"] == 2 * TR * size("D") + 4 * TR  # y and rstd
+    assert ROWS_PER_TILE in ex["ub_bytes"].free_symbols
+    mh = AscendCostModel(build_mhc_pre_fwd("bf16"), ASCEND_910B).pipe_expressions(2)
+    assert CL in mh["body_per_chunk"]["mte2_bytes"].free_symbols
