@@ -38,6 +38,7 @@ import dataclasses
 import itertools
 import os
 import tempfile
+import time
 import warnings
 from typing import Any
 
@@ -249,7 +250,9 @@ def trex_backend(gm: fx.GraphModule, example_inputs: list, options: dict | None 
     report = logs.GraphReport(graph_id)
     if logs.enabled("graphs"):
         logs.log.info(f"graph {graph_id} from Dynamo:\n{gm.print_readable(print_output=False)}")
+    start = time.perf_counter()
     prepared = fuse_graph(gm, example_inputs, opts, report)
+    report.seconds["fusion"] = time.perf_counter() - start
     if logs.enabled("graphs") and report.pre_grad_graph:
         logs.log.info(f"graph {graph_id} after trex passes:\n{report.pre_grad_graph}")
     _dump(opts, report, "pre_autograd.py", report.pre_grad_graph or gm.print_readable(print_output=False))

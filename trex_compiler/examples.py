@@ -1,4 +1,7 @@
-"""A small DeepSeek-V4-style block written in two different spellings (test models).
+"""A small DeepSeek-V4-style block written in two different spellings.
+
+Used by the compiler tests (tests/compiler/test_block.py), bench/compile_time.py and
+``trex explain --example block``; it is example model code, not part of the compile pipeline.
 
 Per block and per call: two mHC sites (attention, FFN), four RMSNorms (attn_norm, the weight-free
 per-head query norm, kv_norm, ffn_norm), three rotary embeddings (query, shared K=V head, inverse
@@ -214,6 +217,21 @@ class SpellingB(_Params):
 
 
 SPELLINGS = {"reference": SpellingA, "alternate": SpellingB}
+
+
+class Stack(nn.Module):
+    """``depth`` blocks in a row (alternating spellings), for compile-time benchmarks."""
+
+    def __init__(self, depth: int, cfg: Config | None = None, dtype: torch.dtype = torch.float32):
+        super().__init__()
+        cfg = cfg or Config()
+        kinds = list(SPELLINGS.values())
+        self.blocks = nn.ModuleList(kinds[i % len(kinds)](cfg, seed=i).cast(dtype) for i in range(depth))
+
+    def forward(self, x, freqs):
+        for block in self.blocks:
+            x = block(x, freqs)
+        return x
 
 
 def make_streams(batch: int, seq: int, cfg: Config, dtype: torch.dtype, *, noncontiguous: bool = False,

@@ -3,6 +3,7 @@ and why not, the fused ops of the forward/backward graphs, and where the dumps w
 
     trex explain --example rms_norm            # a built-in example: the pattern's own eager chains
     trex explain --example all --backward      # every registered pattern, forward and backward
+    trex explain --example block --backward    # a DeepSeek-V4-style block (trex_compiler/examples.py)
     trex explain my_model.py:make --dump-dir /tmp/trex
 
 ``FILE.py:FACTORY`` names a function returning ``(model_or_callable, example_inputs)``; inputs are a
@@ -24,7 +25,8 @@ _DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 def builtin_examples(dtype: torch.dtype = torch.float32) -> dict[str, Callable[[], tuple[Callable, tuple]]]:
-    """One example per registered pattern (its chains applied to its example inputs) and ``all``."""
+    """One example per registered pattern (its chains applied to its example inputs), ``all``, and the
+    DeepSeek-V4-style ``block`` / ``block-alternate`` of trex_compiler/examples.py."""
     from .pattern import Chain
 
     def make(pattern) -> tuple[Callable, tuple]:
@@ -63,6 +65,16 @@ def builtin_examples(dtype: torch.dtype = torch.float32) -> dict[str, Callable[[
         return run, tuple(t for _, inputs in parts for t in inputs)
 
     examples["all"] = everything
+
+    def block(spelling: str):
+        from .examples import SPELLINGS, Config, make_streams, rope_table
+
+        cfg = Config()
+        model = SPELLINGS[spelling](cfg).cast(dtype)
+        return model, (make_streams(2, 5, cfg, dtype), rope_table(5, cfg.rope_dim))
+
+    examples["block"] = lambda: block("reference")
+    examples["block-alternate"] = lambda: block("alternate")
     return examples
 
 
@@ -116,8 +128,8 @@ def explain(fn: Any, inputs: tuple, *, options: dict, backward: bool, dynamic: b
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="trex explain", description=__doc__.split("\n\n")[0])
     parser.add_argument("target", nargs="?", help="FILE.py:FACTORY returning (model, example_inputs)")
-    parser.add_argument("--example", help=f"built-in example: a pattern name or 'all' "
-                                          f"({', '.join(sorted(registry.patterns()))}, all)")
+    parser.add_argument("--example", help=f"built-in example: a pattern name, 'all', 'block' or "
+                                          f"'block-alternate' ({', '.join(sorted(registry.patterns()))})")
     parser.add_argument("--backward", action="store_true", help="also run backward (training graphs)")
     parser.add_argument("--dynamic", action="store_true", help="compile with dynamic=True")
     parser.add_argument("--dtype", choices=sorted(_DTYPES), default="fp32", help="dtype of built-in examples")

@@ -60,6 +60,7 @@ class GraphReport:
     inference_graph: str = ""
     dumped: list[str] = dataclasses.field(default_factory=list)
     compiled_graphs: dict = dataclasses.field(default_factory=dict)   # stage -> fx.GraphModule
+    seconds: dict = dataclasses.field(default_factory=dict)           # phase -> wall time of trex's own steps
 
     def match_counts(self) -> collections.Counter:
         return collections.Counter(m.pattern for m in self.matches)

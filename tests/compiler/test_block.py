@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-from blocks import EXPECTED_BACKWARD, EXPECTED_FORWARD, RESIDUE_BACKWARD, RESIDUE_FORWARD, SPELLINGS, Config, \
-    make_streams, rope_table
 
 from trex_compiler import logs
+from trex_compiler.examples import (EXPECTED_BACKWARD, EXPECTED_FORWARD, RESIDUE_BACKWARD, RESIDUE_FORWARD,
+                                    SPELLINGS, Config, make_streams, rope_table)
 from trex_compiler.testing import aten_op_counts, assert_close_to_reference, trex_op_counts
 
 # The default run covers both spellings, both dtypes, static and dynamic, contiguous and strided in

@@ -1,0 +1,124 @@
+"""Compile time of a stack of DeepSeek-V4-style blocks: trex vs default torch.compile (Inductor).
+
+For each backend: a fresh process-level Dynamo cache, then the first training step (forward +
+backward, where compilation happens) and the mean of a few further steps. The compile time reported
+is first step minus steady step. Result: bench/results/compile_time.json (written atomically) with
+the hardware, torch version and git commit.
+
+    python bench/compile_time.py [--depth 2] [--dtype bf16] [--steps 3] [--out bench/results/compile_time.json]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _step(model, x, freqs):
+    model.zero_grad(set_to_none=True)
+    out = model(x, freqs)
+    out.float().square().mean().backward()
+
+
+def measure(backend: str, depth: int, dtype: torch.dtype, steps: int, batch: int, seq: int) -> dict:
+    from trex_compiler import logs
+    from trex_compiler.examples import Config, Stack, make_streams, rope_table
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    cfg = Config()
+    model = Stack(depth, cfg, dtype)
+    x = make_streams(batch, seq, cfg, dtype).requires_grad_()
+    freqs = rope_table(seq, cfg.rope_dim)
+    compiled = torch.compile(model, backend=backend)
+    with logs.capture() as reports:
+        start = time.perf_counter()
+        _step(compiled, x, freqs)
+        first = time.perf_counter() - start
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        _step(compiled, x, freqs)
+        times.append(time.perf_counter() - start)
+    steady = sum(times) / len(times)
+    result = {"first_step_s": round(first, 3), "steady_step_s": round(steady, 4),
+              "compile_s": round(first - steady, 3), "graphs": len(reports) if backend == "trex" else None}
+    if backend == "trex":
+        result["trex_fusion_s"] = round(sum(r.seconds.get("fusion", 0.0) for r in reports), 3)
+        result["fused_chains"] = sum(len(r.matches) for r in reports)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--depth", type=int, default=2, help="number of blocks")
+    parser.add_argument("--dtype", choices=sorted(_DTYPES), default="bf16")
+    parser.add_argument("--steps", type=int, default=3, help="steady-state steps averaged")
+    parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--seq", type=int, default=64)
+    parser.add_argument("--backends", default="trex,inductor")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                                                      "compile_time.json"))
+    args = parser.parse_args(argv)
+
+    import trex_compiler.backend  # noqa: F401 - registers backend="trex"
+
+    dtype = _DTYPES[args.dtype]
+    results = {}
+    for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
+        print(f"compiling {args.depth} blocks with backend={backend} ...", file=sys.stderr, flush=True)
+        results[backend] = measure(backend, args.depth, dtype, args.steps, args.batch, args.seq)
+        print(f"  {backend}: {results[backend]}", file=sys.stderr, flush=True)
+    record = {
+        "benchmark": "compile_time",
+        "model": f"{args.depth} DeepSeek-V4-style blocks (trex_compiler/examples.py Stack), "
+                 f"batch {args.batch}, seq {args.seq}, {args.dtype}, training step (fwd+bwd)",
+        "results": results,
+        "hardware": {"cpu": _cpu_name(), "logical_cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+                     "platform": platform.platform(), "cuda": torch.cuda.is_available()},
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "commit": _commit(),
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(args.out), prefix=".tmp-")
+    with os.fdopen(fd, "w") as f:
+        json.dump(record, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, args.out)
+    print(json.dumps(record, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
