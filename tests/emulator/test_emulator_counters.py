@@ -83,3 +83,20 @@ def test_tiling_struct_as_gm_argument(api):
     out.zero_()
     api.launch("tiling_struct", 1, x, out, struct.pack("<If", 30, -1.0))  # bytes work too
     assert torch.equal(out[:30], -x[:30]) and torch.all(out[30:] == 0)
+
+
+def test_precompiled_header_and_repeated_includes(api):
+    source = '''#include "kernel_operator.h"
+#include "kernel_operator.h"  // e.g. again from a helper header: must stay a no-op
+using namespace AscendC;
+extern "C" __global__ __aicore__ void twice(GM_ADDR x) {
+  GlobalTensor<float> g;
+  g.SetGlobalBuffer((__gm__ float*)x);
+  g.SetValue(0, g.GetValue(0) + 1.0f);
+}
+'''
+    lib = compile_kernel(source)
+    x = torch.zeros(1)
+    lib.launch("twice", 1, x)
+    assert x.item() == 1.0
+    assert list(cache_dir().glob("pch_*/kernel_operator.h.gch")), "the runner builds a precompiled header"

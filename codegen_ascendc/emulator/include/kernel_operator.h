@@ -5,6 +5,10 @@
 //   g++ -std=c++17 -I<this directory> ...
 // and runs on the host CPU. See docs/emulator.md for the covered API and its semantics.
 #pragma once
+// Classic guard as well: with the runner's precompiled header, only macros survive into a second
+// #include of this file.
+#ifndef TREX_EMU_KERNEL_OPERATOR_H
+#define TREX_EMU_KERNEL_OPERATOR_H
 
 #include <cmath>
 #include <cstdint>
@@ -32,3 +36,5 @@ inline void PRINTF(const char* fmt, Args... args) {
   std::printf(fmt, args...);
 }
 }  // namespace AscendC
+
+#endif  // TREX_EMU_KERNEL_OPERATOR_H
