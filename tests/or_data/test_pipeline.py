@@ -66,3 +66,12 @@ def test_cli_generate_with_decontamination(tmp_path, capsys):
 def test_bad_config_names_the_fix():
     with pytest.raises(ValueError, match="unknown families"):
         PipelineConfig(families=("tsp",))
+
+
+def test_cli_show_and_backends(capsys):
+    assert cli_main(["show", "--family", "knapsack", "--seed", "1", "--difficulty", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "## Code" in out and '"accepted": true' in out
+    assert cli_main(["backends"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["sandbox"]["shim"] is True and "unshare_net" in info
