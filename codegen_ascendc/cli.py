@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import sympy
 
 from codegen_ascendc.lint import lint_source
 from codegen_ascendc.npu import npu_status

@@ -15,7 +15,7 @@ import torch
 from codegen_ascendc.printer import AscendCPrinter
 from cost_models.ascend_lowering import plan_kernel
 from cost_models.ascend_model import Tiling
-from trex_compiler.kernel_ir import (ROWS, DType, IRError, Program, TensorKind, _host_op, bind_sizes,
+from trex_compiler.kernel_ir import (ROWS, IRError, Program, TensorKind, _host_op, bind_sizes,
                                      output_shapes)
 
 

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 import sympy
 from sympy.printing.c import C99CodePrinter
 
-from cost_models.ascend_lowering import (BLOCK_IDX, C0, CL, COL_CHUNK, ROW0, ROWS_PER_TILE, TR, AlignUp, CeilDiv,
-                                         Chunk, GetV, KernelPlan, Loop, Queue, Ref, Scal, SetV, Sync, Transfer, Vec,
+from cost_models.ascend_lowering import (BLOCK_IDX, C0, CL, COL_CHUNK, ROW0, ROWS_PER_TILE, TR, Chunk, GetV, KernelPlan, Loop, Queue, Ref, Scal, SetV, Sync, Transfer, Vec,
                                          plan_kernel)
-from trex_compiler.kernel_ir import ROWS, DType, IRError, Program, TensorKind
+from trex_compiler.kernel_ir import ROWS, DType, IRError, Program
 
 CTYPE = {DType.BF16: "bfloat16_t", DType.FP16: "half", DType.FP32: "float", DType.INT32: "int32_t",
          DType.UINT8: "uint8_t"}
@@ -193,9 +192,7 @@ class AscendCPrinter:
         q = n.queue
         if n.action == "alloc":
             if self.queue_kind.get(q) == "vecin":
-                self._pending_in = (q, n.var, n.dtype)       # completed by the transfers + enque
-                self._pending_nodes = []
-                return
+                return      # loads are grouped into CopyIn_<local>() by render_nodes
             out.append(f"{pad}LocalTensor<{ct}> {n.var} = {q}.AllocTensor<{ct}>();")
         elif n.action == "enque":
             if self.queue_kind.get(q) == "vecin":
@@ -296,7 +293,7 @@ class AscendCPrinter:
                  f"  const int64_t blockCount = {bc}, blockLen = {bl}, gmGap = {gap}, ubStride = {st};",
                  f"  const uint32_t rowBytes = (uint32_t)(blockLen * {sz});",
                  f"  const uint32_t ubGapBlocks = (uint32_t)((ubStride * {sz} - AlignUp({padded}, 32)) / 32);",
-                 f"  if (gmGap == 0 && ubStride == blockLen && rowBytes % 32 == 0) {{  // contiguous and 32-B aligned"]
+                 "  if (gmGap == 0 && ubStride == blockLen && rowBytes % 32 == 0) {  // contiguous and 32-B aligned"]
         if t.direction == "in":
             lines += [f"    DataCopy({ub}, {gm}, (uint32_t)(blockCount * blockLen));",
                       "  } else {  // rows not 32-B aligned (or strided): DataCopyPad pads each UB row to 32 B",
@@ -341,7 +338,7 @@ class AscendCPrinter:
         L += ["", '#include "kernel_operator.h"', "using namespace AscendC;", ""]
         L.append(f"constexpr int32_t BUFFER_NUM = {plan.buffer_depth};  // queue depth (double buffering when 2)")
         L.append("")
-        L.append(f"// Tiling data, copied by the kernel from GM (little-endian POD; int64 fields, then float fields):")
+        L.append("// Tiling data, copied by the kernel from GM (little-endian POD; int64 fields, then float fields):")
         L.append(f"struct {self.tname} {{")
         for ct, name, doc in fields:
             L.append(f"  {ct} {name};  // {doc}")

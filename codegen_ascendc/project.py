@@ -17,11 +17,11 @@ import os
 import tempfile
 from pathlib import Path
 
-from codegen_ascendc.printer import CTYPE, AscendCPrinter
+from codegen_ascendc.printer import AscendCPrinter
 from cost_models.ascend_lowering import plan_kernel
 from cost_models.ascend_model import Prediction, Tiling
 from cost_models.hardware import AscendHW
-from trex_compiler.kernel_ir import ROWS, DType, Program, TensorKind
+from trex_compiler.kernel_ir import DType, Program, TensorKind
 
 SOC = {"Ascend910B": "Ascend910B2", "Ascend910CDie": "Ascend910_9392"}
 

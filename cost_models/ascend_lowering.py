@@ -19,7 +19,6 @@ BLOCK_IDX, plus the program's sizes and loop variables.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -940,7 +939,6 @@ def _plan_stores(stmts, store_bind, store_q, p: Program, root):
         L = p.locals_by_name
         q = f"outQ_{t.name}"
         l = L[src]
-        cols = [c for c in l.cols]
         prev = flat[idx - 1] if idx > 0 else None
         defs = [o for o, _ in walk(p.prologue + p.body + p.epilogue) if o.out == src]
         later_reads = [o for o, _ in walk(flat[idx + 1:]) if src in _op_locals(o, p)]
@@ -951,8 +949,7 @@ def _plan_stores(stmts, store_bind, store_q, p: Program, root):
             continue
         store_q.setdefault(t.name, (q, t.dtype, l.per_row, None))
         # capacity: the source local's (same layout)
-        from_local = l
-        cap = _cap_local(p, from_local)
+        cap = _cap_local(p, l)
         old = store_q[t.name][3]
         store_q[t.name] = (q, t.dtype, l.per_row, cap if old is None else sympy.Max(old, cap))
 

@@ -19,17 +19,15 @@ reference/ascendc.md §7, not an official one; `calibrate` fits its constants to
 from __future__ import annotations
 
 import functools
-import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import sympy
 
-from cost_models.ascend_lowering import (BLOCK_IDX, C0, CL, COL_CHUNK, NUMPY_FUNCS, ROW0, ROWS_PER_TILE, TR, Chunk,
-                                         GetV, KernelPlan, Loop, SetV, Transfer, Vec, iter_nodes, plan_kernel)
+from cost_models.ascend_lowering import (CL, COL_CHUNK, NUMPY_FUNCS, ROWS_PER_TILE, TR, GetV, KernelPlan, SetV, Transfer, Vec, iter_nodes, plan_kernel)
 from cost_models.hardware import AscendHW
-from trex_compiler.kernel_ir import ROWS, DType, IRError, Program, Schedule, TensorKind, Op, walk
+from trex_compiler.kernel_ir import ROWS, IRError, Program, Schedule, TensorKind, Op
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ partials summed on the host.
 """
 from __future__ import annotations
 
-import torch
 
 from passes.ir_rmsnorm import _load_f32, _store_from_f32
 from trex_compiler.kernel_ir import DType, HostOp, Program, ProgramBuilder, Schedule, TensorKind, interpret, size

@@ -10,7 +10,6 @@ The masks are inclusive, like torch.clamp's gradient.
 """
 from __future__ import annotations
 
-import torch
 
 from passes.ir_rmsnorm import _load_f32, _store_from_f32
 from trex_compiler.kernel_ir import DType, Program, ProgramBuilder, Schedule, interpret, size

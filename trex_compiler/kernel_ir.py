@@ -36,8 +36,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 
 import sympy

@@ -13,10 +13,9 @@ from codegen_ascendc.lint import lint_source
 from codegen_ascendc.npu import NpuUnavailable, npu_status, require_npu
 from codegen_ascendc.patterns import PATTERNS
 from codegen_ascendc.printer import print_kernel
-from cost_models.ascend_model import AscendCostModel
 from cost_models.hardware import ASCEND_910B
 from passes.ir_rmsnorm import build_rms_norm_fwd
-from trex_compiler.kernel_ir import DType, size
+from trex_compiler.kernel_ir import DType
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))
