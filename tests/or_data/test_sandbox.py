@@ -195,3 +195,32 @@ def test_reads_outside_allowed_roots_are_refused(sandbox):
     own = "with open('notes.txt', 'w') as f:\n    f.write('ok')\nprint(open('notes.txt').read())\n"
     r = sandbox.run(own + GOOD, SandboxLimits(static_check=False, backend="shim", **FAST))
     assert r.ok and r.stdout.startswith("ok"), r
+
+
+READS_DATA = textwrap.dedent("""
+    import json
+    import gurobipy as gp
+    from gurobipy import GRB
+    with open('data.json') as f:
+        data = json.load(f)
+    m = gp.Model()
+    x = m.addVars(len(data['profit']), ub=data['ub'])
+    m.setObjective(gp.quicksum(p * x[i] for i, p in enumerate(data['profit'])), GRB.MAXIMIZE)
+    m.addConstr(x.sum() <= data['cap'])
+    m.optimize()
+""")
+
+
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
+def test_input_files_are_readable_not_writable(sandbox, isolation):
+    files = {"data.json": '{"profit": [3, 5, 4], "ub": 2, "cap": 3}'}
+    r = sandbox.run(READS_DATA, SandboxLimits(isolation=isolation, wall_s=20), files=files)
+    assert r.ok and r.objective == pytest.approx(2 * 5 + 1 * 4), r
+    tamper = READS_DATA + "\nwith open('data.json', 'w') as f:\n    f.write('x')\n"
+    r = sandbox.run(tamper, SandboxLimits(isolation=isolation, wall_s=20), files=files)
+    assert not r.ok and "Permission denied" in r.error
+    # without files, `open` stays forbidden; bad names are refused before anything runs
+    assert execute_solver_code(READS_DATA, sandbox=sandbox).error == "forbidden name open"
+    for bad in ("../x.json", ".hidden", "a/b"):
+        with pytest.raises(ValueError, match="bad file name"):
+            sandbox.run(READS_DATA, files={bad: "{}"})

@@ -136,8 +136,11 @@ class ExecutionResult:
 # ----------------------------------------------------------------------------------------------
 # Static check
 # ----------------------------------------------------------------------------------------------
-def check_code_safety(code: str, allowed_imports: Iterable[str] = ALLOWED_IMPORTS) -> list[str]:
-    """Violations of the code safety rules (empty list = passes).  Cheap; runs before any process."""
+def check_code_safety(code: str, allowed_imports: Iterable[str] = ALLOWED_IMPORTS, allow_open: bool = False) -> list[str]:
+    """Violations of the code safety rules (empty list = passes).  Cheap; runs before any process.
+    ``allow_open`` permits ``open`` (for programs that read input files placed in their temp dir;
+    the audit hook still refuses reads and writes outside it)."""
+    forbidden = FORBIDDEN_NAMES - {"open"} if allow_open else FORBIDDEN_NAMES
     if len(code) > MAX_CODE_CHARS:
         return [f"code too long: {len(code)} characters > {MAX_CODE_CHARS}"]
     try:
@@ -154,7 +157,7 @@ def check_code_safety(code: str, allowed_imports: Iterable[str] = ALLOWED_IMPORT
         elif isinstance(node, ast.ImportFrom):
             if node.level or (node.module or "").split(".")[0] not in allowed:
                 problems.append(f"forbidden import {node.module or '.'}")
-        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+        elif isinstance(node, ast.Name) and node.id in forbidden:
             problems.append(f"forbidden name {node.id}")
         elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr.endswith("__"):
             problems.append(f"forbidden attribute {node.attr}")
@@ -354,20 +357,21 @@ class Sandbox:
         return z
 
     # -- execution ---------------------------------------------------------------------------------
-    def run(self, code: str, limits: SandboxLimits | None = None) -> ExecutionResult:
+    def run(self, code: str, limits: SandboxLimits | None = None, files: dict[str, str] | None = None) -> ExecutionResult:
         limits = limits or SandboxLimits()
+        files = _check_files(files)
         t0 = time.perf_counter()
         if limits.static_check:
-            violations = check_code_safety(code)
+            violations = check_code_safety(code, allow_open=bool(files))
             if violations:
                 return ExecutionResult(ok=False, status="error", objective=None, error=violations[0],
                                        violations=violations, wall_s=time.perf_counter() - t0,
                                        enforced=["static_check"])
         backend = resolve_backend(limits.backend)
-        result = self._run_backend(code, limits, backend)
+        result = self._run_backend(code, limits, backend, files)
         if result.fallback_reason and backend == "gurobipy":
             reason = result.fallback_reason
-            result = self._run_backend(code, limits, "shim")
+            result = self._run_backend(code, limits, "shim", files)
             result.fallback_reason = reason
             result.backend = "shim (fallback)"
         if limits.static_check:
@@ -375,8 +379,9 @@ class Sandbox:
         result.wall_s = time.perf_counter() - t0
         return result
 
-    def _run_backend(self, code: str, limits: SandboxLimits, backend: str) -> ExecutionResult:
-        request = {"code": code, "backend": backend, "limits": limits.for_child(), "tmp_root": self.tmp_root}
+    def _run_backend(self, code: str, limits: SandboxLimits, backend: str, files: dict[str, str]) -> ExecutionResult:
+        request = {"code": code, "backend": backend, "limits": limits.for_child(), "tmp_root": self.tmp_root,
+                   "files": files}
         if limits.isolation == "fork":
             slot = self._acquire()
             try:
@@ -423,6 +428,7 @@ class Sandbox:
             shutil.rmtree(workdir, ignore_errors=True)
 
     def map(self, codes: Iterable[str], limits: SandboxLimits | None = None) -> list[ExecutionResult]:
+        """Run many programs (in parallel over the workers); results in input order."""
         codes = list(codes)
         if self._pool is None:
             return [self.run(c, limits) for c in codes]
@@ -459,10 +465,28 @@ def default_sandbox() -> Sandbox:
         return _DEFAULT
 
 
-def execute_solver_code(code: str, limits: SandboxLimits | None = None,
-                        sandbox: Sandbox | None = None) -> ExecutionResult:
-    """Run one Gurobi-style program in the sandbox and report status/objective from its model."""
-    return (sandbox or default_sandbox()).run(code, limits)
+def execute_solver_code(code: str, limits: SandboxLimits | None = None, sandbox: Sandbox | None = None,
+                        files: dict[str, str] | None = None) -> ExecutionResult:
+    """Run one Gurobi-style program in the sandbox and report status/objective from its model.
+    ``files`` ({name: text}) are written into the program's temp dir (its cwd) before it starts,
+    read-only, e.g. a Bench4Opt ``data.json``; with files the static check permits ``open``."""
+    return (sandbox or default_sandbox()).run(code, limits, files)
+
+
+MAX_INPUT_FILE_CHARS = 4_000_000
+
+
+def _check_files(files: dict[str, str] | None) -> dict[str, str]:
+    if not files:
+        return {}
+    for name, content in files.items():
+        if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
+            raise ValueError(f"files: bad file name {name!r}; use a plain name such as 'data.json'")
+        if not isinstance(content, str):
+            raise TypeError(f"files[{name!r}] must be text (str), got {type(content).__name__}")
+        if len(content) > MAX_INPUT_FILE_CHARS:
+            raise ValueError(f"files[{name!r}] has {len(content)} characters > {MAX_INPUT_FILE_CHARS}")
+    return dict(files)
 
 
 __all__ = ["SandboxLimits", "ExecutionResult", "Sandbox", "execute_solver_code", "check_code_safety",

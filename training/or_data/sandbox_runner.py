@@ -315,6 +315,11 @@ def run_program_in_this_process(request: dict, result_fd: int, workdir: str, out
             os.setsid()
         report["enforced"].append("process_group")
         os.chdir(workdir)
+        for name, content in (request.get("files") or {}).items():  # input files, read-only to the program
+            path = os.path.join(workdir, os.path.basename(name))
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(content)
+            os.chmod(path, 0o444)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(out_fd, 1)
