@@ -49,13 +49,13 @@ def _table(row_names: list[str], col_names: list[str], matrix, corner: str = "")
     return "\n".join([head, sep, *body])
 
 
-def _matrix_text(rng, row_names, col_names, matrix, sentence: Callable[[str, str, str], str], corner="") -> str:
+def _matrix_text(rng, row_names, col_names, matrix, sentence: Callable[[str, str], str], corner="") -> str:
     """Either a markdown table or one sentence per row (surface variety)."""
     if rng.random() < 0.5:
         return _table(row_names, col_names, matrix, corner)
     lines = []
     for r, row in zip(row_names, matrix):
-        lines.append(sentence(r, _join([f"{fmt(v)} for {c}" for c, v in zip(col_names, row)]), ""))
+        lines.append(sentence(r, _join([f"{fmt(v)} for {c}" for c, v in zip(col_names, row)])))
     return "\n".join(lines)
 
 
@@ -119,7 +119,7 @@ class ProductionMix(Family):
         out.append(" ".join(f"Each unit of {p} brings a profit of ${fmt(v)}." for p, v in zip(prods, data["profit"])))
         out.append(f"Production draws on {len(res)} {skin.noun('resource', True)}. Units of each resource used per unit produced:")
         out.append(_matrix_text(rng, res, prods, data["usage"],
-                                lambda r, items, _: f"{r} is used as follows: {items}."))
+                                lambda r, items: f"{r} is used as follows: {items}."))
         out.append(" ".join(f"{r} has {phrase(rng, '<=')} {fmt(c)} units available." for r, c in zip(res, data["capacity"])))
         if "min_units" in data:
             out.append(" ".join(f"Contracts require {phrase(rng, '>=')} {fmt(v)} units of {p}." for p, v in zip(prods, data["min_units"])))
@@ -177,7 +177,7 @@ class Diet(Family):
         out = [f"{_cap(skin.organization)} wants the cheapest mix of {len(foods)} {skin.noun('ingredient', True)} ({_join(foods)}) that meets {len(nutr)} {skin.noun('nutrient', True)}."]
         out.append(" ".join(f"One serving of {f} costs ${fmt(c)}." for f, c in zip(foods, data["cost"])))
         out.append("Amount each serving contributes to each requirement:")
-        out.append(_matrix_text(rng, nutr, foods, data["content"], lambda r, items, _: f"For {r}: {items}."))
+        out.append(_matrix_text(rng, nutr, foods, data["content"], lambda r, items: f"For {r}: {items}."))
         out.append(" ".join(f"The mix must provide {phrase(rng, '>=')} {fmt(v)} units of {r}." for r, v in zip(nutr, data["requirement"])))
         if "max_servings" in data:
             out.append(" ".join(f"{phrase(rng, '<=').capitalize()} {fmt(u)} servings of {f} may be used." for f, u in zip(foods, data["max_servings"])))
@@ -231,7 +231,7 @@ class Blending(Family):
         out = [f"{_cap(skin.organization)} must produce {phrase(rng, '==')} {fmt(data['demand'])} tonnes of a {skin.noun('blend')} by mixing {len(raws)} {skin.noun('raw', True)}: {_join(raws)}."]
         out.append(" ".join(f"{r} costs ${fmt(c)} per tonne and {phrase(rng, '<=')} {fmt(a)} tonnes of it are available." for r, c, a in zip(raws, data["cost"], data["available"])))
         out.append("Percentage of each measure contained in each input:")
-        out.append(_matrix_text(rng, attrs, raws, data["percent"], lambda r, items, _: f"{r} (percent): {items}."))
+        out.append(_matrix_text(rng, attrs, raws, data["percent"], lambda r, items: f"{r} (percent): {items}."))
         out.append(" ".join(f"The finished blend must contain {phrase(rng, '>=')} {fmt(v)} percent of {a}." for a, v in zip(attrs, data["min_percent"])))
         out.append(phrase(rng, "goal_min"))
         return "\n".join(out)
@@ -289,7 +289,7 @@ class Transportation(Family):
         out.append(" ".join(f"{s} can send {phrase(rng, '<=')} {fmt(v)} {unit}." for s, v in zip(src, data["supply"])))
         out.append(" ".join(f"{d} needs {phrase(rng, '>=')} {fmt(v)} {unit}." for d, v in zip(dst, data["demand"])))
         out.append("Shipping cost in dollars per unit:")
-        out.append(_matrix_text(rng, src, dst, data["cost"], lambda r, items, _: f"From {r}: {items}."))
+        out.append(_matrix_text(rng, src, dst, data["cost"], lambda r, items: f"From {r}: {items}."))
         if options.get("integer"):
             out.append(f"Only whole {unit} can be shipped.")
         out.append(phrase(rng, "goal_min"))
@@ -335,7 +335,7 @@ class Assignment(Family):
         ts = skin.names("task", len(data["cost"][0]))
         out = [f"{_cap(skin.organization)} must give each of {len(ts)} {skin.noun('task', True)} ({_join(ts)}) to {phrase(rng, '==')} one of {len(ws)} {skin.noun('worker', True)} ({_join(ws)}); a {skin.noun('worker')} can take {phrase(rng, '<=')} one {skin.noun('task')}."]
         out.append("Cost in dollars of each pairing:")
-        out.append(_matrix_text(rng, ws, ts, data["cost"], lambda r, items, _: f"{r}: {items}."))
+        out.append(_matrix_text(rng, ws, ts, data["cost"], lambda r, items: f"{r}: {items}."))
         out.append(phrase(rng, "goal_min"))
         return "\n".join(out)
 
@@ -378,7 +378,7 @@ class Knapsack(Family):
         out = [f"{_cap(skin.organization)} can fund any subset of {len(items)} {skin.noun('project', True)}: {_join(items)}. Each is either fully funded or not at all."]
         out.append(" ".join(f"{i} returns {fmt(v)} thousand dollars." for i, v in zip(items, data["value"])))
         out.append("Amount each one consumes of each budget (thousand dollars):")
-        out.append(_matrix_text(rng, buds, items, data["weight"], lambda r, its, _: f"{r}: {its}."))
+        out.append(_matrix_text(rng, buds, items, data["weight"], lambda r, its: f"{r}: {its}."))
         out.append(" ".join(f"{b} allows {phrase(rng, '<=')} {fmt(c)} thousand dollars in total." for b, c in zip(buds, data["capacity"])))
         out.append("What is the maximum total return?")
         return "\n".join(out)
@@ -430,7 +430,7 @@ class FacilityLocation(Family):
         out.append(" ".join(f"Opening {f} costs ${fmt(fc)} and lets it ship {phrase(rng, '<=')} {fmt(cap)} units; a closed site ships nothing." for f, fc, cap in zip(fs, data["fixed_cost"], data["capacity"])))
         out.append(" ".join(f"{c} requires {phrase(rng, '>=')} {fmt(d)} units." for c, d in zip(cs, data["demand"])))
         out.append("Delivery cost in dollars per unit:")
-        out.append(_matrix_text(rng, fs, cs, data["unit_cost"], lambda r, items, _: f"From {r}: {items}."))
+        out.append(_matrix_text(rng, fs, cs, data["unit_cost"], lambda r, items: f"From {r}: {items}."))
         out.append(phrase(rng, "goal_min") + " (opening costs plus delivery costs)")
         return "\n".join(out)
 
@@ -907,7 +907,7 @@ class CapitalBudgeting(Family):
         out = [f"{_cap(skin.organization)} is selecting among {len(items)} {skin.noun('project', True)} ({_join(items)}); each is accepted whole or rejected."]
         out.append(" ".join(f"{i} has a net present value of {fmt(v)} thousand dollars." for i, v in zip(items, data["npv"])))
         out.append("Spending (thousand dollars) needed in each period:")
-        out.append(_matrix_text(rng, per, items, data["spend"], lambda r, its, _: f"In {r}: {its}."))
+        out.append(_matrix_text(rng, per, items, data["spend"], lambda r, its: f"In {r}: {its}."))
         out.append(" ".join(f"Spending in {p} may be {phrase(rng, '<=')} {fmt(b)} thousand dollars." for p, b in zip(per, data["budget"])))
         out.append(" ".join(f"{items[b]} can only be accepted if {items[a]} is accepted." for a, b in data["requires"]))
         out.append("What is the maximum total net present value?")
