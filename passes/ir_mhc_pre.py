@@ -20,7 +20,7 @@ from __future__ import annotations
 
 
 from passes.ir_rmsnorm import _load_f32, _store_from_f32
-from trex_compiler.kernel_ir import DType, HostOp, Program, ProgramBuilder, Schedule, TensorKind, interpret, size
+from trex_compiler.kernel_ir import interpreter, DType, HostOp, Program, ProgramBuilder, Schedule, TensorKind, size
 
 N = size("N")          # streams (hc_mult)
 HD = size("HD")        # hidden size d
@@ -270,20 +270,22 @@ def _views(x, fn, scale, base):
             "scale": scale.float().reshape(3, 1), "base": base.float().reshape(2 + n, n)}, rows, n, d
 
 
-def run_mhc_pre_ir(x, fn, scale, base, iters: int, hc_eps: float, rms_eps: float, schedule: Schedule | None = None):
+def run_mhc_pre_ir(x, fn, scale, base, iters: int, hc_eps: float, rms_eps: float, schedule: Schedule | None = None,
+                execute=None):
     ins, rows, n, d = _views(x, fn, scale, base)
     p = build_mhc_pre_fwd(DType.from_torch(x.dtype))
-    out = interpret(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps}, schedule)
+    out = (execute or interpreter(schedule))(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
     lead = x.shape[:-2]
     return (out["layer_input"].reshape(*lead, d), out["post"].reshape(*lead, n), out["comb"].reshape(*lead, n, n))
 
 
 def run_mhc_pre_bwd_ir(d_layer_input, d_post, d_comb, x, fn, scale, base, iters: int, hc_eps: float,
-                       rms_eps: float, schedule: Schedule | None = None):
+                       rms_eps: float, schedule: Schedule | None = None,
+                execute=None):
     ins, rows, n, d = _views(x, fn, scale, base)
     ins.update(dli=d_layer_input.reshape(rows, d).to(x.dtype), dpost=d_post.reshape(rows, n).float(),
                dcomb=d_comb.reshape(rows, n, n).float())
     p = build_mhc_pre_bwd(DType.from_torch(x.dtype))
-    out = interpret(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps}, schedule)
+    out = (execute or interpreter(schedule))(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
     return (out["dx"].reshape(x.shape), out["dfn"].reshape(fn.shape).to(fn.dtype),
             out["dscale"].reshape(scale.shape).to(scale.dtype), out["dbase"].reshape(base.shape).to(base.dtype))

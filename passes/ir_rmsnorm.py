@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from trex_compiler.kernel_ir import (DType, HostOp, Program, ProgramBuilder, Schedule, TensorKind, interpret,
-                                     size)
+from trex_compiler.kernel_ir import (interpreter, DType, HostOp, Program, ProgramBuilder, Schedule, TensorKind, size)
 
 D = size("D")
 F32 = DType.FP32
@@ -112,24 +111,26 @@ def build_rms_norm_bwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
 
 
 def run_rms_norm_ir(x: torch.Tensor, weight: torch.Tensor | None, eps: float, out_dtype=None,
-                    schedule: Schedule | None = None):
+                    schedule: Schedule | None = None,
+                execute=None):
     odt = DType.from_torch(out_dtype) if out_dtype is not None else None
     p = build_rms_norm_fwd(DType.from_torch(x.dtype), weight is not None,
                            DType.from_torch(weight.dtype) if weight is not None else None, odt)
     ins = {"x": x.reshape(-1, x.shape[-1])}
     if weight is not None:
         ins["w"] = weight.reshape(-1)
-    out = interpret(p, ins, {"eps": eps}, schedule)
+    out = (execute or interpreter(schedule))(p, ins, {"eps": eps})
     return out["y"].reshape(x.shape), out["rstd"].reshape(x.shape[:-1])
 
 
-def run_rms_norm_bwd_ir(dy, x, weight, rstd, schedule: Schedule | None = None):
+def run_rms_norm_bwd_ir(dy, x, weight, rstd, schedule: Schedule | None = None,
+                execute=None):
     p = build_rms_norm_bwd(DType.from_torch(x.dtype), weight is not None,
                            DType.from_torch(weight.dtype) if weight is not None else None)
     d = x.shape[-1]
     ins = {"dy": dy.reshape(-1, d).to(x.dtype), "x": x.reshape(-1, d), "rstd": rstd.reshape(-1, 1).float()}
     if weight is not None:
         ins["w"] = weight.reshape(-1)
-    out = interpret(p, ins, {}, schedule)
+    out = (execute or interpreter(schedule))(p, ins, {})
     dw = out["dw"].to(weight.dtype) if weight is not None else x.new_empty(0)
     return out["dx"].reshape(x.shape), dw

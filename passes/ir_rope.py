@@ -18,7 +18,7 @@ import math
 import torch
 
 from passes.ir_rmsnorm import _load_f32
-from trex_compiler.kernel_ir import DType, IRError, Program, ProgramBuilder, RowMap, Schedule, interpret, size
+from trex_compiler.kernel_ir import interpreter, DType, IRError, Program, ProgramBuilder, RowMap, Schedule, size
 
 HD = size("HD")        # head_dim
 RD = size("RD")        # rope_dim
@@ -96,7 +96,8 @@ def expand_tables(cos: torch.Tensor, sin: torch.Tensor, inverse: bool) -> tuple[
     return c2.contiguous(), s2.contiguous()
 
 
-def run_rope_ir(x, cos, sin, rope_dim: int, inverse: bool, schedule: Schedule | None = None):
+def run_rope_ir(x, cos, sin, rope_dim: int, inverse: bool, schedule: Schedule | None = None,
+                execute=None):
     hd = x.shape[-1]
     if rope_dim % 2 or not 2 <= rope_dim <= hd or cos.shape[-1] != rope_dim // 2:
         raise IRError(f"rope: rope_dim={rope_dim} must be even, in [2, head_dim={hd}], and cos last dim "
@@ -111,7 +112,7 @@ def run_rope_ir(x, cos, sin, rope_dim: int, inverse: bool, schedule: Schedule | 
         cos_v, sin_v, cdiv = _compact(cos, lead, h2), _compact(sin, lead, h2), m[0]
     c2, s2 = expand_tables(cos_v, sin_v.to(cos.dtype), inverse)
     p = build_rope(DType.from_torch(x.dtype), DType.from_torch(cos.dtype), passthrough=rope_dim < hd)
-    out = interpret(p, {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}, {"cdiv": cdiv}, schedule)
+    out = (execute or interpreter(schedule))(p, {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}, {"cdiv": cdiv})
     return out["y"].reshape(x.shape)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 
 from passes.ir_rmsnorm import _load_f32, _store_from_f32
-from trex_compiler.kernel_ir import DType, Program, ProgramBuilder, Schedule, interpret, size
+from trex_compiler.kernel_ir import interpreter, DType, Program, ProgramBuilder, Schedule, size
 
 F = size("F")
 F32 = DType.FP32
@@ -102,7 +102,8 @@ def _rw_view(route_weight, rows):
         *route_weight.shape[:-1], 1).reshape(rows, 1)
 
 
-def run_swiglu_limited_ir(gate, up, limit, route_weight=None, out_dtype=None, schedule: Schedule | None = None):
+def run_swiglu_limited_ir(gate, up, limit, route_weight=None, out_dtype=None, schedule: Schedule | None = None,
+                execute=None):
     f = gate.shape[-1]
     rows = gate.numel() // max(f, 1)
     odt = DType.from_torch(out_dtype) if out_dtype is not None else None
@@ -111,10 +112,11 @@ def run_swiglu_limited_ir(gate, up, limit, route_weight=None, out_dtype=None, sc
     ins = {"gate": gate.reshape(rows, f), "up": up.reshape(rows, f).to(gate.dtype)}
     if route_weight is not None:
         ins["route_weight"] = _rw_view(route_weight, rows)
-    return interpret(p, ins, {"limit": limit}, schedule)["h"].reshape(gate.shape)
+    return (execute or interpreter(schedule))(p, ins, {"limit": limit})["h"].reshape(gate.shape)
 
 
-def run_swiglu_limited_bwd_ir(dh, gate, up, limit, route_weight=None, schedule: Schedule | None = None):
+def run_swiglu_limited_bwd_ir(dh, gate, up, limit, route_weight=None, schedule: Schedule | None = None,
+                execute=None):
     f = gate.shape[-1]
     rows = gate.numel() // max(f, 1)
     p = build_swiglu_limited_bwd(DType.from_torch(gate.dtype), route_weight is not None,
@@ -122,7 +124,7 @@ def run_swiglu_limited_bwd_ir(dh, gate, up, limit, route_weight=None, schedule: 
     ins = {"dh": dh.reshape(rows, f).to(gate.dtype), "gate": gate.reshape(rows, f), "up": up.reshape(rows, f).to(gate.dtype)}
     if route_weight is not None:
         ins["route_weight"] = _rw_view(route_weight, rows)
-    out = interpret(p, ins, {"limit": limit}, schedule)
+    out = (execute or interpreter(schedule))(p, ins, {"limit": limit})
     drw = (out["droute_weight"].reshape(route_weight.shape) if route_weight is not None
            and route_weight.numel() == rows else gate.new_empty(0))
     return out["dgate"].reshape(gate.shape), out["dup"].reshape(gate.shape), drw

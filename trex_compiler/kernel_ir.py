@@ -45,7 +45,7 @@ import torch
 __all__ = [
     "DType", "TensorKind", "RowMap", "GMTensor", "ScalarParam", "Local", "Op", "ChunkLoop",
     "Repeat", "HostOp", "Program", "Schedule", "OpSpec", "OPS", "ROWS", "size", "IRError",
-    "interpret", "bind_sizes", "walk", "ProgramBuilder",
+    "interpret", "interpreter", "bind_sizes", "walk", "ProgramBuilder",
 ]
 
 
@@ -960,6 +960,13 @@ def interpret(p: Program, inputs: Mapping[str, torch.Tensor], scalars: Mapping[s
         if t.kind == TensorKind.PARTIAL:
             result.pop(t.name, None)
     return result
+
+
+def interpreter(schedule: Schedule | None = None):
+    """An executor (program, inputs, scalars) -> outputs running the reference interpreter; the op
+    adapters in passes/ir_*.py take any executor with this signature (e.g. the AscendC emulator's,
+    codegen_ascendc.launch.emulator_executor)."""
+    return lambda p, inputs, scalars: interpret(p, inputs, scalars, schedule)
 
 
 def _host_op(p: Program, h: HostOp, result: dict, ins: dict, sizes: dict) -> torch.Tensor:
