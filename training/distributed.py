@@ -32,6 +32,7 @@ class ParallelDims:
     ep: int = 1
     fsdp_mesh: object | None = None     # 1-D DeviceMesh over all ranks
     ep_mesh: object | None = None       # 2-D DeviceMesh ("edp", "ep")
+    owns_process_group: bool = False    # init_distributed created it (so the run tears it down)
 
     @property
     def enabled(self) -> bool:
@@ -72,13 +73,14 @@ def init_distributed(device_type: str, ep: int = 1, backend: str = "auto") -> Pa
                              f"set distributed.backend (known: {BACKENDS})")
     if world % ep:
         raise ValueError(f"distributed.ep = {ep} must divide the world size {world}")
-    if not dist.is_initialized():
+    owns = not dist.is_initialized()
+    if owns:
         dist.init_process_group(backend=backend)
     from torch.distributed.device_mesh import init_device_mesh
     fsdp_mesh = init_device_mesh(device_type, (world,), mesh_dim_names=("dp",))
     ep_mesh = init_device_mesh(device_type, (world // ep, ep), mesh_dim_names=("edp", "ep")) if ep > 1 else None
     return ParallelDims(world=world, rank=dist.get_rank(), local_rank=int(os.environ.get("LOCAL_RANK", "0")),
-                        ep=ep, fsdp_mesh=fsdp_mesh, ep_mesh=ep_mesh)
+                        ep=ep, fsdp_mesh=fsdp_mesh, ep_mesh=ep_mesh, owns_process_group=owns)
 
 
 def destroy_distributed() -> None:

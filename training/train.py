@@ -87,8 +87,8 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def build_model(cfg: Config, vocab_needed: int, model_module: str = "training.model"):
-    lib = importlib.import_module(model_module)
+def build_model(cfg: Config, vocab_needed: int):
+    lib = importlib.import_module("training.model")
     args = lib.get_config(cfg.model.name)
     if cfg.model.overrides:
         args = args.replace(**cfg.model.overrides)
@@ -245,7 +245,7 @@ class JsonlLog:
 # the run
 
 
-def train(cfg: Config, model_module: str = "training.model") -> TrainResult:
+def train(cfg: Config) -> TrainResult:
     # 2. devices and process groups
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     device = resolve_device(cfg.train.device, local_rank)
@@ -254,12 +254,13 @@ def train(cfg: Config, model_module: str = "training.model") -> TrainResult:
     dims: ParallelDims = init_distributed(device.type, cfg.distributed.ep, cfg.distributed.backend)
     is_main = dims.rank == 0
     try:
-        return _train(cfg, model_module, device, dims, is_main)
+        return _train(cfg, device, dims, is_main)
     finally:
-        destroy_distributed()
+        if dims.owns_process_group:
+            destroy_distributed()
 
 
-def _train(cfg: Config, model_module: str, device: torch.device, dims: ParallelDims, is_main: bool) -> TrainResult:
+def _train(cfg: Config, device: torch.device, dims: ParallelDims, is_main: bool) -> TrainResult:
     seed_everything(cfg.train.seed)     # same seed on every rank: identical initial weights
 
     # 3. data
@@ -268,7 +269,7 @@ def _train(cfg: Config, model_module: str, device: torch.device, dims: ParallelD
     loader = DataLoader(dataset, cfg.data.micro_batch, cfg.data.seed, dims.rank, dims.world)
 
     # 4. model (initialised on the CPU from the seeded RNG, so every device gets the same weights)
-    lib, args, model = build_model(cfg, tokenizer.vocab_size, model_module)
+    lib, args, model = build_model(cfg, tokenizer.vocab_size)
     model.to(device)
 
     # 5. parallelism
