@@ -2,7 +2,8 @@
 
 For each backend: a fresh process-level Dynamo cache, then the first training step (forward +
 backward, where compilation happens) and the mean of a few further steps. The compile time reported
-is first step minus steady step. Result: bench/results/compile_time.json (written atomically) with
+is first step minus steady step. Compiles are cold: Inductor's on-disk caches (FX graph cache, AOT
+autograd cache, compiled C++ kernels) point at a fresh temporary directory unless --warm-cache. Result: bench/results/compile_time.json (written atomically) with
 the hardware, torch version and git commit.
 
     python bench/compile_time.py [--depth 2] [--dtype bf16] [--steps 3] [--out bench/results/compile_time.json]
@@ -14,6 +15,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -86,10 +88,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--seq", type=int, default=64)
     parser.add_argument("--backends", default="trex,inductor")
+    parser.add_argument("--warm-cache", action="store_true", help="reuse Inductor's on-disk caches")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                                                       "compile_time.json"))
     args = parser.parse_args(argv)
 
+    cache_dir = None
+    if not args.warm_cache:
+        cache_dir = tempfile.mkdtemp(prefix="trex-bench-inductor-")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir   # read when Inductor first compiles
     import trex_compiler.backend  # noqa: F401 - registers backend="trex"
 
     dtype = _DTYPES[args.dtype]
@@ -103,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         "model": f"{args.depth} DeepSeek-V4-style blocks (trex_compiler/examples.py Stack), "
                  f"batch {args.batch}, seq {args.seq}, {args.dtype}, training step (fwd+bwd)",
         "results": results,
+        "inductor_caches": "warm (existing on-disk caches)" if args.warm_cache else "cold (fresh cache dir)",
         "hardware": {"cpu": _cpu_name(), "logical_cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
                      "platform": platform.platform(), "cuda": torch.cuda.is_available()},
         "torch": torch.__version__,
@@ -116,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(record, f, indent=2)
         f.write("\n")
     os.replace(tmp, args.out)
+    if cache_dir is not None:
+        shutil.rmtree(cache_dir, ignore_errors=True)
     print(json.dumps(record, indent=2))
     return 0
 

@@ -3,6 +3,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from passes.rmsnorm import rms_norm_reference
 from trex_compiler import logs
 from trex_compiler.testing import aten_op_counts, assert_close_to_reference, make_input, to_fp64, trex_op_counts
 
@@ -19,7 +20,7 @@ class RMSNorm(nn.Module):
 
 
 @pytest.mark.parametrize("dynamic", [False, True])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 def test_rms_norm_fused_forward_and_backward(dtype, dynamic):
     model = RMSNorm(130).to(dtype)
     compiled = torch.compile(model, backend="trex", dynamic=dynamic)
@@ -36,14 +37,15 @@ def test_rms_norm_fused_forward_and_backward(dtype, dynamic):
         assert not any(residue in k for k in aten_op_counts(fw)), aten_op_counts(fw)
         assert not any(residue in k for k in aten_op_counts(bw)), aten_op_counts(bw)
 
+    fused_dw = model.weight.grad.clone()
     x_e = x.detach().clone().requires_grad_()
     model.zero_grad()
     eager_out = model(x_e)
     eager_out.float().pow(2).sum().backward()
-    ref_model = RMSNorm(130).double()
-    ref_model.load_state_dict({"weight": model.weight.detach().double()})
-    x_r = to_fp64(x_e)
-    ref_out = ref_model(x_r)
+    # fp64 reference through the op's reference (the module's .float() would round to fp32)
+    x_r, w_r = to_fp64(x_e), model.weight.detach().double().requires_grad_()
+    ref_out = rms_norm_reference(x_r, w_r, model.eps, None)[0]
     ref_out.pow(2).sum().backward()
     assert_close_to_reference(out, eager_out, ref_out, name="y")
     assert_close_to_reference(x.grad, x_e.grad, x_r.grad, name="dx")
+    assert_close_to_reference(fused_dw, model.weight.grad, w_r.grad, name="dw")
