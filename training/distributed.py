@@ -116,7 +116,11 @@ class ExpertParallelDispatcher:
             raise ValueError(f"{n_experts} routed experts do not split over distributed.ep = {self.ep_size}")
         self.n_local = n_experts // self.ep_size
 
-    def __call__(self, x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch.Tensor, experts) -> torch.Tensor:
+    # The two exchanges run eagerly under torch.compile: their split sizes are data (token counts
+    # per rank) and, traced, every new list of counts would be a recompile. Counts cross the
+    # compiled region as tensors; the experts' compute between the exchanges stays compiled.
+    @torch.compiler.disable
+    def _dispatch(self, x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch.Tensor):
         n_tokens, k = topk_idx.shape
         expert = topk_idx.reshape(-1)
         owner = torch.div(expert, self.n_local, rounding_mode="floor")
@@ -126,20 +130,26 @@ class ExpertParallelDispatcher:
         recv_counts = torch.empty_like(send_counts)
         dist.all_to_all_single(recv_counts, send_counts, group=self.group)
         send, recv = send_counts.tolist(), recv_counts.tolist()
-        # dispatch
         recv_x = _all_to_all(x[token], recv, send, self.group)
         recv_w = _all_to_all(topk_weight.reshape(-1)[order].unsqueeze(1), recv, send, self.group)
         local_id = expert[order] % self.n_local
         recv_id = torch.empty(sum(recv), dtype=local_id.dtype, device=x.device)
         dist.all_to_all_single(recv_id, local_id.contiguous(), recv, send, group=self.group)
-        # compute on this rank's experts
+        return recv_x, recv_w, recv_id, token, send_counts, recv_counts
+
+    @torch.compiler.disable
+    def _combine(self, y_local: torch.Tensor, token: torch.Tensor, send_counts: torch.Tensor,
+                 recv_counts: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+        back = _all_to_all(y_local, send_counts.tolist(), recv_counts.tolist(), self.group)
+        return torch.zeros_like(like).index_add(0, token, back.to(like.dtype))
+
+    def __call__(self, x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch.Tensor, experts) -> torch.Tensor:
+        recv_x, recv_w, recv_id, token, send_counts, recv_counts = self._dispatch(x, topk_idx, topk_weight)
         y_local = self.local_dispatch(recv_x, recv_id.unsqueeze(1), recv_w, experts)
         # Every rank must run the backward all-to-alls of recv_x and recv_w, even when it received
         # no rows or its experts ignore them; a zero-weight dependency keeps both in the graph.
         y_local = y_local + ((recv_x.sum() + recv_w.sum()) * 0).to(y_local.dtype)
-        # combine
-        back = _all_to_all(y_local, send, recv, self.group)
-        return torch.zeros_like(x).index_add(0, token, back.to(x.dtype))
+        return self._combine(y_local, token, send_counts, recv_counts, x)
 
 
 def moe_modules(model: nn.Module) -> list[nn.Module]:

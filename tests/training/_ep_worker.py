@@ -65,7 +65,18 @@ def main() -> int:
         if not torch.allclose(got, want, rtol=1e-5, atol=1e-6):
             print(f"rank {rank}: {name} differs, max |diff| {(got - want).abs().max():.3e}", file=sys.stderr)
             return 1
-    print(f"rank {rank}: expert-parallel dispatch matches ({len(checks)} tensors)")
+    # under torch.compile (aot_eager: tracing and autograd, no codegen) with changing routing
+    compiled = torch.compile(lambda xs, idx, w: dispatcher(xs, idx, w, local), backend="aot_eager")
+    for shift in (0, 1):
+        idx = (topk_idx + shift) % n_experts
+        x_c = x.clone().requires_grad_(True)
+        y_c = compiled(x_c, idx, topk_w.detach())
+        y_e = dispatcher(x, idx, topk_w.detach(), local)
+        y_c.sum().backward()
+        if not torch.allclose(y_c, y_e, rtol=1e-5, atol=1e-6) or x_c.grad is None:
+            print(f"rank {rank}: compiled dispatch differs (shift {shift})", file=sys.stderr)
+            return 1
+    print(f"rank {rank}: expert-parallel dispatch matches ({len(checks)} tensors, eager and compiled)")
     dist.destroy_process_group()
     return 0
 
