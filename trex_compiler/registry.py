@@ -71,11 +71,12 @@ def define_fused_op(name: str, schema: str, *, reference: Callable, fake: Callab
 
 
 def register_pattern(pattern) -> None:
-    if pattern.name in _PATTERNS and _PATTERNS[pattern.name] is not pattern:
-        existing = _PATTERNS[pattern.name]
-        if getattr(existing, "replacement", None).__module__ != pattern.replacement.__module__:
-            raise ValueError(f"pattern {pattern.name!r} is already registered by "
-                             f"{existing.replacement.__module__}")
+    """Register a ``trex_compiler.pattern.Pattern``; re-registering from the same module (a reload)
+    replaces it, a second module claiming the name is an error."""
+    existing = _PATTERNS.get(pattern.name)
+    if existing is not None and existing.replacement.__module__ != pattern.replacement.__module__:
+        raise ValueError(f"pattern {pattern.name!r} is already registered by {existing.replacement.__module__}; "
+                         f"choose another name for the pattern in {pattern.replacement.__module__}")
     _PATTERNS[pattern.name] = pattern
 
 

@@ -107,3 +107,72 @@ def aten_op_counts(gm) -> "collections.Counter":
             name = str(getattr(node.target, "_overloadpacket", node.target))
             counts[name] += 1
     return counts
+
+
+# ------------------------------------------------------------------------------------- hypothesis
+# Strategies for fuzzing fused ops (any target): sizes mix Ascend-friendly multiples of 16/32, odd
+# sizes and the DeepSeek hidden size; dtypes bf16/fp16/fp32; contiguous or strided inputs.
+ROW_SIZES = (1, 2, 3, 7, 127, 128, 129)
+HIDDEN_SIZES = (1, 7, 16, 32, 130, 256, 7168)
+FUZZ_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def _st():
+    from hypothesis import strategies as st  # hypothesis is a test dependency, imported lazily
+    return st
+
+
+def _rope_args(draw, st, dtype, rows, noncontig):
+    half = draw(st.sampled_from((1, 2, 4, 32)))
+    head = 2 * half + draw(st.sampled_from((0, 0, 1, 7, 448)))
+    ang = torch.randn(rows, half, dtype=torch.float64) * 3
+    x = make_input((rows, head), dtype, noncontiguous=noncontig, seed=draw(st.integers(0, 2 ** 16)))
+    return (x, ang.cos().float(), ang.sin().float(), 2 * half, draw(st.booleans()))
+
+
+def _mhc_args(draw, st, dtype, rows, noncontig):
+    n, d = draw(st.sampled_from((2, 4))), draw(st.sampled_from((1, 7, 16, 130)))
+    m = (2 + n) * n
+    seed = draw(st.integers(0, 2 ** 16))
+    g = torch.Generator().manual_seed(seed)
+    x = make_input((rows, n, d), dtype, noncontiguous=noncontig, seed=seed)
+    return (x, torch.randn(m, n * d, generator=g) * (n * d) ** -0.5, torch.rand(3, generator=g) + 0.5,
+            torch.randn(m, generator=g) * 0.1, draw(st.integers(1, 20)), 1e-6, 1e-6)
+
+
+def _rms_args(draw, st, dtype, rows, noncontig):
+    hidden = draw(st.sampled_from(HIDDEN_SIZES))
+    seed = draw(st.integers(0, 2 ** 16))
+    x = make_input((rows, hidden), dtype, noncontiguous=noncontig, seed=seed,
+                   scale=draw(st.sampled_from((1e-3, 1.0, 100.0))))
+    weight = draw(st.sampled_from((None, dtype, torch.float32)))
+    w = None if weight is None else make_input((hidden,), weight, seed=seed + 1)
+    return (x, w, draw(st.sampled_from((1e-6, 1e-5))), None)
+
+
+def _swiglu_args(draw, st, dtype, rows, noncontig):
+    hidden = draw(st.sampled_from(HIDDEN_SIZES))
+    seed = draw(st.integers(0, 2 ** 16))
+    gate = make_input((rows, hidden), dtype, noncontiguous=noncontig, seed=seed, scale=8.0)
+    up = make_input((rows, hidden), dtype, seed=seed + 1, scale=8.0)
+    route = torch.rand(rows, 1) if draw(st.booleans()) else None
+    return (gate, up, draw(st.sampled_from((1.0, 7.0, 10.0))), route, None)
+
+
+_OP_ARGS = {"rms_norm": _rms_args, "swiglu_limited": _swiglu_args, "rope": _rope_args, "mhc_pre": _mhc_args}
+
+
+def fused_op_arguments(op_name: str):
+    """Hypothesis strategy of valid argument tuples for the forward fused op ``op_name``
+    (``rms_norm``, ``swiglu_limited``, ``rope``, ``mhc_pre``): random rows, sizes, dtype, strides."""
+    st = _st()
+    if op_name not in _OP_ARGS:
+        raise KeyError(f"no argument strategy for fused op {op_name!r}; known: {sorted(_OP_ARGS)}")
+
+    @st.composite
+    def strategy(draw):
+        dtype = draw(st.sampled_from(FUZZ_DTYPES))
+        rows = draw(st.sampled_from(ROW_SIZES))
+        return _OP_ARGS[op_name](draw, st, dtype, rows, draw(st.booleans()))
+
+    return strategy()

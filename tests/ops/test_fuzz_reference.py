@@ -1,0 +1,34 @@
+"""Property: every forward fused op, as dispatched to the active target (cpu here; other layers run the
+same strategies on theirs), stays within a few output-dtype ulps of its fp64 reference on random
+sizes, dtypes and strides (trex_compiler.testing.fused_op_arguments)."""
+import pytest
+import torch
+from hypothesis import given, settings
+
+from trex_compiler import registry
+from trex_compiler.testing import _OP_ARGS, fused_op_arguments
+
+
+def _fp64(a):
+    return a.detach().to(torch.float64) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+
+
+@pytest.mark.parametrize("name", sorted(_OP_ARGS))
+def test_fused_op_fp32_compute_is_at_least_as_accurate_as_fp32_rounding(name):
+    op = registry.fused_ops()[name]
+
+    @settings(max_examples=15)
+    @given(args=fused_op_arguments(name))
+    def check(args):
+        out = op.op(*args)
+        ref = op.reference(*[_fp64(a) for a in args])
+        outs = out if isinstance(out, tuple) else (out,)
+        refs = ref if isinstance(ref, tuple) else (ref,)
+        for o, r in zip(outs, refs):
+            assert o.dtype in (args[0].dtype, torch.float32)
+            assert o.shape == r.shape
+            # fp32 compute, one rounding to the output dtype: within a few output ulps of fp64
+            tol = {torch.float32: 1e-4, torch.bfloat16: 2e-2, torch.float16: 2e-3}[o.dtype]
+            torch.testing.assert_close(o.double(), r, rtol=tol, atol=tol * max(1.0, float(r.abs().max())))
+
+    check()
