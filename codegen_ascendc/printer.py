@@ -360,7 +360,11 @@ class AscendCPrinter:
         L.append(f"  __aicore__ inline void Init({args}, GM_ADDR tiling) {{")
         L.append(f"    tl_ = *reinterpret_cast<__gm__ const {self.tname}*>(tiling);")
         L.append("    // front/tail split of the rows over the launched cores")
-        L.append("    const int64_t block = CeilDiv(tl_.rows, (int64_t)GetBlockNum());")
+        if p.row_group is not None:
+            L.append(f"    const int64_t block = AlignUp(CeilDiv(tl_.rows, (int64_t)GetBlockNum()), {cint(p.row_group)});"
+                     f"  // whole row groups per core")
+        else:
+            L.append("    const int64_t block = CeilDiv(tl_.rows, (int64_t)GetBlockNum());")
         L.append("    rowStart_ = Min64((int64_t)GetBlockIdx() * block, tl_.rows);")
         L.append("    rowEnd_ = Min64(rowStart_ + block, tl_.rows);")
         for t in p.tensors:

@@ -686,6 +686,12 @@ def _load(ctx: _Ctx, op: Op, qname: str) -> list:
     if t.kind == TensorKind.SHARED:
         bc, bl, gap, coff = _gm_block(ctx, t, sympy.Integer(1))
         nodes.append(Transfer("in", t.name, t.dtype, coff, Ref(var, dtype=t.dtype), bc, bl, gap, S))
+    elif op.attr("tile_row", False):      # one GM row serves the whole tile (row groups)
+        bc, bl, gap, coff = _gm_block(ctx, t, sympy.Integer(1))
+        g = sympy.floor(ROW0 / t.row_map.div)
+        if t.row_map.mod is not None:
+            g = sympy.Mod(g, t.row_map.mod)
+        nodes.append(Transfer("in", t.name, t.dtype, g * _row_size(t) + coff, Ref(var, dtype=t.dtype), bc, bl, gap, S))
     elif t.row_map.is_identity:
         bc, bl, gap, coff = _gm_block(ctx, t, TR)
         nodes.append(Transfer("in", t.name, t.dtype, ROW0 * _row_size(t) + coff, Ref(var, dtype=t.dtype), bc, bl, gap, S))

@@ -60,9 +60,11 @@ class Prediction:
                 "roofline_fraction": self.roofline_fraction, "tiling": self.tiling.__dict__}
 
 
-def core_rows(rows: int, cores: int) -> list:
-    """Rows per core of the front/tail split (the printed kernel's and the interpreter's)."""
+def core_rows(rows: int, cores: int, group: int = 1) -> list:
+    """Rows per core of the front/tail split (the printed kernel's and the interpreter's); blocks are
+    rounded up to a multiple of the program's row group."""
     block = max(1, -(-rows // cores))
+    block = -(-block // group) * group
     return [max(0, min(block, rows - i * block)) for i in range(cores)]
 
 
@@ -107,6 +109,10 @@ class AscendCostModel:
                     transfers.append((node, mult, in_chunk))
             out[sec] = (parts, transfers)
         return out
+
+    def _group(self, sz: dict) -> int:
+        g = self.program.row_group
+        return int(sympy.sympify(g).subs(sz)) if g is not None else 1
 
     def pipe_expressions(self, depth: int = 2) -> dict:
         """The model's sympy expressions per section: MTE2/MTE3 bytes, vector cycles and scalar ops
@@ -185,7 +191,7 @@ class AscendCostModel:
         else:
             one = np.ones_like(T)
             chunk_classes = [(one, one)]
-        per_core = core_rows(rows, P)
+        per_core = core_rows(rows, P, self._group(sz))
         active = max(1, sum(1 for r in per_core if r > 0))
         hw = self.hw
         zero = np.zeros(T.shape, dtype=np.float64)
@@ -305,6 +311,10 @@ class AscendCostModel:
                            f"would not be 32-byte aligned (ref §1.3: keep inner-axis chunks aligned)")
         elif chunk_dim is None and tiling.col_chunk is not None:
             out.append(f"col_chunk={tiling.col_chunk} given but {self.program.name} has no chunked dim")
+        group = self._group(sz)
+        if group > 1 and group % tiling.rows_per_tile:
+            out.append(f"rows_per_tile={tiling.rows_per_tile} does not divide the row group {group} "
+                       f"({self.program.row_group}): a tile would straddle two table rows")
         if out:
             return out
         ub = self.ub_bytes(sizes, tiling)
@@ -344,6 +354,9 @@ class AscendCostModel:
         _, ub, bcs = self._compiled(depth, tuple(sorted(sz.items(), key=lambda kv: kv[0].name)))
         T, C = np.broadcast_arrays(np.asarray(T, dtype=np.int64), np.asarray(C, dtype=np.int64))
         ok = np.asarray(ub(T, C), dtype=np.float64) <= self.hw.ub_capacity
+        group = self._group(sz)
+        if group > 1:
+            ok &= (group % T) == 0
         for _, bc, bl in bcs:
             ok &= np.asarray(bc(T, C), dtype=np.float64) <= self.hw.max_block_count
             ok &= np.asarray(bl(T, C), dtype=np.float64) <= self.hw.max_block_len

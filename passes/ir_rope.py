@@ -41,6 +41,7 @@ def build_rope(dtype: DType | str = DType.BF16, cs_dtype: DType | str | None = N
     b.gm("y", dtype, (HD,), role="out")
     b.scalar("cdiv", DType.INT32)
     b.size_params.append((CDIV, "cdiv"))
+    b.row_group = CDIV          # the CDIV rows (heads) of one token share a table row: one load per tile
     nope = HD - RD
     if passthrough:     # untouched channels: GM -> UB -> GM
         b.op("load", "xn", "x", col=(0, nope), dtype=dtype, cols=(nope,))
@@ -49,8 +50,8 @@ def build_rope(dtype: DType | str = DType.BF16, cs_dtype: DType | str | None = N
     xl = _load_f32_cols(b, dtype, "xl", (nope + 1, HD), (0, 1))        # xl[j] = x[nope + j + 1]
     xr = _load_f32_cols(b, dtype, "xr", (nope, HD - 1), (1, 0))        # xr[j] = x[nope + j - 1]
     b.op("parity_select", "sw", xl, xr, dtype=F32, cols=(RD,))         # pair swap
-    c = _load_f32(b, "cos2", cdt, "c", (RD,))
-    s = _load_f32(b, "sin2", cdt, "s", (RD,))
+    c = _load_table(b, "cos2", cdt, "c")
+    s = _load_table(b, "sin2", cdt, "s")
     b.op("mul", "yr", xa, c, dtype=F32, cols=(RD,))
     b.op("mul", "sw", "sw", s)
     b.op("add", "yr", "yr", "sw")
@@ -60,6 +61,14 @@ def build_rope(dtype: DType | str = DType.BF16, cs_dtype: DType | str | None = N
         b.op("cast", "yr_out", "yr", dtype=dtype, cols=(RD,))
         b.op("store", None, "y", "yr_out", col=(nope, HD))
     return b.build()
+
+
+def _load_table(b: ProgramBuilder, gm: str, cdt: DType, name: str) -> str:
+    """The tile's table row (all rows of a tile share it), as a (1, RD) fp32 local."""
+    if cdt == F32:
+        return b.op("load", name, gm, tile_row=True, dtype=F32, cols=(RD,), per_row=False)
+    b.op("load", name + "_in", gm, tile_row=True, dtype=cdt, cols=(RD,), per_row=False)
+    return b.op("cast", name, name + "_in", dtype=F32, cols=(RD,), per_row=False)
 
 
 def _load_f32_cols(b: ProgramBuilder, dtype: DType, name: str, col, pad) -> str:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 
@@ -377,6 +378,7 @@ class Program:
     finalize: tuple = ()
     size_params: tuple = ()    # (size symbol, scalar name): sizes bound from a scalar argument
     doc: str = ""
+    row_group: sympy.Expr | None = None   # tiles never straddle groups of this many rows (see tile_row loads)
 
     def __post_init__(self):
         for f in ("tensors", "scalars", "locals", "prologue", "body", "epilogue", "finalize", "size_params"):
@@ -425,6 +427,8 @@ class Program:
         for t in self.tensors:
             syms |= t.row_map.div.free_symbols | (t.row_map.mod.free_symbols if t.row_map.mod is not None else set())
         syms |= {sym for sym, _ in self.size_params}
+        if self.row_group is not None:
+            syms |= _expr(self.row_group).free_symbols
         loopvars = set()
         for s in self.prologue + self.body + self.epilogue:
             for loop in _loops(s):
@@ -454,6 +458,8 @@ class Program:
         lines += [f"  {t}" for t in self.tensors]
         lines += [f"  {s}" for s in self.scalars]
         lines += [f"  size {s} = ${p}" for s, p in self.size_params]
+        if self.row_group is not None:
+            lines.append(f"  row groups of {self.row_group} (core blocks and tiles aligned to them)")
         lines += [f"  {l}" for l in self.locals]
         for title, stmts in (("prologue", self.prologue), ("body (per row tile)", self.body),
                              ("epilogue", self.epilogue)):
@@ -507,6 +513,7 @@ class ProgramBuilder:
         self.scalars: list[ScalarParam] = []
         self.locals: dict[str, Local] = {}
         self.size_params: list = []
+        self.row_group = None
         self.finalize: list[HostOp] = []
         self._blocks: list[list] = []
         self.prologue: list = []
@@ -569,7 +576,7 @@ class ProgramBuilder:
     def build(self) -> Program:
         return Program(self.name, tuple(self.tensors), tuple(self.scalars), tuple(self.locals.values()),
                        tuple(self.prologue), tuple(self.body), tuple(self.epilogue), tuple(self.finalize),
-                       tuple(self.size_params), self.doc).validate()
+                       tuple(self.size_params), self.doc, self.row_group).validate()
 
 
 # --------------------------------------------------------------------------------------------
@@ -631,7 +638,11 @@ def _check_types(p: Program, op: Op, ctx: str, section: str) -> None:
             raise IRError(f"{ctx}: load from output tensor {t.name}")
         if out.dtype != t.dtype:
             raise IRError(f"{ctx}: load of {t.dtype.value} tensor into {out.dtype.value} local; load then cast")
-        if (t.kind == TensorKind.SHARED) == out.per_row:
+        tile_row = bool(op.attr("tile_row", False))
+        if tile_row and (t.kind != TensorKind.ROW or p.row_group is None or out.per_row):
+            raise IRError(f"{ctx}: tile_row loads read one row of a ROW tensor for a whole tile into a (1, cols) "
+                          f"local and need the program's row_group")
+        if not tile_row and (t.kind == TensorKind.SHARED) == out.per_row:
             raise IRError(f"{ctx}: shared tensors load into per-core locals, row tensors into per-row locals")
     if op.opcode == "store":
         t = p.tensor(op.args[0])
@@ -709,9 +720,11 @@ def _bind(env, sym, n, p, where):
 # reference interpreter (plain torch; executes tiles, chunks and cores like the kernel does)
 
 
-def _row_split(rows: int, cores: int) -> list:
-    """Front/tail split (ops-nn style): block = ceil(rows/cores); core i gets [i*block, ...)."""
+def _row_split(rows: int, cores: int, group: int = 1) -> list:
+    """Front/tail split (ops-nn style): block = ceil(rows/cores) rounded up to a multiple of `group`;
+    core i gets [i*block, ...)."""
     block = max(1, -(-rows // cores))
+    block = -(-block // group) * group
     spans = []
     for c in range(cores):
         lo = c * block
@@ -799,7 +812,12 @@ class _Interp:
             t = p.tensor(op.args[0])
             x = self.inputs[t.name]
             idx = self.gm_index(t, r0, r1)
-            if t.kind == TensorKind.ROW:
+            if t.kind == TensorKind.ROW and op.attr("tile_row", False):
+                gr = self.rows_of(t, r0, r1)
+                if not bool((gr == gr[0]).all()):
+                    raise IRError(f"`{op}`: tile rows {r0}..{r1} map to several rows of {t.name}")
+                v = x[gr[:1]][(slice(None), *idx)]
+            elif t.kind == TensorKind.ROW:
                 v = x[self.rows_of(t, r0, r1)][(slice(None), *idx)]
             else:
                 v = x[tuple(idx)].unsqueeze(0)
@@ -945,7 +963,10 @@ def interpret(p: Program, inputs: Mapping[str, torch.Tensor], scalars: Mapping[s
         ins[t.name] = x
     outs = {n: torch.zeros(s, dtype=p.tensor(n).dtype.torch) for n, s in output_shapes(p, sizes, sched.cores).items()}
     rows = sizes[ROWS]
-    for core, (lo, hi) in enumerate(_row_split(rows, sched.cores)):
+    group = int(_expr(p.row_group).subs(sizes)) if p.row_group is not None else 1
+    if p.row_group is not None:      # tiles never straddle a row group: clip them to a divisor of it
+        sched = Schedule(math.gcd(sched.rows_per_tile, group), sched.col_chunk, sched.buffer_depth, sched.cores)
+    for core, (lo, hi) in enumerate(_row_split(rows, sched.cores, group)):
         it = _Interp(p, sizes, ins, scalars, outs, sched)
         it.core = core
         # per-core prologue/epilogue run on every core (an idle core still stores zero partials)
