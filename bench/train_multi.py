@@ -77,6 +77,7 @@ def main() -> int:
     ap.add_argument("--ep", type=int, default=0, help="expert-parallel degree (default: nproc)")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=8, help="steps excluded from the medians")
+    ap.add_argument("--loss-steps", type=int, default=6, help="steps of the 1-GPU loss reference run")
     ap.add_argument("--micro-batch", type=int, default=4)
     ap.add_argument("--seq-len", type=int, default=1024)
     ap.add_argument("--compile", default="trex", choices=["eager", "inductor", "trex"])
@@ -95,7 +96,9 @@ def main() -> int:
     runs = {}
     recs, _ = launch("1gpu", 1, common, args.timeout)
     runs["1gpu"] = summarize(recs, args.warmup)
-    recs, _ = launch("1gpu_ref", 1, {**common, "train.grad_accum": n}, args.timeout)
+    # same schedule (train.steps) as the others, stopped early: only the first steps are compared
+    recs, _ = launch("1gpu_ref", 1, {**common, "train.grad_accum": n, "train.stop_after": args.loss_steps},
+                     args.timeout)
     runs["1gpu_ref"] = summarize(recs, args.warmup)
     recs, profile = launch(f"{n}gpu", n, {**common, "distributed.ep": ep, "log.profile_steps": profile_at},
                            args.timeout)

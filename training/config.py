@@ -66,6 +66,8 @@ class TrainConfig:
     device: str = "auto"               # auto | cpu | cuda | npu
     seed: int = 0
     max_bad_steps: int = 5             # consecutive NaN/Inf steps before the run stops
+    stop_after: int = 0                # end this invocation after this step (0: run to `steps`);
+                                       # the schedule still spans `steps` (time-sliced jobs)
 
 
 @dataclass

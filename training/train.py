@@ -316,7 +316,8 @@ def _train(cfg: Config, device: torch.device, dims: ParallelDims, is_main: bool)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     try:
-        for step in range(start_step + 1, cfg.train.steps + 1):
+        last_step = min(cfg.train.steps, cfg.train.stop_after) if cfg.train.stop_after else cfg.train.steps
+        for step in range(start_step + 1, last_step + 1):
             profiler.begin(step)
             t0 = time.perf_counter()
             lr = optimizer.param_groups[0]["lr"]

@@ -77,13 +77,17 @@ def test_too_many_bad_steps_stop_the_run(make_config, monkeypatch):
         train(make_config(**{"train.steps": 10, "train.max_bad_steps": 3}))
 
 
-def test_cli_runs_shipped_sft_config(tmp_path, capsys):
-    rc = main(["--config", str(REPO / "configs/tiny_sft.toml"), "--model.compile", "eager",
-               "--train.steps", "2", "--checkpoint.dir", str(tmp_path / "ck"),
-               "--log.jsonl", str(tmp_path / "log.jsonl"), "--log.progress", "false"])
-    assert rc == 0
+def test_cli_runs_shipped_sft_config_in_two_slices(tmp_path, capsys):
+    argv = ["--config", str(REPO / "configs/tiny_sft.toml"), "--model.compile", "eager",
+            "--train.steps", "2", "--checkpoint.dir", str(tmp_path / "ck"),
+            "--log.jsonl", str(tmp_path / "log.jsonl"), "--log.progress", "false"]
+    assert main(argv + ["--train.stop_after", "1"]) == 0          # first slice stops after step 1
+    assert (tmp_path / "ck" / "latest").read_text() == "step_00000001"
+    assert main(argv) == 0                                         # second slice resumes
     assert "done: step 2" in capsys.readouterr().out
     assert (tmp_path / "ck" / "latest").read_text() == "step_00000002"
+    steps = [json.loads(line)["step"] for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert steps == [1, 2]
     assert main(["--config", str(REPO / "configs/tiny_sft.toml"), "--optim.lrr", "1"]) == 2
 
 
