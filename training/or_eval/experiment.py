@@ -19,7 +19,7 @@ disjoint from every training seed. Primary comparison: the CPT arms vs sft_only 
 
 Every stage is an ordinary run of the training loop (``training.train.train``) on
 ``torch.compile(model, backend=...)``; SFT after CPT starts from the CPT weights through
-``training.or_eval.warm_start`` (fresh optimizer, schedule and data position). Evaluation: greedy
+``training.or_eval.warm_start.init_from`` (fresh optimizer, schedule and data position). Evaluation: greedy
 Pass@1, programs executed in training.or_data's sandbox, scored strict (1e-6) and legacy (5%);
 Wilson intervals per arm and split; exact McNemar of each CPT arm against sft_only on the same
 items. Output: ``<out_dir>/or_cpt_ablation.json`` and ``or_cpt_ablation.png`` (matplotlib, when
@@ -320,7 +320,7 @@ def run_stage(cfg: ExperimentConfig, kind: str, data_path: Path, steps: int, out
     t0 = time.perf_counter()
     try:
         with warm(init_from):
-            result = train(train_cfg, model_module="training.or_eval.warm_start")
+            result = train(train_cfg)
     finally:
         if old is None:
             os.environ.pop(TOKENIZER_ENV, None)
