@@ -17,7 +17,6 @@ import math
 
 import torch
 
-from passes.ir_rmsnorm import _load_f32
 from trex_compiler.kernel_ir import interpreter, DType, IRError, Program, ProgramBuilder, RowMap, Schedule, size
 
 HD = size("HD")        # head_dim
