@@ -1,0 +1,93 @@
+"""The store file (buckets, fingerprints, atomic JSON, skills) and the backend hook."""
+import json
+from importlib.metadata import EntryPoint
+
+import pytest
+
+from trex_compiler import targets
+from tuning import harness
+from tuning.store import Store, backend_lookup, shape_bucket, store_key
+
+
+def _entry(program, config, target="ascend910b", sizes=None):
+    sizes = sizes or {"ROWS": 37, "D": 256}
+    return {"op": "rms_norm", "sizes": sizes, "dtype": "bf16", "target": target, "program": program.name,
+            "fingerprint": program.fingerprint(), "config": config, "time_s": 1e-6, "profile": "modeled (test)",
+            "baseline": {"config": config, "time_s": 1e-6}, "gain": 0.0, "candidates": 1}
+
+
+def test_bucket_rounds_rows_up_to_a_power_of_two_and_keeps_columns():
+    assert shape_bucket({"ROWS": 37, "D": 256}) == "D=256,ROWS<=64"
+    assert shape_bucket({"ROWS": 64, "D": 256}) == "D=256,ROWS<=64"
+    assert store_key("rms_norm", {"ROWS": 65, "D": 256}, "bf16", "cuda") == "rms_norm|D=256,ROWS<=128|bf16|cuda"
+
+
+def test_round_trip_is_plain_json_and_checks_the_fingerprint(store_path):
+    p = harness.build_program("rms_norm", "bf16")
+    s = Store(store_path)
+    s.put(_entry(p, {"rows_per_tile": 2, "buffer_depth": 2, "cores": 19}))
+    s.save()
+    raw = json.loads(store_path.read_text())
+    assert raw["format"] == "trex-tuning-store" and "rms_norm|D=256,ROWS<=64|bf16|ascend910b" in raw["configs"]
+    again = Store(store_path)
+    # same bucket (ROWS 50 <= 64), same IR: found; another IR fingerprint: stale, ignored
+    assert again.get("rms_norm", {"ROWS": 50, "D": 256}, "bf16", "ascend910b", p.fingerprint())["config"]["cores"] == 19
+    assert again.get("rms_norm", {"ROWS": 50, "D": 256}, "bf16", "ascend910b", "other") is None
+    assert again.get("rms_norm", {"ROWS": 65, "D": 256}, "bf16", "ascend910b", p.fingerprint()) is None
+
+
+def test_a_foreign_file_is_refused_with_the_fix(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text(json.dumps({"format": "something-else"}))
+    with pytest.raises(ValueError, match="TREX_TUNING_STORE"):
+        Store(bad)
+
+
+def test_skill_scores_rank_moves_by_expected_gain(store_path):
+    s = Store(store_path)
+    for gain, helped in ((0.2, True), (0.0, False)):
+        s.record_skill("ascend", "memory-bound", "cores*2", gain, helped, "rms_norm")
+    s.record_skill("ascend", "memory-bound", "buffer_depth=1", 0.0, False, "rms_norm")
+    assert s.skill_score("ascend", "memory-bound", "cores*2") == pytest.approx(0.1)   # mean gain 0.2 x win rate 1/2
+    assert s.skill_score("ascend", "memory-bound", "buffer_depth=1") == 0.0
+    assert s.skill_score("ascend", "vector-bound", "cores*2") is None
+    rec = s.data["skills"]["ascend|memory-bound|cores*2"]
+    assert (rec["tries"], rec["wins"], rec["ops"]) == (2, 1, ["rms_norm"])
+
+
+class _FakeEntryPoints:
+    """entry_points(group=...) answering the tuning store's provider for trex.tuned_configs."""
+
+    def __call__(self, group=None):
+        if group == "trex.tuned_configs":
+            return [EntryPoint("store", "tuning.store:backend_lookup", "trex.tuned_configs")]
+        return []
+
+
+def test_backend_hook_reads_the_store(store_path, monkeypatch):
+    """codegen asks trex_compiler.targets.tuned_config; the store answers through the entry point."""
+    p = harness.build_program("rms_norm", "bf16")
+    s = Store(store_path)
+    s.put(_entry(p, {"rows_per_tile": 2, "buffer_depth": 2, "cores": 19}))
+    s.put(_entry(p, {"rows_per_tile": 4, "col_chunk": None, "num_warps": 2, "num_stages": 1, "programs": None,
+                     "reverse_second_pass": True, "second_chunk": None, "hist_scratch": True}, target="cuda"))
+    s.save()
+    sizes = harness.symbol_sizes({"ROWS": 40, "D": 256})
+    assert backend_lookup("ascend910b", p, sizes)["cores"] == 19
+    assert backend_lookup("ascend910b", p, harness.symbol_sizes({"ROWS": 40, "D": 512})) is None
+    monkeypatch.setattr(targets, "entry_points", _FakeEntryPoints())
+    assert targets.tuned_config("ascend910b", p, sizes) == {"rows_per_tile": 2, "buffer_depth": 2, "cores": 19}
+    from codegen_triton import tiling
+    chosen = tiling.choose(p, sizes)
+    assert (chosen.rows_per_tile, chosen.num_warps) == (4, 2)
+
+
+def test_a_failing_provider_falls_back_with_a_warning(monkeypatch):
+    class Broken:
+        def __call__(self, group=None):
+            return [EntryPoint("broken", "tuning.no_such_module:lookup", "trex.tuned_configs")] \
+                if group == "trex.tuned_configs" else []
+    monkeypatch.setattr(targets, "entry_points", Broken())
+    p = harness.build_program("rms_norm", "bf16")
+    with pytest.warns(RuntimeWarning, match="tuned-config provider 'broken' failed"):
+        assert targets.tuned_config("ascend910b", p, {}) is None

@@ -1,0 +1,69 @@
+"""The verifier process: fresh inputs per check, poisoned outputs, fp64 reference."""
+import pytest
+import torch
+from hypothesis import given, settings
+
+from codegen_ascendc.emulator import compiler_available
+from tuning import harness
+from tuning.ascend import AscendBackend
+from tuning.verify import input_cases
+
+# A generator bug that makes a kernel faster and wrong: the row-tile loop stops before the partial
+# last tile, so the tail rows (rows % rows_per_tile of each core) are never computed or stored.
+LOOP = "row0 < rowEnd_; row0 += tl_.rowsPerTile"
+SKIP_TAIL = "row0 + tl_.rowsPerTile <= rowEnd_; row0 += tl_.rowsPerTile"
+
+
+needs_emulator = pytest.mark.skipif(not compiler_available(), reason="no C++ compiler for the AscendC emulator")
+
+
+def skip_tail_rows(source: str) -> str:
+    assert LOOP in source, "the printer's row-tile loop changed; update the planted bug"
+    return source.replace(LOOP, SKIP_TAIL)
+
+
+def _request(b, art, checks=2):
+    return {"target": b.target, "pattern": b.pattern, "dtype": b.dtype, "sizes": b.named_sizes,
+            "scalars": b.scalars, "kernel": art.for_verifier(), "checks": checks, "opt": b.opt}
+
+
+@needs_emulator
+def test_correct_kernel_passes_and_skipped_tail_rows_are_rejected(verifier):
+    b = AscendBackend("ascend910b", "rms_norm", "bf16", {"ROWS": 13, "D": 64})
+    cfg = {"rows_per_tile": 4, "buffer_depth": 2, "cores": 2}      # 7 + 6 rows: both cores have a tail tile
+    good = verifier.verify(_request(b, b.compile(cfg)))
+    assert good == {"ok": True, "checks": 2}
+    bad = verifier.verify(_request(b, b.compile(cfg, skip_tail_rows)))
+    assert not bad["ok"]
+    assert "non-finite" in bad["reason"]          # the NaN poison of the unwritten rows is what gives it away
+
+
+@needs_emulator
+def test_poison_shows_rows_a_kernel_did_not_write():
+    b = AscendBackend("ascend910b", "rms_norm", "bf16", {"ROWS": 13, "D": 64})
+    cfg = {"rows_per_tile": 4, "buffer_depth": 2, "cores": 2}
+    art = b.compile(cfg, skip_tail_rows)
+    ins = harness.make_inputs(b.program, b.named_sizes, seed=1)
+    out, _ = harness.run_ascend(b.program, art.source, cfg, ins, b.scalars)
+    unwritten = torch.isnan(out["y"].float()).all(dim=1)
+    assert unwritten.tolist() == [False] * 4 + [True] * 3 + [False] * 4 + [True] * 2
+
+
+def test_fp64_reference_restores_the_dtype_table():
+    p = harness.build_program("rms_norm", "bf16")
+    ins = harness.make_inputs(p, {"ROWS": 3, "D": 32}, seed=0)
+    ref = harness.reference_fp64(p, ins, {"eps": 1e-6})
+    assert ref["y"].dtype == torch.float64 and ref["rstd"].dtype == torch.float64
+    x = ins["x"].double()
+    want = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * ins["w"].double()
+    torch.testing.assert_close(ref["y"], want, rtol=1e-12, atol=1e-12)
+    assert harness.reference_eager(p, ins, {"eps": 1e-6})["y"].dtype == torch.bfloat16
+
+
+@settings(max_examples=20, derandomize=False, database=None)
+@given(case=input_cases())
+def test_input_cases_make_inputs_of_the_program_shapes(case):
+    p = harness.build_program("swiglu_limited", "fp16")
+    ins = harness.make_inputs(p, {"ROWS": 5, "F": 48}, case["seed"], case["scale"], case["distribution"])
+    assert {k: tuple(v.shape) for k, v in ins.items()} == harness.input_shapes(p, {"ROWS": 5, "F": 48})
+    assert all(v.dtype == p.tensor(k).dtype.torch and torch.isfinite(v.float()).all() for k, v in ins.items())

@@ -1,0 +1,118 @@
+"""CUDA target (Triton kernels of codegen_triton): the tiling model's start, compiling candidates, and
+the measured profile.
+
+Profile = wall time of the printed kernel on the GPU: the launch (plus the host finalize) is captured
+in a CUDA graph and replayed; CUDA events time batches of replays and the median batch gives the time
+per call (labelled "measured"). Where graph capture fails the same timing runs eager launches.
+Without Triton or a CUDA device the backend cannot be built: `available()` says why and the CLI /
+tests skip with that reason.
+"""
+from __future__ import annotations
+
+import dataclasses
+import statistics
+
+import torch
+
+from trex_compiler.kernel_ir import ROWS, Program
+
+from . import harness
+from .ascend import Artifact
+
+
+def available() -> tuple[bool, str]:
+    from codegen_triton.target import available as triton_available
+    return triton_available()
+
+
+class CudaBackend:
+    label = "measured (CUDA graph replay, CUDA events)"
+
+    def __init__(self, target: str, pattern: str, dtype: str, named_sizes: dict, *, reps: int = 50, batches: int = 5):
+        ok, why = available()
+        if not ok:
+            raise RuntimeError(f"trex tune --target cuda needs Triton and a CUDA GPU: {why}")
+        from codegen_triton import tiling as tiling_mod
+        self.tiling_mod = tiling_mod
+        self.target, self.pattern, self.dtype = target, pattern, dtype
+        self.program: Program = harness.build_program(pattern, dtype)
+        self.named_sizes = dict(named_sizes)
+        self.sizes = harness.symbol_sizes(named_sizes)
+        self.scalars = harness.scalars_for(pattern, self.program, self.named_sizes)
+        self.reps, self.batches = reps, batches
+
+    def _pred_dict(self, pred) -> dict:
+        hw = self.tiling_mod._hardware()
+        bw = hw["copy_bandwidth_bytes_per_s"]
+        pipes = {"dram": pred.dram_bytes / bw, "l2": pred.l2_bytes / (bw * self.tiling_mod.L2_BW_FACTOR),
+                 "dot": pred.dot_flops / hw["tf32_gemm_flops_per_s"]}
+        return {"time_s": pred.time_us * 1e-6, "pipes_s": pipes}
+
+    def initial(self) -> tuple[dict, dict]:
+        """The tiling model's best feasible candidate (not a stored or measured override: the search
+        must start from the model's own choice)."""
+        best = next(q for q in self.tiling_mod.explain(self.program, self.sizes) if q.feasible)
+        return dataclasses.asdict(best.tiling), self._pred_dict(best)
+
+    def _tiling(self, config: dict):
+        from codegen_triton.printer import Tiling
+        return Tiling(**config)
+
+    def infeasible(self, config: dict) -> list[str]:
+        try:
+            t = self._tiling(config)
+        except ValueError as e:      # IRError is a ValueError: the Tiling's own rules
+            return [str(e)]
+        pred = self.tiling_mod.predict(self.program, self.sizes, t)
+        return [] if pred.feasible else [pred.why or "infeasible by codegen_triton.tiling.predict"]
+
+    def predict(self, config: dict) -> dict:
+        return self._pred_dict(self.tiling_mod.predict(self.program, self.sizes, self._tiling(config)))
+
+    def compile(self, config: dict, source_transform=None) -> Artifact:
+        from codegen_triton.launcher import load_kernel
+        from codegen_triton.printer import print_program
+        harness.COMPILE_COUNT["n"] += 1
+        ks = print_program(self.program, {k: v for k, v in self.sizes.items() if k != ROWS}, self._tiling(config))
+        if source_transform is not None:
+            ks = dataclasses.replace(ks, source=source_transform(ks.source),
+                                     name=ks.name + "_planted")
+        load_kernel(ks)
+        return Artifact(dict(config), ks.source, ks.name)
+
+    def profile(self, art: Artifact, seed: int = 0) -> dict:
+        from codegen_triton.launcher import run_program
+        ins = {k: v.cuda() for k, v in harness.make_inputs(self.program, self.named_sizes, seed).items()}
+        tiling = self._tiling(art.config)
+
+        def call():
+            return run_program(self.program, ins, self.scalars, tiling=tiling)
+        for _ in range(3):      # Triton JIT compile + autotune-free warm-up
+            call()
+        torch.cuda.synchronize()
+        replay, how = call, "eager launches"
+        try:
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                call()
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                call()
+            replay, how = graph.replay, "CUDA graph replay"
+        except RuntimeError:
+            torch.cuda.synchronize()
+        times = []
+        for _ in range(self.batches):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(self.reps):
+                replay()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1e-3 / self.reps)
+        t = statistics.median(times)
+        return {"time_s": t, "device_s": t, "pipes_s": self.predict(art.config)["pipes_s"],
+                "label": f"measured ({how}, median of {self.batches} x {self.reps})",
+                "counters": {"batch_times_s": times}}

@@ -1,0 +1,201 @@
+"""Shared, trusted plumbing of the search and the verifier: programs from pattern names, input views for
+given sizes, running a printed AscendC kernel on the emulator with poisoned outputs, and the fp64
+interpretation of a program.
+
+Nothing here is chosen by a candidate: a candidate contributes its kernel source and its knob values;
+how inputs are made, outputs allocated and results compared is fixed here.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+
+import sympy
+import torch
+
+from trex_compiler import kernel_ir
+from trex_compiler.kernel_ir import ROWS, DType, IRError, Program, TensorKind, bind_sizes, output_shapes, size
+
+# every candidate compile of any target (counted whether or not a disk cache already held the library):
+# the store test asserts that an answer from the store compiles nothing.
+COMPILE_COUNT = {"n": 0}
+
+
+def pattern_spec(name: str):
+    from codegen_ascendc.patterns import pattern
+    return pattern(name)
+
+
+def build_program(pattern: str, dtype: str) -> Program:
+    return pattern_spec(pattern).build(DType(dtype))
+
+
+def parse_shape(text: str | dict | None, pattern: str) -> dict:
+    """`ROWS=64,D=256` (any subset of the pattern's sizes; the rest keep the pattern's example values)
+    -> {name: int}."""
+    out = dict(pattern_spec(pattern).sizes)
+    if isinstance(text, dict):
+        items = text.items()
+    else:
+        items = []
+        for part in (text or "").split(","):
+            if not part.strip():
+                continue
+            if "=" not in part:
+                raise ValueError(f"--shape {text!r}: expected NAME=VALUE pairs separated by commas, e.g. ROWS=64,D=256")
+            k, v = part.split("=", 1)
+            items.append((k.strip(), v.strip()))
+    for k, v in items:
+        if k not in out:
+            raise ValueError(f"--shape: {k!r} is not a size of pattern {pattern!r} (sizes: {sorted(out)})")
+        out[k] = int(v)
+    return out
+
+
+def scalars_for(pattern: str, program: Program, named_sizes: dict) -> dict:
+    """The pattern's example scalars, with scalars that bind a size (RoPE's cdiv, mHC's iters) set
+    from the sizes so the two agree."""
+    sc = dict(pattern_spec(pattern).scalars)
+    for sym, sname in program.size_params:
+        sc[sname] = named_sizes[str(sym)]
+    return sc
+
+
+def symbol_sizes(named: dict) -> dict:
+    return {size(k): int(v) for k, v in named.items()}
+
+
+def input_shapes(program: Program, named_sizes: dict) -> dict:
+    """Shape of every input view: ROW tensors [rows, *cols] (a row-mapped input with a wrap has `mod`
+    rows, one without has ceil(ROWS / div)), SHARED tensors [*cols]."""
+    sz = symbol_sizes(named_sizes)
+    shapes = {}
+    for t in program.inputs:
+        cols = [int(sympy.sympify(c).subs(sz)) for c in t.cols]
+        if t.kind == TensorKind.ROW:
+            rm = t.row_map
+            if rm.is_identity:
+                lead = sz[ROWS]
+            elif rm.mod is not None:
+                lead = int(rm.mod.subs(sz))
+            else:
+                lead = math.ceil(sz[ROWS] / int(rm.div.subs(sz)))
+            shapes[t.name] = (lead, *cols)
+        else:
+            shapes[t.name] = tuple(cols)
+    return shapes
+
+
+DISTRIBUTIONS = {
+    "normal": lambda shape, g: torch.randn(*shape, generator=g, dtype=torch.float64),
+    "uniform": lambda shape, g: torch.rand(*shape, generator=g, dtype=torch.float64) * 2 - 1,
+    # heavy tails: a few large entries per row, the case that exposes a wrong reduction order or a dropped lane
+    "heavy": lambda shape, g: torch.randn(*shape, generator=g, dtype=torch.float64)
+    * torch.where(torch.rand(*shape, generator=g, dtype=torch.float64) < 0.02, 30.0, 1.0),
+}
+
+
+def make_inputs(program: Program, named_sizes: dict, seed: int, scale: float = 1.0,
+                distribution: str = "normal") -> dict:
+    """Seeded random input views in the program's dtypes."""
+    g = torch.Generator().manual_seed(int(seed))
+    ins = {}
+    for name, shape in input_shapes(program, named_sizes).items():
+        t = program.tensor(name)
+        ins[name] = (DISTRIBUTIONS[distribution](shape, g) * scale).to(t.dtype.torch)
+    # RMSNorm backward's saved rstd is positive by construction
+    if "rstd" in ins:
+        ins["rstd"] = ins["rstd"].abs() + 0.5
+    return ins
+
+
+# ------------------------------------------------------------------------------------------------
+# the emulator, with poisoned outputs
+
+
+def poison_(x: torch.Tensor) -> torch.Tensor:
+    """NaN for floating outputs (-1 for integer ones): an element the kernel does not write stays visibly wrong."""
+    return x.fill_(float("nan") if x.dtype.is_floating_point else -1)
+
+
+def ascend_tiling_struct(program: Program, buffer_depth: int):
+    """The printer of this program and depth (its tiling-struct layout is trusted, the source is not)."""
+    from codegen_ascendc.printer import AscendCPrinter
+    from cost_models.ascend_lowering import plan_kernel
+    return AscendCPrinter(plan_kernel(program, buffer_depth))
+
+
+def run_ascend(program: Program, source: str, config: dict, inputs: dict, scalars: dict, *, opt: str = "-O0",
+               poison: bool = True, rows_limit: int | None = None, cores: int | None = None) -> tuple[dict, dict]:
+    """Compile `source` (the emulator's on-disk cache makes a repeat free), launch it on `config`'s
+    tiling over `inputs`, return (outputs after the host finalize, emulator counters).
+
+    rows_limit/cores: launch a single core over the first rows only (the critical core of a
+    multi-core launch, for profiling); outputs are then partial and must not be compared."""
+    from codegen_ascendc.emulator.runner import compile_kernel
+    from codegen_ascendc.launch import tiling_struct_type
+
+    sizes = bind_sizes(program, inputs, scalars)
+    rows = sizes[ROWS] if rows_limit is None else rows_limit
+    ncores = int(config["cores"]) if cores is None else cores
+    if rows == 0:
+        raise IRError(f"{program.name}: zero rows; nothing to launch")
+    printer = ascend_tiling_struct(program, int(config["buffer_depth"]))
+    st = tiling_struct_type(printer)()
+    chunk = program.chunk_dims[0] if program.chunk_dims else None
+    vals = {"rows": rows, "rowsPerTile": int(config["rows_per_tile"]),
+            "colChunk": (config.get("col_chunk") or int(chunk.subs(sizes))) if chunk is not None else 1}
+    vals.update({str(s): v for s, v in sizes.items() if s != ROWS})
+    vals.update({s.name: scalars[s.name] for s in program.scalars})
+    for _, fname, _ in printer.tiling_fields():
+        if fname not in vals:
+            raise IRError(f"{program.name}: tiling field {fname} has no value")
+        setattr(st, fname, vals[fname])
+    outs = {n: torch.empty(s, dtype=program.tensor(n).dtype.torch)
+            for n, s in output_shapes(program, sizes, ncores).items()}
+    for t in outs.values():
+        poison_(t) if poison else t.zero_()
+    args = [inputs[t.name].contiguous() if t.role == "in" else outs[t.name] for t in program.tensors]
+    lib = compile_kernel(source, extra_flags=(opt,))
+    counters = lib.launch(program.name, ncores, *args, bytearray(bytes(st)), check_sync=False)
+    result = dict(outs)
+    ins = {t.name: inputs[t.name] for t in program.inputs}
+    for h in program.finalize:
+        result[h.out] = kernel_ir._host_op(program, h, result, ins, sizes)
+    for t in program.outputs:
+        if t.kind == TensorKind.PARTIAL:
+            result.pop(t.name, None)
+    return result, counters
+
+
+# ------------------------------------------------------------------------------------------------
+# fp64 reference
+
+
+@contextlib.contextmanager
+def _fp64_dtypes():
+    """Interpret every floating Kernel IR dtype as float64 while the block runs: the reference
+    interpreter then computes the program's math in fp64 (its casts become exact). Used only inside
+    the verifier process; the table is restored on exit. (The interpreter's `select` still rounds
+    through fp32: kernel_ir hard-codes it.)"""
+    table = kernel_ir._DTYPE_TORCH
+    saved = dict(table)
+    try:
+        for k in (DType.BF16, DType.FP16, DType.FP32):
+            table[k] = torch.float64
+        yield
+    finally:
+        table.clear()
+        table.update(saved)
+
+
+def reference_fp64(program: Program, inputs: dict, scalars: dict) -> dict:
+    ins = {k: (v.double() if v.is_floating_point() else v) for k, v in inputs.items()}
+    with _fp64_dtypes():
+        return kernel_ir.interpret(program, ins, scalars)
+
+
+def reference_eager(program: Program, inputs: dict, scalars: dict) -> dict:
+    """The program in its own dtypes through the reference interpreter (fp32 compute): the 'eager'
+    comparator of the DESIGN.md numerics rule."""
+    return kernel_ir.interpret(program, inputs, scalars)

@@ -1,0 +1,185 @@
+"""The verifier: a separate process the candidate generator cannot touch.
+
+`Verifier` starts `python -m tuning.verify --serve` once per search and sends it one JSON request per
+candidate (one line on stdin: target, pattern, dtype, sizes, scalars, and the candidate's kernel: its
+source and knob values); the process answers one JSON line. For each request it
+
+  * draws fresh random inputs for every check from the hypothesis strategy `input_cases` (seed, scale,
+    value distribution; hypothesis' own randomness, no example database, so nothing the generator
+    saw or chose decides the inputs),
+  * allocates the outputs and fills them with NaN before every run (a row the kernel skips stays NaN),
+  * runs the candidate kernel, the program's reference interpreter in its own dtypes ("eager", fp32
+    compute) and the same interpreter in fp64 ("reference"),
+  * applies trex_compiler.testing.assert_close_to_reference (the DESIGN.md rule: allclose to eager, or
+    rmse vs fp64 within 3x (16-bit) / 2x eager's).
+
+trex_compiler.testing has no fuzz strategies yet, so `input_cases` lives here. A crash, a timeout or an
+unreadable answer of the process counts as a rejection.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import traceback
+
+import torch
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from trex_compiler.testing import assert_close_to_reference
+
+from . import harness
+
+SCALES = (1.0, 1e-3, 8.0)
+
+
+def input_cases():
+    """Hypothesis strategy of input cases: a 63-bit seed, a magnitude, a value distribution."""
+    return st.fixed_dictionaries({
+        "seed": st.integers(min_value=0, max_value=2 ** 63 - 1),
+        "scale": st.sampled_from(SCALES),
+        "distribution": st.sampled_from(sorted(harness.DISTRIBUTIONS)),
+    })
+
+
+def _tol(dtype: str) -> float:
+    return {"bf16": 1e-2, "fp16": 1e-3}.get(dtype, 1e-4)
+
+
+def _run_candidate(req: dict, program, inputs: dict, scalars: dict) -> dict:
+    target = req["target"]
+    kernel = req["kernel"]
+    if target.startswith("ascend"):
+        out, _ = harness.run_ascend(program, kernel["source"], kernel["config"], inputs, scalars,
+                                    opt=req.get("opt", "-O0"), poison=True)
+        return out
+    if target == "cuda":
+        from codegen_triton.launcher import run_program
+        from codegen_triton.printer import Tiling
+        os.environ["TREX_TRITON_POISON"] = "1"     # the launcher NaN-fills every output before the launch
+        dev = {k: v.cuda() for k, v in inputs.items()}
+        out = run_program(program, dev, scalars, tiling=Tiling(**kernel["config"]))
+        torch.cuda.synchronize()
+        return {k: v.cpu() for k, v in out.items()}
+    raise ValueError(f"verifier: unknown target {target!r}")
+
+
+def check(req: dict) -> dict:
+    """Verify one candidate (runs inside the verifier process)."""
+    program = harness.build_program(req["pattern"], req["dtype"])
+    scalars = dict(req["scalars"])
+    checks = int(req.get("checks", 3))
+    seen: list = []
+
+    @settings(max_examples=checks, database=None, deadline=None, derandomize=False,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(case=input_cases())
+    def prop(case):
+        seen.append(case)
+        inputs = harness.make_inputs(program, req["sizes"], case["seed"], case["scale"], case["distribution"])
+        got = _run_candidate(req, program, inputs, scalars)
+        eager = harness.reference_eager(program, inputs, scalars)
+        ref = harness.reference_fp64(program, inputs, scalars)
+        names = sorted(eager)
+        missing = [n for n in names if n not in got]
+        if missing:
+            raise AssertionError(f"candidate returned no {missing}")
+        assert_close_to_reference(tuple(got[n] for n in names), tuple(eager[n] for n in names),
+                                  tuple(ref[n] for n in names), tol=_tol(req["dtype"]),
+                                  name=f"{program.name} outputs {names} case {case}")
+
+    try:
+        prop()
+        return {"ok": True, "checks": len(seen)}
+    except AssertionError as e:
+        return {"ok": False, "checks": len(seen), "reason": str(e)[-2000:]}
+    except Exception as e:  # noqa: BLE001 - a crashing candidate is a rejected candidate, with its reason
+        return {"ok": False, "checks": len(seen), "reason": f"{type(e).__name__}: {e}"[-2000:],
+                "traceback": traceback.format_exc()[-4000:]}
+
+
+def serve(stdin=sys.stdin, stdout=sys.stdout) -> None:
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            ans = check(json.loads(line))
+        except Exception as e:  # noqa: BLE001 - a malformed request gets an answer, not a dead process
+            ans = {"ok": False, "checks": 0, "reason": f"verifier: {type(e).__name__}: {e}"}
+        stdout.write(json.dumps(ans) + "\n")
+        stdout.flush()
+
+
+class Verifier:
+    """The verifier process of one search (started lazily, so an answer from the store starts nothing)."""
+
+    def __init__(self, timeout_s: float = 300.0):
+        self.timeout_s = timeout_s
+        self.proc: subprocess.Popen | None = None
+        self.requests = 0
+
+    def _start(self) -> None:
+        env = dict(os.environ)
+        env.setdefault("OMP_NUM_THREADS", "2")
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        self.proc = subprocess.Popen([sys.executable, "-m", "tuning.verify", "--serve"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+
+    def verify(self, request: dict) -> dict:
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        self.requests += 1
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            line = _readline(self.proc, self.timeout_s)
+        except (BrokenPipeError, TimeoutError) as e:
+            self.close()
+            return {"ok": False, "checks": 0, "reason": f"verifier process failed: {type(e).__name__}: {e}"}
+        if not line:
+            code = self.proc.poll()
+            self.close()
+            return {"ok": False, "checks": 0, "reason": f"verifier process died (exit {code})"}
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError:
+            return {"ok": False, "checks": 0, "reason": f"unreadable verifier answer {line[:200]!r}"}
+
+    def close(self) -> None:
+        if self.proc is not None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _readline(proc: subprocess.Popen, timeout_s: float) -> str:
+    import selectors
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    try:
+        if not sel.select(timeout_s):
+            proc.kill()
+            raise TimeoutError(f"no answer within {timeout_s:.0f} s")
+        return proc.stdout.readline()
+    finally:
+        sel.close()
+
+
+if __name__ == "__main__":
+    if "--serve" in sys.argv[1:]:
+        serve()
+    else:
+        sys.stdout.write(json.dumps(check(json.loads(sys.stdin.read()))) + "\n")
