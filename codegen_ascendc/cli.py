@@ -12,6 +12,7 @@ from codegen_ascendc.patterns import PATTERNS, pattern
 from codegen_ascendc.project import write_project
 from cost_models.ascend_model import AscendCostModel, Tiling
 from cost_models.hardware import ASCEND_TARGETS, ascend_target
+from trex_compiler import targets
 from trex_compiler.kernel_ir import DType, IRError, size
 
 
@@ -67,8 +68,12 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             pred = model.evaluate(sizes, til)
         else:
-            pred = model.solve(sizes)
-            til = pred.tiling
+            tuned = targets.tuned_config(a.target, program, sizes)   # `trex tune`'s store, when installed
+            til = Tiling(tuned["rows_per_tile"], tuned.get("col_chunk"), tuned["buffer_depth"],
+                         tuned["cores"]) if tuned else None
+            if til is None or model.violations(sizes, til):
+                til = model.solve(sizes).tiling
+            pred = model.evaluate(sizes, til)
     except IRError as e:
         print(f"trex codegen: {e}", file=sys.stderr)
         return 2

@@ -24,6 +24,7 @@ import math
 
 import sympy
 
+from trex_compiler import targets
 from trex_compiler.kernel_ir import ROWS, ChunkLoop, Program, TensorKind, walk
 
 from . import calibration
@@ -229,10 +230,14 @@ def explain(p: Program, sizes: dict, hw: dict | None = None) -> list:
 
 
 def choose(p: Program, sizes: dict, hw: dict | None = None) -> Tiling:
-    """A tiling measured best for this program and these sizes (the calibration's `measured_tilings`,
+    """The tuned tiling (trex_compiler.targets.tuned_config: `trex tune`'s store), else a tiling measured
+    best for this program and these sizes (the calibration's `measured_tilings`,
     written by bench/gpu_patterns.py's sweep of the model's shortlist), else the feasible tiling with the
     least predicted time (ties: fewer live registers)."""
     hw = hw or _hardware()
+    tuned = targets.tuned_config("cuda", p, sizes)   # `trex tune`'s store, when one is installed
+    if tuned:
+        return Tiling(**tuned)
     measured = (hw.get("measured_tilings") or {}).get(measured_key(p, sizes))
     if measured:
         return Tiling(**measured)

@@ -154,3 +154,28 @@ def run_fused(op_name: str, reference: Callable[..., Any], args: tuple) -> Any:
 
 
 _WARNED: set = set()
+
+
+# --------------------------------------------------------------------------------------------
+# tuned configurations: a later layer (tuning/) keeps the best kernel configuration per program and
+# shape; codegen asks for it here, through the `trex.tuned_configs` entry-point group, never by import.
+_TUNED_GROUP = "trex.tuned_configs"
+
+
+def tuned_config(target: str, program: Any, sizes: dict) -> dict | None:
+    """The tuned knob values for ``program`` (a Kernel IR Program) at ``sizes`` ({size: int}) on
+    ``target`` from the first provider of the ``trex.tuned_configs`` group that has one, else None.
+    A provider that fails is skipped with a warning: a broken store never breaks compilation."""
+    for ep in entry_points(group=_TUNED_GROUP):
+        try:
+            cfg = ep.load()(target, program, sizes)
+        except Exception as e:  # noqa: BLE001 - fall back to the cost model's choice
+            key = ("tuned", ep.name, type(e).__name__)
+            if key not in _WARNED:
+                _WARNED.add(key)
+                warnings.warn(f"trex: tuned-config provider {ep.name!r} failed ({type(e).__name__}: {e}); "
+                              f"using the cost model's tiling", RuntimeWarning, stacklevel=2)
+            continue
+        if cfg:
+            return dict(cfg)
+    return None
