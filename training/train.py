@@ -324,7 +324,9 @@ def _train(cfg: Config, device: torch.device, dims: ParallelDims, is_main: bool)
             loss_sum = torch.zeros((), device=device)
             part_sums: dict[str, torch.Tensor] = {}
             tokens = 0
-            for _ in range(cfg.train.grad_accum):
+            for micro in range(cfg.train.grad_accum):
+                if dims.enabled:   # FSDP2: reduce-scatter gradients only after the last micro-batch
+                    model.set_requires_gradient_sync(micro == cfg.train.grad_accum - 1)
                 batch = {k: v.to(device, non_blocking=True) for k, v in loader.next_batch().items()}
                 with autocast(device, cfg.train.precision):
                     logits, mtp_logits = forward(batch["tokens"])

@@ -41,11 +41,11 @@ def _losses(log: Path) -> list[float]:
 
 
 def test_two_process_fsdp_ep_losses_match_one_process(make_config, tmp_path, cpt_corpus):
-    steps = 4
-    common = {"train.steps": steps, "model.overrides.moe_dispatch": "sparse"}
+    steps = 3
+    common = {"train.steps": steps, "train.grad_accum": 2, "model.overrides.moe_dispatch": "sparse"}
     single = train(make_config(**common, **{"data.micro_batch": 4})).losses
     log = tmp_path / "dist.jsonl"
-    overrides = {"model.compile": "eager", "data.seq_len": 32, "data.micro_batch": 2, "train.steps": steps,
+    overrides = {"model.compile": "eager", "data.seq_len": 32, "data.micro_batch": 2, "train.steps": steps, "train.grad_accum": 2,
                  "train.device": "cpu", "schedule.warmup_steps": 2, "optim.lr": 3e-3, "log.progress": False,
                  "log.jsonl": str(log), "distributed.ep": 2, "checkpoint.dir": str(tmp_path / "ck"), "model.overrides.moe_dispatch": "sparse"}
     _train_two_processes(overrides, cpt_corpus)
