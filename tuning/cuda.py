@@ -10,6 +10,7 @@ tests skip with that reason.
 from __future__ import annotations
 
 import dataclasses
+import os
 import statistics
 
 import torch
@@ -18,6 +19,22 @@ from trex_compiler.kernel_ir import ROWS, Program
 
 from . import harness
 from .ascend import Artifact
+
+
+def install_source(program: Program, named_sizes: dict, config: dict, source: str) -> None:
+    """Make codegen_triton's launcher run `source` (a candidate's kernel text) for this program, sizes
+    and tiling: the launcher caches imported kernels by the printed kernel's name, so the candidate's
+    module is imported under that name in place of a fresh print. Profiling and verification then run
+    exactly the candidate's text, not a re-print of its configuration."""
+    from codegen_triton import launcher
+    from codegen_triton.printer import Tiling, print_program
+    sizes = {k: v for k, v in harness.symbol_sizes(named_sizes).items() if k != ROWS}
+    ks = print_program(program, sizes, Tiling(**config))
+    mod_name = ks.name + ("_interpret" if os.environ.get("TRITON_INTERPRET") == "1" else "")
+    with launcher._LOCK:
+        launcher._KERNELS.pop(mod_name, None)
+        launcher._PLANS.clear()
+    launcher.load_kernel(dataclasses.replace(ks, source=source))
 
 
 def available() -> tuple[bool, str]:
@@ -75,13 +92,13 @@ class CudaBackend:
         harness.COMPILE_COUNT["n"] += 1
         ks = print_program(self.program, {k: v for k, v in self.sizes.items() if k != ROWS}, self._tiling(config))
         if source_transform is not None:
-            ks = dataclasses.replace(ks, source=source_transform(ks.source),
-                                     name=ks.name + "_planted")
+            ks = dataclasses.replace(ks, source=source_transform(ks.source))
         load_kernel(ks)
         return Artifact(dict(config), ks.source, ks.name)
 
     def profile(self, art: Artifact, seed: int = 0) -> dict:
         from codegen_triton.launcher import run_program
+        install_source(self.program, self.named_sizes, art.config, art.source)
         ins = {k: v.cuda() for k, v in harness.make_inputs(self.program, self.named_sizes, seed).items()}
         tiling = self._tiling(art.config)
 

@@ -14,7 +14,16 @@ import sympy
 import torch
 
 from trex_compiler import kernel_ir
-from trex_compiler.kernel_ir import ROWS, DType, IRError, Program, TensorKind, bind_sizes, output_shapes, size
+from trex_compiler.kernel_ir import (
+    ROWS,
+    DType,
+    IRError,
+    Program,
+    TensorKind,
+    bind_sizes,
+    output_shapes,
+    size,
+)
 
 # every candidate compile of any target (counted whether or not a disk cache already held the library):
 # the store test asserts that an answer from the store compiles nothing.

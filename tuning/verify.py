@@ -58,10 +58,16 @@ def _run_candidate(req: dict, program, inputs: dict, scalars: dict) -> dict:
     if target == "cuda":
         from codegen_triton.launcher import run_program
         from codegen_triton.printer import Tiling
+
+        from .cuda import install_source
+        install_source(program, req["sizes"], kernel["config"], kernel["source"])
         os.environ["TREX_TRITON_POISON"] = "1"     # the launcher NaN-fills every output before the launch
-        dev = {k: v.cuda() for k, v in inputs.items()}
-        out = run_program(program, dev, scalars, tiling=Tiling(**kernel["config"]))
-        torch.cuda.synchronize()
+        # CPU tensors only under Triton's interpreter (TRITON_INTERPRET=1), which the tests use
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        out = run_program(program, {k: v.to(device) for k, v in inputs.items()}, scalars,
+                          tiling=Tiling(**kernel["config"]))
+        if device == "cuda":
+            torch.cuda.synchronize()
         return {k: v.cpu() for k, v in out.items()}
     raise ValueError(f"verifier: unknown target {target!r}")
 

@@ -27,7 +27,7 @@ def test_second_search_is_answered_from_the_store_without_compiling(store_path, 
     assert first.time_s <= first.baseline_time_s
     assert first.profile_label.startswith("modeled")
 
-    import codegen_ascendc.emulator.runner as runner
+    from codegen_ascendc.emulator import runner
 
     def no_compile(*a, **k):
         raise AssertionError("a store answer must not compile anything")
@@ -64,7 +64,7 @@ class _PoorStart(AscendBackend):
     """A backend whose 'cost model choice' is one core: leaves room for the search to commit."""
 
     def initial(self):
-        cfg, pred = super().initial()
+        cfg, _ = super().initial()
         cfg = dict(cfg, cores=1, rows_per_tile=1)
         return cfg, self.predict(cfg)
 
