@@ -23,6 +23,8 @@ Shape bucket: every column size exact, ROWS rounded up to a power of two (`ROWS<
 best tiling changes with the number of rows per core, slowly. An entry whose program fingerprint no
 longer matches the Kernel IR (a pass changed) is ignored. Writes are atomic (temp file + os.replace).
 
+Two searches may share a file: `save` re-reads it and merges this search's configs and skill counts.
+
 `backend_lookup(target, program, sizes)` is what codegen reaches through the `trex.tuned_configs`
 entry point (trex_compiler.targets.tuned_config): the stored config for that program and shape, or None.
 """
@@ -66,10 +68,18 @@ def skill_key(family: str, regime: str, move: str) -> str:
     return f"{family}|{regime}|{move}"
 
 
+def _new_skill() -> dict:
+    return {"tries": 0, "wins": 0, "sum_gain": 0.0, "best_gain": 0.0, "ops": []}
+
+
 class Store:
     def __init__(self, path: str | os.PathLike | None = None):
         self.path = Path(path) if path else default_path()
         self.data = self._read()
+        # what this object changed since it read the file: `save` merges only that into the file's
+        # current content, so two searches sharing a store do not drop each other's results
+        self._put_keys: set = set()
+        self._skill_delta: dict = {}
 
     def _read(self) -> dict:
         if not self.path.exists():
@@ -83,6 +93,17 @@ class Store:
         return d
 
     def save(self) -> None:
+        base = self._read()
+        base["configs"].update({k: self.data["configs"][k] for k in self._put_keys})
+        for key, d in self._skill_delta.items():
+            s = base["skills"].setdefault(key, _new_skill())
+            s["tries"] += d["tries"]
+            s["wins"] += d["wins"]
+            s["sum_gain"] += d["sum_gain"]
+            s["best_gain"] = max(s["best_gain"], d["best_gain"])
+            s["ops"] += [op for op in d["ops"] if op not in s["ops"]]
+        self.data = base
+        self._put_keys, self._skill_delta = set(), {}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name + ".")
         with os.fdopen(fd, "w") as f:
@@ -103,22 +124,24 @@ class Store:
         entry["bucket"] = shape_bucket(entry["sizes"])
         entry.setdefault("tuned_at", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
         self.data["configs"][key] = entry
+        self._put_keys.add(key)
         return key
 
     # ------------------------------------------------------------------------------- skills
     def record_skill(self, family: str, regime: str, move: str, gain: float, helped: bool, op: str) -> None:
-        s = self.data["skills"].setdefault(skill_key(family, regime, move),
-                                           {"tries": 0, "wins": 0, "sum_gain": 0.0, "best_gain": 0.0, "ops": []})
-        s["tries"] += 1
-        if helped:
-            s["wins"] += 1
-            s["sum_gain"] += gain
-            s["best_gain"] = max(s["best_gain"], gain)
-        if op not in s["ops"]:
-            s["ops"].append(op)
+        key = skill_key(family, regime, move)
+        for s in (self.data["skills"].setdefault(key, _new_skill()), self._skill_delta.setdefault(key, _new_skill())):
+            s["tries"] += 1
+            if helped:
+                s["wins"] += 1
+                s["sum_gain"] += gain
+                s["best_gain"] = max(s["best_gain"], gain)
+            if op not in s["ops"]:
+                s["ops"].append(op)
 
     def skill_score(self, family: str, regime: str, move: str) -> float | None:
-        """Expected gain of a move in a regime: mean gain of its wins x its win rate (None: never tried)."""
+        """Expected gain of a move in a regime: mean gain over its tries, i.e. the mean gain of its wins x
+        its win rate (None: never tried)."""
         s = self.data["skills"].get(skill_key(family, regime, move))
         if not s or not s["tries"]:
             return None

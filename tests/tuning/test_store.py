@@ -91,3 +91,18 @@ def test_a_failing_provider_falls_back_with_a_warning(monkeypatch):
     p = harness.build_program("rms_norm", "bf16")
     with pytest.warns(RuntimeWarning, match="tuned-config provider 'broken' failed"):
         assert targets.tuned_config("ascend910b", p, {}) is None
+
+
+def test_two_writers_merge_instead_of_overwriting(store_path):
+    p = harness.build_program("rms_norm", "bf16")
+    a, b = Store(store_path), Store(store_path)          # both read the (empty) file
+    a.put(_entry(p, {"rows_per_tile": 1, "buffer_depth": 2, "cores": 8}))
+    a.record_skill("ascend", "memory-bound", "cores*2", 0.1, True, "rms_norm")
+    a.save()
+    b.put(_entry(p, {"rows_per_tile": 1, "buffer_depth": 2, "cores": 8}, sizes={"ROWS": 300, "D": 256}))
+    b.record_skill("ascend", "memory-bound", "cores*2", 0.0, False, "swiglu_limited")
+    b.save()
+    merged = Store(store_path).data
+    assert len(merged["configs"]) == 2
+    assert merged["skills"]["ascend|memory-bound|cores*2"] == {
+        "tries": 2, "wins": 1, "sum_gain": 0.1, "best_gain": 0.1, "ops": ["rms_norm", "swiglu_limited"]}
