@@ -275,7 +275,7 @@ def view_groups(node: fx.Node) -> tuple:
         groups.pop()          # the outermost group folds/unfolds (or keeps) all leading dims
     while groups and groups[-1] == (1, 1):
         groups.pop()
-    inner = sum(g[1] for g in groups) + 1
+    inner = max(sum(g[1] for g in groups), 1)   # the regrouped dims, or the last dim
     out_shape = [_hint(s) for s in val(node).shape]
     ones = tuple(k - len(out_shape) for k, s in enumerate(out_shape) if s == 1 and len(out_shape) - k <= inner)
     return tuple(groups), ones
