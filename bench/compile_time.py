@@ -3,7 +3,8 @@
 For each backend: a fresh process-level Dynamo cache, then the first training step (forward +
 backward, where compilation happens) and the mean of a few further steps. The compile time reported
 is first step minus steady step. Compiles are cold: Inductor's on-disk caches (FX graph cache, AOT
-autograd cache, compiled C++ kernels) point at a fresh temporary directory unless --warm-cache. Result: bench/results/compile_time.json (written atomically) with
+autograd cache, compiled C++ kernels) point at a fresh temporary directory unless --warm-cache.
+Result: bench/results/compile_time.json (written atomically) with
 the hardware, torch version and git commit.
 
     python bench/compile_time.py [--depth 2] [--dtype bf16] [--steps 3] [--out bench/results/compile_time.json]

@@ -63,9 +63,15 @@ class _Params(nn.Module):
         # Accumulation dtype of the upcasts: fp32 in the models under test; the fp64 reference model
         # (to_reference) upcasts to fp64 instead, so it computes everything in fp64.
         self.acc = torch.float32
-        self.hc_attn_fn, self.hc_attn_scale, self.hc_attn_base = p(m, nd, scale=0.05), p(3, scale=0.1, offset=1), p(m, scale=0.1)
-        self.hc_ffn_fn, self.hc_ffn_scale, self.hc_ffn_base = p(m, nd, scale=0.05), p(3, scale=0.1, offset=1), p(m, scale=0.1)
-        self.attn_norm, self.kv_norm, self.ffn_norm = p(c.dim, scale=0.1, offset=1), p(c.head_dim, scale=0.1, offset=1), p(c.dim, scale=0.1, offset=1)
+        self.hc_attn_fn = p(m, nd, scale=0.05)
+        self.hc_attn_scale = p(3, scale=0.1, offset=1)
+        self.hc_attn_base = p(m, scale=0.1)
+        self.hc_ffn_fn = p(m, nd, scale=0.05)
+        self.hc_ffn_scale = p(3, scale=0.1, offset=1)
+        self.hc_ffn_base = p(m, scale=0.1)
+        self.attn_norm = p(c.dim, scale=0.1, offset=1)
+        self.kv_norm = p(c.head_dim, scale=0.1, offset=1)
+        self.ffn_norm = p(c.dim, scale=0.1, offset=1)
         self.wq = p(c.dim, c.n_heads * c.head_dim, scale=c.dim ** -0.5)
         self.wkv = p(c.dim, c.head_dim, scale=c.dim ** -0.5)
         self.wo = p(c.n_heads * c.head_dim, c.dim, scale=(c.n_heads * c.head_dim) ** -0.5)

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import operator
 from typing import Any, Callable
 
 import torch
@@ -529,8 +528,3 @@ def build_replacement(match: Match) -> list[fx.Node]:
     for old, new in zip(match.outputs, new_outputs):
         old.replace_all_uses_with(new)
     return new_outputs
-
-
-def replacement_getitem(result, index: int):
-    """Helper for replacements of multi-output ops: ``result[index]`` as an FX-friendly call."""
-    return operator.getitem(result, index)

@@ -6,6 +6,7 @@ bf16/fp16 results and 2 otherwise (or when the fused result is allclose to eager
 """
 from __future__ import annotations
 
+import collections
 from typing import Any, Iterable
 
 import torch
@@ -48,9 +49,10 @@ def assert_close_to_reference(actual: Any, eager: Any, reference: Any, *, tol: f
             raise AssertionError(f"{label}: fused shape {tuple(a.shape)} != eager shape {tuple(e.shape)}")
         if a.dtype != e.dtype:
             raise AssertionError(f"{label}: fused dtype {a.dtype} != eager dtype {e.dtype}")
-        if not torch.isfinite(a.detach().to(torch.float64)).all() and torch.isfinite(e.detach().to(torch.float64)).all():
+        a64, e64 = a.detach().to(torch.float64), e.detach().to(torch.float64)
+        if not torch.isfinite(a64).all() and torch.isfinite(e64).all():
             raise AssertionError(f"{label}: fused result has non-finite values where eager has none")
-        if torch.allclose(a.detach().to(torch.float64), e.detach().to(torch.float64), atol=tol, rtol=tol):
+        if torch.allclose(a64, e64, atol=tol, rtol=tol):
             continue
         low = a.dtype in LOW_PRECISION or compute_dtype in LOW_PRECISION
         k = multiplier if multiplier is not None else (3.0 if low else 2.0)
@@ -86,10 +88,8 @@ def make_input(shape: Iterable[int], dtype: torch.dtype, *, noncontiguous: bool 
     return t.requires_grad_(requires_grad)
 
 
-def trex_op_counts(gm) -> "collections.Counter":
+def trex_op_counts(gm) -> collections.Counter:
     """Count ``torch.ops.trex.*`` calls in an FX GraphModule, by short op name."""
-    import collections
-
     counts: collections.Counter = collections.Counter()
     for node in (gm.graph.nodes if gm is not None else ()):
         if node.op == "call_function" and str(node.target).startswith("trex."):
@@ -97,10 +97,8 @@ def trex_op_counts(gm) -> "collections.Counter":
     return counts
 
 
-def aten_op_counts(gm) -> "collections.Counter":
+def aten_op_counts(gm) -> collections.Counter:
     """Count the other call_function targets of an FX GraphModule, by ATen op name (``aten.rsqrt``)."""
-    import collections
-
     counts: collections.Counter = collections.Counter()
     for node in (gm.graph.nodes if gm is not None else ()):
         if node.op == "call_function" and not str(node.target).startswith("trex."):
@@ -176,3 +174,10 @@ def fused_op_arguments(op_name: str):
         return _OP_ARGS[op_name](draw, st, dtype, rows, draw(st.booleans()))
 
     return strategy()
+
+
+# ------------------------------------------------------------------------------------- fuzzing
+# Per-op strategies (forward and backward, special values, layouts), feasible-tiling choosers and the
+# every-target checker live in trex_compiler.strategies; re-exported here as the user-facing API.
+from .strategies import (ARGUMENT_MAKERS, available_targets, check_fused_op, compare_outputs,  # noqa: E402,F401
+                         feasible_tiling, fuzz_arguments, tiling_choosers)
