@@ -53,10 +53,9 @@ Executor = Callable[[str, ORProblem], Outcome]
 class SandboxExecutor:
     """Runs programs in training.or_data.sandbox (one pool of ``workers`` warm zygotes).
 
-    Data files: the sandbox's static check forbids ``open``, and it has no way to place files
-    next to a program, so Bench4Opt programs that read ``data.json`` fail there with "forbidden
-    name open" (an execution error, scored wrong); a program with the data written inline runs.
-    When a later sandbox accepts a ``files`` argument, the problem's data files are passed to it.
+    Data files (Bench4Opt's ``data.json``) are passed through the sandbox's ``files`` argument,
+    which writes them read-only into the program's working folder. With a sandbox that has no such
+    argument, programs that open data.json fail there ("forbidden name open"), scored wrong.
     """
 
     # A failure of the sandbox itself (e.g. its warm zygote process died) says nothing about the
@@ -80,6 +79,11 @@ class SandboxExecutor:
         # is per thread on Linux), so every sandbox call runs on threads that live as long as this
         # executor, never on a short-lived pool of the caller.
         self._threads = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="or-sandbox")
+
+    @property
+    def passes_data_files(self) -> bool:
+        """Whether the sandbox can place a problem's data files next to its program."""
+        return self._files_arg is not None
 
     def __call__(self, code: str, problem: ORProblem) -> Outcome:
         return self._threads.submit(self._run, code, problem).result()
