@@ -196,3 +196,27 @@ def test_eps_as_runtime_value_falls_back_not_a_wrong_result(monkeypatch):
     (report,) = reports
     assert report.matches == []
     assert any("_local_scalar_dense" in fb for fb in report.fallbacks), report.format()
+
+
+def test_backend_string_works_without_importing_trex(tmp_path):
+    """A fresh interpreter: backend="trex" resolves through the entry point, which also turns on float
+    specialisation before Dynamo traces, so eps stays a constant under dynamic=True."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "fresh.py"
+    script.write_text(
+        "import sys, torch\n"
+        "def f(x, w):\n"
+        "    xf = x.float()\n"
+        "    return w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)\n"
+        "c = torch.compile(f, backend='trex', dynamic=True)\n"
+        "assert 'trex_compiler.backend' in sys.modules\n"
+        "from trex_compiler import logs\n"
+        "with logs.capture() as r:\n"
+        "    c(torch.randn(2, 3, 8), torch.randn(8))\n"
+        "print(','.join(m.pattern for m in r[0].matches))\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "rms_norm"
