@@ -312,7 +312,8 @@ class AscendCostModel:
         elif chunk_dim is None and tiling.col_chunk is not None:
             out.append(f"col_chunk={tiling.col_chunk} given but {self.program.name} has no chunked dim")
         group = self._group(sz)
-        if group > 1 and group % tiling.rows_per_tile:
+        # a program with a row group (even of one row) loads one table row per tile: no straddling
+        if self.program.row_group is not None and group % tiling.rows_per_tile:
             out.append(f"rows_per_tile={tiling.rows_per_tile} does not divide the row group {group} "
                        f"({self.program.row_group}): a tile would straddle two table rows")
         if out:
@@ -355,7 +356,7 @@ class AscendCostModel:
         T, C = np.broadcast_arrays(np.asarray(T, dtype=np.int64), np.asarray(C, dtype=np.int64))
         ok = np.asarray(ub(T, C), dtype=np.float64) <= self.hw.ub_capacity
         group = self._group(sz)
-        if group > 1:
+        if self.program.row_group is not None:   # even a group of 1 row: tile_row loads one row per tile
             ok &= (group % T) == 0
         for _, bc, bl in bcs:
             ok &= np.asarray(bc(T, C), dtype=np.float64) <= self.hw.max_block_count
