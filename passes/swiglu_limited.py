@@ -66,8 +66,10 @@ def swiglu_limited_bwd_reference(dh: torch.Tensor, gate: torch.Tensor, up: torch
     silu = gc * s
     uc = u.clamp(-limit, limit)
     dr = d if route_weight is None else d * route_weight.to(ct)
-    dgate = dr * uc * s * (1 + gc * (1 - s)) * (g <= limit)
-    dup = dr * silu * ((u >= -limit) & (u <= limit))
+    # torch.where, not a 0/1 multiply: outside the limits the gradient is exactly 0 even for a NaN/Inf
+    # dh, as eager autograd of clamp gives it (and the generated kernel's Select)
+    dgate = torch.where(g <= limit, dr * uc * s * (1 + gc * (1 - s)), 0.0)
+    dup = torch.where((u >= -limit) & (u <= limit), dr * silu, 0.0)
     if route_weight is None:
         droute = gate.new_empty((0,))
     else:
