@@ -4,17 +4,18 @@ modeled profile.
 Profile = the emulator's counters of the candidate's kernel through the calibrated cost model. It is
 labelled "modeled": no NPU ran it. Per pipe, for the critical core (core 0 holds the most rows of the
 front/tail split, so a one-core launch over its rows counts exactly what core 0 issues):
-  MTE2 = bytes in / per-core bandwidth at the mean transfer size (hardware.py's msKPP curve),
-  MTE3 likewise, V = sum over instructions of repeats x cycles per repeat + calls x issue cycles,
-  S = scalar ops x cost, GM = all cores' bytes / chip bandwidth (one single-core launch per distinct
-  per-core row count: the full cores and the tail core);
+  MTE2 = the bytes the kernel moved at the cost model's per-transfer-size bandwidth (hardware.py's
+  msKPP curve over the plan's transfers; the emulator totals bytes, not sizes), MTE3 likewise,
+  V = sum over instructions of repeats x cycles per repeat + calls x issue cycles,
+  S = scalar ops x cost, GM = the chip-bandwidth term scaled by all cores' bytes (one single-core
+  launch per distinct per-core row count: the full cores and the tail core);
 then each pipe is multiplied by the calibration's scale (1 without a calibration) and combined the way
 the cost model does: depth >= 2 overlaps the pipes (max + one tile of MTE2+MTE3 to fill/drain),
 depth 1 serialises them (sum); plus the launch constant.
 
 Counting is what the emulator executed, not what the cost model predicted: where the two disagree
-(the model's ReduceSum repeats are ceil(n*4/256), the emulator counts tree levels), the profile
-follows the kernel.
+(vector repeats: the emulator counts ReduceSum's tree levels, the model ceil(n*4/256); any kernel
+that moves other bytes than the plan), the profile follows the kernel.
 """
 from __future__ import annotations
 
@@ -139,16 +140,25 @@ class AscendBackend:
         vec_cycles = sum(n * cpr[api].value for api, n in crit["vector_repeats"].items())
         vec_cycles += sum(crit["vector_calls"].values()) * hw.vec_issue_cycles.value
 
-        def pipe_bw(nbytes, ntransfers, curve):
-            if not nbytes:
+        # Transfer time: the model's per-transfer-size bandwidth (its transfer list gives each transfer's
+        # size; the emulator only totals them) applied to the bytes the kernel actually moved. For the
+        # printed kernels the byte counts agree exactly (tests/codegen), so this is the model's MTE time;
+        # a kernel that moves other bytes is scaled by its own count.
+        pred = self.model.evaluate(self.sizes, self.tiling(config))
+
+        def transfer_s(key: str, model_bytes: int, emu_bytes: int, ntransfers: int, curve) -> float:
+            if not emu_bytes:
                 return 0.0
-            mean = nbytes / max(1, ntransfers)
-            return nbytes / float(curve(np.array(mean), active))
-        pipes = {"mte2": pipe_bw(crit["mte2_bytes"], crit["mte2_transfers"], hw.mte2_bw),
-                 "mte3": pipe_bw(crit["mte3_bytes"], crit["mte3_transfers"], hw.mte3_bw),
+            if model_bytes:
+                return pred.pipes_s[key] * emu_bytes / model_bytes
+            return emu_bytes / float(curve(np.array(emu_bytes / max(1, ntransfers)), active))
+        model_total = pred.mte2_bytes + pred.mte3_bytes
+        pipes = {"mte2": transfer_s("mte2", pred.mte2_bytes, total["mte2_bytes"], crit["mte2_transfers"], hw.mte2_bw),
+                 "mte3": transfer_s("mte3", pred.mte3_bytes, total["mte3_bytes"], crit["mte3_transfers"], hw.mte3_bw),
                  "vec": vec_cycles / f,
                  "scalar": crit["scalar_ops"] * hw.scalar_s_per_op.value,
-                 "gm": (total["mte2_bytes"] + total["mte3_bytes"]) / hw.hbm_bw.value}
+                 "gm": (pred.pipes_s["gm"] * (total["mte2_bytes"] + total["mte3_bytes"]) / model_total if model_total
+                        else (total["mte2_bytes"] + total["mte3_bytes"]) / hw.hbm_bw.value)}
         pipes = {k: v * self.calibration.scales.get(k, 1.0) for k, v in pipes.items()}
         ntiles = max(1, math.ceil(per_core[0] / int(config["rows_per_tile"])))
         if int(config["buffer_depth"]) >= 2:
