@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import traceback
 
 import torch
@@ -124,6 +125,7 @@ class Verifier:
     def __init__(self, timeout_s: float = 300.0):
         self.timeout_s = timeout_s
         self.proc: subprocess.Popen | None = None
+        self._stderr = None
         self.requests = 0
 
     def _start(self) -> None:
@@ -131,8 +133,15 @@ class Verifier:
         env.setdefault("OMP_NUM_THREADS", "2")
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        self._stderr = tempfile.TemporaryFile()      # read back when the process dies, for the reason
         self.proc = subprocess.Popen([sys.executable, "-m", "tuning.verify", "--serve"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+                                     stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=env)
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace")[-1500:]
 
     def verify(self, request: dict) -> dict:
         if self.proc is None or self.proc.poll() is not None:
@@ -146,9 +155,10 @@ class Verifier:
             self.close()
             return {"ok": False, "checks": 0, "reason": f"verifier process failed: {type(e).__name__}: {e}"}
         if not line:
-            code = self.proc.poll()
+            code = self.proc.wait(timeout=30)
+            tail = self._stderr_tail()
             self.close()
-            return {"ok": False, "checks": 0, "reason": f"verifier process died (exit {code})"}
+            return {"ok": False, "checks": 0, "reason": f"verifier process died (exit {code}): {tail}"}
         try:
             return json.loads(line)
         except json.JSONDecodeError:
@@ -163,6 +173,9 @@ class Verifier:
                 self.proc.kill()
                 self.proc.wait()
             self.proc = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
 
     def __enter__(self):
         return self

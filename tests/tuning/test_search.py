@@ -131,3 +131,16 @@ def test_tuned_never_worse_than_the_cost_model(pattern, target, store_path, veri
     assert root.config == b.initial()[0]                   # the search starts at the exact solver's choice
     assert res.time_s <= res.baseline_time_s == root.time_s
     assert Store(store_path).get(pattern, CASES[pattern], "bf16", target, b.program.fingerprint())["config"] == res.config
+
+
+def test_budgets_and_early_stopping(store_path, verifier):
+    b = _PoorStart("ascend910b", "rms_norm", "bf16", {"ROWS": 24, "D": 64})
+    only_root = Search(b, Store(store_path), time_budget_s=0.0, verifier=verifier).run(use_store=False)
+    assert only_root.stop_reason == "time budget (0 s) used" and len(only_root.nodes) == 1
+    two = Search(b, Store(store_path), max_candidates=3, verifier=verifier).run(use_store=False)
+    assert two.stop_reason == "candidate budget (3) used" and two.compiled == 3   # root + 2 children
+    # nothing can beat a min_gain of 100 %: every child rolls back and patience ends the search
+    patient = Search(b, Store(store_path), patience=2, min_gain=1.0, verifier=verifier).run(use_store=False)
+    assert patient.stop_reason == "early stop: 2 candidates without an improvement"
+    assert [n.status for n in patient.nodes if n.status != "infeasible"] == ["root", "rolled_back", "rolled_back"]
+    assert patient.config == patient.baseline_config

@@ -106,3 +106,18 @@ def test_two_writers_merge_instead_of_overwriting(store_path):
     assert len(merged["configs"]) == 2
     assert merged["skills"]["ascend|memory-bound|cores*2"] == {
         "tries": 2, "wins": 1, "sum_gain": 0.1, "best_gain": 0.1, "ops": ["rms_norm", "swiglu_limited"]}
+
+
+def test_trex_codegen_takes_the_stored_tiling(store_path, monkeypatch, tmp_path, capsys):
+    """`trex codegen` (the AscendC project) uses a stored configuration for its program and shape."""
+    from codegen_ascendc.cli import main as codegen_main
+    p = harness.build_program("rms_norm", "bf16")
+    s = Store(store_path)
+    s.put(_entry(p, {"rows_per_tile": 3, "buffer_depth": 2, "cores": 5}, sizes={"ROWS": 64, "D": 256}))
+    s.save()
+    monkeypatch.setattr(targets, "entry_points", _FakeEntryPoints())
+    assert codegen_main(["--pattern", "rms_norm", "--sizes", "ROWS=64,D=256", "--out", str(tmp_path / "p")]) == 0
+    assert "rows_per_tile=3 col_chunk=None depth=2 cores=5" in capsys.readouterr().out
+    # another bucket: the solver's choice
+    assert codegen_main(["--pattern", "rms_norm", "--sizes", "ROWS=200,D=256", "--out", str(tmp_path / "q")]) == 0
+    assert "cores=5;" not in capsys.readouterr().out

@@ -67,3 +67,31 @@ def test_input_cases_make_inputs_of_the_program_shapes(case):
     ins = harness.make_inputs(p, {"ROWS": 5, "F": 48}, case["seed"], case["scale"], case["distribution"])
     assert {k: tuple(v.shape) for k, v in ins.items()} == harness.input_shapes(p, {"ROWS": 5, "F": 48})
     assert all(v.dtype == p.tensor(k).dtype.torch and torch.isfinite(v.float()).all() for k, v in ins.items())
+
+
+@needs_emulator
+def test_a_verifier_process_that_dies_is_a_rejection_with_its_stderr():
+    """A candidate that kills the verifier process is rejected with the process's exit status and last
+    words, and the next request gets a fresh process."""
+    from tuning.verify import Verifier
+    with Verifier() as v:
+        ans = v.verify({"target": "ascend910b", "pattern": "rms_norm", "dtype": "bf16", "sizes": {"ROWS": 2, "D": 16},
+                        "scalars": {"eps": 1e-6}, "checks": 1,
+                        "kernel": {"source": ABORTING_KERNEL,
+                                   "config": {"rows_per_tile": 1, "buffer_depth": 2, "cores": 1}}})
+        assert not ans["ok"]
+        assert "verifier process died (exit -6)" in ans["reason"], ans["reason"]
+        assert v.proc is None
+        again = v.verify(_request(AscendBackend("ascend910b", "rms_norm", "bf16", {"ROWS": 2, "D": 16}),
+                                  AscendBackend("ascend910b", "rms_norm", "bf16", {"ROWS": 2, "D": 16}).compile(
+                                      {"rows_per_tile": 1, "buffer_depth": 2, "cores": 1}), checks=1))
+        assert again == {"ok": True, "checks": 1}
+
+
+# loading the library aborts the process (a static initialiser): what a kernel that crashes the host does
+ABORTING_KERNEL = """#include "kernel_operator.h"
+#include <cstdlib>
+static int boom = (std::abort(), 0);
+extern "C" __global__ __aicore__ void rms_norm_fwd_bf16_wbf16_obf16(GM_ADDR x, GM_ADDR w, GM_ADDR y, GM_ADDR rstd,
+                                                                    GM_ADDR tiling) {}
+"""
