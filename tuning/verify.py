@@ -133,7 +133,7 @@ class Verifier:
         env.setdefault("OMP_NUM_THREADS", "2")
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-        self._stderr = tempfile.TemporaryFile()      # read back when the process dies, for the reason
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; read back when it dies
         self.proc = subprocess.Popen([sys.executable, "-m", "tuning.verify", "--serve"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=env)
 
