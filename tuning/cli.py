@@ -38,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--retune", action="store_true", help="search even when the store has this key")
     ap.add_argument("--calibration", help="Ascend: JSON {launch_s, scales{mte2,vec,mte3,scalar,gm}} fitted on an NPU")
     ap.add_argument("--json", dest="json_out", help="write the result (every tree node) to this JSON file")
+    ap.add_argument("--resume", help="a --json result of an earlier search of the same key: continue its tree")
+    ap.add_argument("--from-node", type=int, help="with --resume: the node to branch from (default: the root)")
     ap.add_argument("--show", action="store_true", help="print the store's configs and skills and exit")
     ap.add_argument("-q", "--quiet", action="store_true", help="no per-candidate log")
     return ap
@@ -68,9 +70,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"trex tune: --target cuda skipped: {why}", file=sys.stderr)
             return 3
     log = None if a.quiet else (lambda s: print(s, flush=True))
-    res = search.tune(a.target, a.pattern, a.dtype, sizes, store=store, use_store=not a.retune,
-                      backend_kw=backend_kw, max_candidates=a.max_candidates, time_budget_s=a.time_budget,
-                      patience=a.patience, checks=a.checks, log=log)
+    earlier = search.TuneResult.from_dict(json.loads(Path(a.resume).read_text())) if a.resume else None
+    try:
+        res = search.tune(a.target, a.pattern, a.dtype, sizes, store=store, use_store=not a.retune,
+                          backend_kw=backend_kw, branch_from=earlier, node_id=a.from_node,
+                          max_candidates=a.max_candidates, time_budget_s=a.time_budget,
+                          patience=a.patience, checks=a.checks, log=log)
+    except ValueError as e:
+        print(f"trex tune: {e}", file=sys.stderr)
+        return 2
     src = "store" if res.from_store else f"search ({res.compiled} candidates compiled; {res.stop_reason})"
     print(f"{res.key}: {res.config}  {res.time_s * 1e6:.3f} us [{res.profile_label}] from {src}")
     print(f"  cost model's choice {res.baseline_config}: {res.baseline_time_s * 1e6:.3f} us; gain {res.gain:.1%}")

@@ -81,6 +81,14 @@ class TuneResult:
         d["gain"] = self.gain
         return d
 
+    @classmethod
+    def from_dict(cls, d: dict) -> TuneResult:
+        """A result read back from `as_dict` JSON (`trex tune --json`), e.g. to branch from one of its nodes."""
+        fields = {f.name for f in dataclasses.fields(cls)} - {"nodes"}
+        nodes = [Node(**{k: v for k, v in n.items() if k in {f.name for f in dataclasses.fields(Node)}})
+                 for n in d.get("nodes", [])]
+        return cls(**{k: d[k] for k in fields if k in d}, nodes=nodes)
+
 
 def make_backend(target: str, pattern: str, dtype: str, named_sizes: dict, **kw):
     fam = space.family(target)
@@ -260,12 +268,18 @@ class Search:
 
 
 def tune(target: str, pattern: str, dtype: str, named_sizes: dict, *, store: Store | None = None,
-         use_store: bool = True, save: bool = True, backend_kw: dict | None = None, **search_kw) -> TuneResult:
-    """Tune one (pattern, shape, dtype, target) and record the outcome in the store."""
+         use_store: bool = True, save: bool = True, backend_kw: dict | None = None,
+         branch_from: TuneResult | None = None, node_id: int | None = None, **search_kw) -> TuneResult:
+    """Tune one (pattern, shape, dtype, target) and record the outcome in the store. branch_from /
+    node_id: continue an earlier result's tree from one of its nodes (Search.run)."""
+    if branch_from is not None and branch_from.key != store_key(pattern, named_sizes, dtype, target):
+        raise ValueError(f"branch_from is a result for {branch_from.key}, not for "
+                         f"{store_key(pattern, named_sizes, dtype, target)}; resume with the same pattern, "
+                         f"shape bucket, dtype and target")
     store = store or Store()
     backend = make_backend(target, pattern, dtype, named_sizes, **(backend_kw or {}))
     s = Search(backend, store, **search_kw)
-    res = s.run(use_store=use_store)
+    res = s.run(use_store=use_store, branch_from=branch_from, node_id=node_id)
     if not res.from_store:
         store.put({"op": pattern, "sizes": dict(backend.named_sizes), "dtype": dtype, "target": target,
                    "program": backend.program.name, "fingerprint": backend.program.fingerprint(),

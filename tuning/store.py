@@ -26,7 +26,8 @@ longer matches the Kernel IR (a pass changed) is ignored. Writes are atomic (tem
 Two searches may share a file: `save` re-reads it and merges this search's configs and skill counts.
 
 `backend_lookup(target, program, sizes)` is what codegen reaches through the `trex.tuned_configs`
-entry point (trex_compiler.targets.tuned_config): the stored config for that program and shape, or None.
+entry point (trex_compiler.targets.tuned_config): the stored config for that program and shape, or None
+(always None with TREX_TUNING_STORE=none).
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ from pathlib import Path
 FORMAT = "trex-tuning-store"
 VERSION = 1
 ENV = "TREX_TUNING_STORE"
+DISABLED = ("none", "off")     # TREX_TUNING_STORE=none: codegen ignores any store (tests that pin the model's choice)
 
 
 def default_path() -> Path:
@@ -157,6 +159,8 @@ _CACHE: dict = {}
 def backend_lookup(target: str, program, sizes: dict) -> dict | None:
     """The stored configuration for `program` (a Kernel IR Program) at `sizes` ({symbol or name: int})
     on `target`, or None. Cheap when there is no store file; re-read when the file changes."""
+    if os.environ.get(ENV, "").lower() in DISABLED:
+        return None
     path = default_path()
     try:
         mtime = path.stat().st_mtime_ns

@@ -40,3 +40,21 @@ def test_cuda_without_a_gpu_exits_with_the_reason(tmp_path, capsys):
     assert main(["--pattern", "rms_norm", "--shape", "ROWS=8,D=64", "--target", "cuda",
                  "--store", str(tmp_path / "s.json")]) == 3
     assert why in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not compiler_available(), reason="no C++ compiler for the AscendC emulator")
+def test_resume_branches_a_saved_tree(tmp_path, capsys):
+    store, out, more = tmp_path / "store.json", tmp_path / "first.json", tmp_path / "more.json"
+    base = ["--pattern", "rms_norm", "--shape", "ROWS=12,D=32", "--target", "ascend910b", "--store", str(store),
+            "--checks", "1", "-q"]
+    assert main(base + ["--max-candidates", "2", "--json", str(out)]) == 0
+    first = json.loads(out.read_text())
+    assert main(base + ["--max-candidates", "2", "--resume", str(out), "--from-node", "0", "--json", str(more)]) == 0
+    second = json.loads(more.read_text())
+    assert len(second["nodes"]) > len(first["nodes"])
+    assert second["nodes"][:len(first["nodes"])] == first["nodes"]
+    capsys.readouterr()
+    # a tree of another key cannot be resumed
+    assert main(["--pattern", "rms_norm", "--shape", "ROWS=12,D=64", "--target", "ascend910b", "--store", str(store),
+                 "--resume", str(out), "-q"]) == 2
+    assert "resume with the same pattern" in capsys.readouterr().err

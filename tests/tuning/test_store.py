@@ -121,3 +121,14 @@ def test_trex_codegen_takes_the_stored_tiling(store_path, monkeypatch, tmp_path,
     # another bucket: the solver's choice
     assert codegen_main(["--pattern", "rms_norm", "--sizes", "ROWS=200,D=256", "--out", str(tmp_path / "q")]) == 0
     assert "cores=5;" not in capsys.readouterr().out
+
+
+def test_store_lookups_can_be_switched_off(store_path, monkeypatch):
+    p = harness.build_program("rms_norm", "bf16")
+    s = Store(store_path)
+    s.put(_entry(p, {"rows_per_tile": 2, "buffer_depth": 2, "cores": 19}))
+    s.save()
+    sizes = harness.symbol_sizes({"ROWS": 37, "D": 256})
+    assert backend_lookup("ascend910b", p, sizes) is not None
+    monkeypatch.setenv("TREX_TUNING_STORE", "none")
+    assert backend_lookup("ascend910b", p, sizes) is None
