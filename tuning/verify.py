@@ -6,7 +6,8 @@ source and knob values); the process answers one JSON line. For each request it
 
   * draws fresh random inputs for every check from the hypothesis strategy `input_cases` (seed, scale,
     value distribution; hypothesis' own randomness, no example database, so nothing the generator
-    saw or chose decides the inputs),
+    saw or chose decides the inputs), and runs each check at the searched shape and at another ROWS of
+    the store bucket the result will be used for (where ROWS is not tied to other sizes),
   * allocates the outputs and fills them with NaN before every run (a row the kernel skips stays NaN),
   * runs the candidate kernel, the program's reference interpreter in its own dtypes ("eager", fp32
     compute) and the same interpreter in fp64 ("reference"),
@@ -36,13 +37,27 @@ from . import harness
 SCALES = (1.0, 1e-3, 8.0)
 
 
-def input_cases():
-    """Hypothesis strategy of input cases: a 63-bit seed, a magnitude, a value distribution."""
-    return st.fixed_dictionaries({
+def input_cases(bucket_rows: tuple[int, int] | None = None):
+    """Hypothesis strategy of input cases: a 63-bit seed, a magnitude, a value distribution, and (when
+    the program's row count can vary on its own) a second ROWS from the store bucket [lo, hi]."""
+    fields = {
         "seed": st.integers(min_value=0, max_value=2 ** 63 - 1),
         "scale": st.sampled_from(SCALES),
         "distribution": st.sampled_from(sorted(harness.DISTRIBUTIONS)),
-    })
+    }
+    if bucket_rows is not None:
+        fields["bucket_rows"] = st.integers(*bucket_rows)
+    return st.fixed_dictionaries(fields)
+
+
+def bucket_rows(program, named_sizes: dict) -> tuple[int, int] | None:
+    """The ROWS range a stored configuration will be used for (the store's bucket: up to the next power of
+    two), or None when ROWS is tied to other sizes (row-mapped inputs, row groups: RoPE's tables)."""
+    if any(not t.row_map.is_identity for t in program.tensors) or getattr(program, "row_group", None) is not None:
+        return None
+    rows = int(named_sizes["ROWS"])
+    hi = 1 if rows <= 1 else 1 << (rows - 1).bit_length()
+    return (hi // 2 + 1, hi) if hi > 1 else None
 
 
 def _tol(dtype: str) -> float:
@@ -80,13 +95,12 @@ def check(req: dict) -> dict:
     checks = int(req.get("checks", 3))
     seen: list = []
 
-    @settings(max_examples=checks, database=None, deadline=None, derandomize=False,
-              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
-    @given(case=input_cases())
-    def prop(case):
-        seen.append(case)
-        inputs = harness.make_inputs(program, req["sizes"], case["seed"], case["scale"], case["distribution"])
-        got = _run_candidate(req, program, inputs, scalars)
+    def one(sizes: dict, case: dict) -> None:
+        inputs = harness.make_inputs(program, sizes, case["seed"], case["scale"], case["distribution"])
+        try:
+            got = _run_candidate(req, program, inputs, scalars)
+        except Exception as e:      # re-raised with the shape that crashed
+            raise RuntimeError(f"at ROWS={sizes['ROWS']}: {type(e).__name__}: {e}") from e
         eager = harness.reference_eager(program, inputs, scalars)
         ref = harness.reference_fp64(program, inputs, scalars)
         names = sorted(eager)
@@ -95,7 +109,18 @@ def check(req: dict) -> dict:
             raise AssertionError(f"candidate returned no {missing}")
         assert_close_to_reference(tuple(got[n] for n in names), tuple(eager[n] for n in names),
                                   tuple(ref[n] for n in names), tol=_tol(req["dtype"]),
-                                  name=f"{program.name} outputs {names} case {case}")
+                                  name=f"{program.name} outputs {names} at ROWS={sizes['ROWS']} case {case}")
+
+    @settings(max_examples=checks, database=None, deadline=None, derandomize=False,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(case=input_cases(bucket_rows(program, req["sizes"])))
+    def prop(case):
+        seen.append(case)
+        # every check runs the searched shape, and another row count of the bucket the store will
+        # answer for (so a stored configuration is verified where it will be used)
+        one(req["sizes"], case)
+        if "bucket_rows" in case and case["bucket_rows"] != req["sizes"]["ROWS"]:
+            one(dict(req["sizes"], ROWS=case["bucket_rows"]), case)
 
     try:
         prop()

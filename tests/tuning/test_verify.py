@@ -95,3 +95,28 @@ static int boom = (std::abort(), 0);
 extern "C" __global__ __aicore__ void rms_norm_fwd_bf16_wbf16_obf16(GM_ADDR x, GM_ADDR w, GM_ADDR y, GM_ADDR rstd,
                                                                     GM_ADDR tiling) {}
 """
+
+
+def test_bucket_rows_cover_the_store_bucket():
+    from tuning.verify import bucket_rows
+    p = harness.build_program("rms_norm", "bf16")
+    assert bucket_rows(p, {"ROWS": 13, "D": 64}) == (9, 16)
+    assert bucket_rows(p, {"ROWS": 16, "D": 64}) == (9, 16)
+    assert bucket_rows(p, {"ROWS": 1, "D": 64}) is None
+    # RoPE's ROWS is tied to its cos/sin tables (row map): only the searched shape is checked
+    assert bucket_rows(harness.build_program("rope", "bf16"), {"ROWS": 24, "HD": 64, "RD": 32, "CDIV": 4,
+                                                                "CROWS": 6}) is None
+
+
+@needs_emulator
+def test_a_kernel_right_only_at_the_searched_rows_is_rejected(verifier):
+    """A kernel specialised to the searched ROWS (13) is wrong for the rest of the bucket (9..16) the
+    store would use it for: the verifier's second shape per check catches it."""
+    import re
+    b = AscendBackend("ascend910b", "rms_norm", "bf16", {"ROWS": 13, "D": 64})
+    cfg = {"rows_per_tile": 2, "buffer_depth": 2, "cores": 3}
+    art = b.compile(cfg, lambda src: re.sub(r"tl_\.rows\b", "(int64_t)13", src))
+    ans = verifier.verify(_request(b, art, checks=8))     # P(all 8 draws hit ROWS=13) = 8**-8
+    assert not ans["ok"]
+    failed_at = re.search(r"ROWS=(\d+)", ans["reason"])
+    assert failed_at and int(failed_at.group(1)) != 13, ans["reason"]
