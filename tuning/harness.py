@@ -135,12 +135,15 @@ def ascend_tiling_struct(program: Program, buffer_depth: int):
 
 
 def run_ascend(program: Program, source: str, config: dict, inputs: dict, scalars: dict, *, opt: str = "-O0",
-               poison: bool = True, rows_limit: int | None = None, cores: int | None = None) -> tuple[dict, dict]:
+               poison: bool = True, rows_limit: int | None = None, cores: int | None = None,
+               check_sync: bool = False) -> tuple[dict, dict]:
     """Compile `source` (the emulator's on-disk cache makes a repeat free), launch it on `config`'s
     tiling over `inputs`, return (outputs after the host finalize, emulator counters).
 
     rows_limit/cores: launch a single core over the first rows only (the critical core of a
-    multi-core launch, for profiling); outputs are then partial and must not be compared."""
+    multi-core launch, for profiling); outputs are then partial and must not be compared.
+    check_sync: the emulator checks every UB access against AscendC's pipe synchronisation rules (a
+    missing barrier or flag races on the NPU); the verifier turns it on."""
     from codegen_ascendc.emulator.runner import compile_kernel
     from codegen_ascendc.launch import tiling_struct_type
 
@@ -166,7 +169,7 @@ def run_ascend(program: Program, source: str, config: dict, inputs: dict, scalar
         poison_(t) if poison else t.zero_()
     args = [inputs[t.name].contiguous() if t.role == "in" else outs[t.name] for t in program.tensors]
     lib = compile_kernel(source, extra_flags=(opt,))
-    counters = lib.launch(program.name, ncores, *args, bytearray(bytes(st)), check_sync=False)
+    counters = lib.launch(program.name, ncores, *args, bytearray(bytes(st)), check_sync=check_sync)
     result = dict(outs)
     ins = {t.name: inputs[t.name] for t in program.inputs}
     for h in program.finalize:

@@ -9,6 +9,8 @@ source and knob values); the process answers one JSON line. For each request it
     saw or chose decides the inputs), and runs each check at the searched shape and at another ROWS of
     the store bucket the result will be used for (where ROWS is not tied to other sizes),
   * allocates the outputs and fills them with NaN before every run (a row the kernel skips stays NaN),
+    runs the AscendC emulator with its pipe-synchronisation checks on and its GM bounds checks, and
+    fails a kernel that writes into its inputs,
   * runs the candidate kernel, the program's reference interpreter in its own dtypes ("eager", fp32
     compute) and the same interpreter in fp64 ("reference"),
   * applies trex_compiler.testing.assert_close_to_reference (the DESIGN.md rule: allclose to eager, or
@@ -69,7 +71,7 @@ def _run_candidate(req: dict, program, inputs: dict, scalars: dict) -> dict:
     kernel = req["kernel"]
     if target.startswith("ascend"):
         out, _ = harness.run_ascend(program, kernel["source"], kernel["config"], inputs, scalars,
-                                    opt=req.get("opt", "-O0"), poison=True)
+                                    opt=req.get("opt", "-O0"), poison=True, check_sync=True)
         return out
     if target == "cuda":
         from codegen_triton.launcher import run_program
@@ -80,10 +82,12 @@ def _run_candidate(req: dict, program, inputs: dict, scalars: dict) -> dict:
         os.environ["TREX_TRITON_POISON"] = "1"     # the launcher NaN-fills every output before the launch
         # CPU tensors only under Triton's interpreter (TRITON_INTERPRET=1), which the tests use
         device = "cuda" if torch.cuda.is_available() else "cpu"
-        out = run_program(program, {k: v.to(device) for k, v in inputs.items()}, scalars,
-                          tiling=Tiling(**kernel["config"]))
+        on_device = {k: v.to(device) for k, v in inputs.items()}
+        out = run_program(program, on_device, scalars, tiling=Tiling(**kernel["config"]))
         if device == "cuda":
             torch.cuda.synchronize()
+        for k, v in on_device.items():      # copy back, so the caller's input check sees device writes
+            inputs[k].copy_(v.cpu())
         return {k: v.cpu() for k, v in out.items()}
     raise ValueError(f"verifier: unknown target {target!r}")
 
@@ -97,10 +101,15 @@ def check(req: dict) -> dict:
 
     def one(sizes: dict, case: dict) -> None:
         inputs = harness.make_inputs(program, sizes, case["seed"], case["scale"], case["distribution"])
+        pristine = {k: v.clone() for k, v in inputs.items()}
         try:
             got = _run_candidate(req, program, inputs, scalars)
         except Exception as e:      # re-raised with the shape that crashed
             raise RuntimeError(f"at ROWS={sizes['ROWS']}: {type(e).__name__}: {e}") from e
+        clobbered = [k for k in inputs if not torch.equal(inputs[k], pristine[k])]
+        if clobbered:
+            raise AssertionError(f"at ROWS={sizes['ROWS']}: the kernel wrote into its inputs {clobbered}")
+        inputs = pristine
         eager = harness.reference_eager(program, inputs, scalars)
         ref = harness.reference_fp64(program, inputs, scalars)
         names = sorted(eager)

@@ -120,3 +120,17 @@ def test_a_kernel_right_only_at_the_searched_rows_is_rejected(verifier):
     assert not ans["ok"]
     failed_at = re.search(r"ROWS=(\d+)", ans["reason"])
     assert failed_at and int(failed_at.group(1)) != 13, ans["reason"]
+
+
+@needs_emulator
+def test_a_kernel_that_writes_into_its_inputs_is_rejected(verifier):
+    """A kernel that scribbles on an input (a scratch-reuse bug) is rejected for that, before its outputs
+    are even compared."""
+    b = AscendBackend("ascend910b", "rms_norm", "bf16", {"ROWS": 4, "D": 32})
+    cfg = {"rows_per_tile": 1, "buffer_depth": 2, "cores": 1}
+    bind = "xGm_.SetGlobalBuffer((__gm__ bfloat16_t*)x);"
+    # the kernel's Init writes one element of x before any row is read
+    art = b.compile(cfg, lambda s: s.replace(bind, bind + "\n    xGm_.SetValue(4 * 32 - 1, bfloat16_t(7.0f));"))
+    ans = verifier.verify(_request(b, art, checks=1))
+    assert not ans["ok"]
+    assert ans["reason"] == "at ROWS=4: the kernel wrote into its inputs ['x']"
