@@ -144,3 +144,30 @@ def test_budgets_and_early_stopping(store_path, verifier):
     assert patient.stop_reason == "early stop: 2 candidates without an improvement"
     assert [n.status for n in patient.nodes if n.status != "infeasible"] == ["root", "rolled_back", "rolled_back"]
     assert patient.config == patient.baseline_config
+
+
+def test_a_candidate_that_does_not_build_is_a_failed_node(store_path, verifier):
+    b = AscendBackend("ascend910b", "rms_norm", "bf16", {"ROWS": 8, "D": 32})
+    cfg = dict(b.initial()[0], rows_per_tile=2)
+    broken = Planted("syntax_error", cfg, lambda src: src.replace("Process()", "Process(", 1))
+    res = Search(b, Store(store_path), max_candidates=1, verifier=verifier, planted=[broken]).run(use_store=False)
+    node = next(n for n in res.nodes if n.move == "planted:syntax_error")
+    assert node.status == "failed" and node.reason.startswith("compile: EmulatorCompileError")
+    assert res.config == res.baseline_config
+
+
+def test_calibration_scales_the_pipes_and_is_named_in_the_label(tmp_path):
+    from tuning.ascend import AscendCalibration
+    cal = tmp_path / "cal.json"
+    cal.write_text('{"launch_s": 2e-6, "scales": {"mte2": 2.0, "mte3": 2.0, "gm": 2.0}}')
+    shape = {"ROWS": 64, "D": 512}
+    plain = AscendBackend("ascend910b", "rms_norm", "bf16", shape)
+    fitted = AscendBackend("ascend910b", "rms_norm", "bf16", shape, calibration=AscendCalibration.load(str(cal)))
+    cfg = plain.initial()[0]
+    p0, p1 = plain.profile(plain.compile(cfg)), fitted.profile(fitted.compile(cfg))
+    assert p0["label"] == "modeled (uncalibrated: cost_models/hardware.py constants)"
+    assert p1["label"] == f"modeled (calibrated: {cal})"
+    assert p1["pipes_s"]["launch"] == 2e-6
+    for k in ("mte2", "mte3", "gm"):
+        assert p1["pipes_s"][k] == pytest.approx(2 * p0["pipes_s"][k])
+    assert p1["pipes_s"]["vec"] == pytest.approx(p0["pipes_s"]["vec"])
