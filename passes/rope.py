@@ -153,13 +153,12 @@ def _is_call(n, target) -> bool:
 def _refine(match) -> str | None:
     """Fold ``x = X[..., -r:]`` + (``cat([X[..., :-r], rope(x)], -1)`` or the in-place write-back)
     into one op on the whole head; negate-sin spellings of the inverse become ``inverse=True``."""
-    sin, freqs = match.inputs.get("sin"), match.inputs.get("freqs_cis")
-    if _is_call(sin, aten.neg.default):
-        match.inputs["sin"] = sin.args[0]
-        match.consts["inverse"] = not match.consts.get("inverse", False)
-    if _is_call(freqs, aten._conj.default):
-        match.inputs["freqs_cis"] = freqs.args[0]
-        match.consts["inverse"] = not match.consts.get("inverse", False)
+    for name, negation in (("sin", aten.neg.default), ("freqs_cis", aten._conj.default)):
+        table = match.inputs.get(name)
+        while _is_call(table, negation):     # each -sin / conj() flips the direction (conj().conj(): none)
+            table = table.args[0]
+            match.inputs[name] = table
+            match.consts["inverse"] = not match.consts.get("inverse", False)
     x = match.inputs["x"]
     if not _is_call(x, aten.slice.Tensor) or len(match.outputs[0].users) != 1:
         return None

@@ -23,6 +23,7 @@ spelling                            canonical form
 from __future__ import annotations
 
 import math
+import operator
 from typing import Callable
 
 import torch
@@ -67,6 +68,36 @@ def _same_meta(a, b) -> bool:
             and len(va.shape) == len(vb.shape) and all(same_size(x, y) for x, y in zip(va.shape, vb.shape)))
 
 
+def _returns_alias(node: fx.Node) -> bool:
+    """Whether ``node``'s result shares storage with its input (a view: ``view``, ``t``, ``split`` and
+    the ``getitem`` that unpacks it)."""
+    if node.op != "call_function":
+        return False
+    if node.target is operator.getitem:
+        return True
+    schema = getattr(node.target, "_schema", None)
+    return schema is not None and any(r.alias_info is not None for r in schema.returns)
+
+
+def escapes(node: fx.Node) -> bool:
+    """Whether ``node``'s storage reaches the caller: it is a graph output, or a view of it is. Such a
+    value must stay its own tensor: dropping the copy that made it (``clone``, a same-dtype ``_to_copy``,
+    ``x * 1``) or merging it with an equal value would hand the caller a tensor that aliases an input or
+    another output, and an in-place update of one would silently change the other."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for user in n.users:
+            if user.op == "output":
+                return True
+            if _returns_alias(user):
+                stack.append(user)
+    return False
+
+
 def _insert(anchor: fx.Node, target, args, kwargs=None) -> fx.Node:
     return insert_call(anchor.graph, target, args, kwargs, before=anchor)
 
@@ -85,7 +116,7 @@ def _to_copy(node):
     if kwargs:  # memory_format / pin_memory / non_blocking: leave alone
         return None
     if dtype is None or dtype == xv.dtype:
-        return x
+        return None if escapes(node) else x
     if set(node.kwargs) == {"dtype"}:
         return None  # already canonical
     return _insert(node, aten._to_copy.default, (x,), {"dtype": dtype})
@@ -94,7 +125,7 @@ def _to_copy(node):
 def _clone(node):
     if node.kwargs.get("memory_format") not in (None, torch.contiguous_format, torch.preserve_format):
         return None
-    if any(u.op == "output" for u in node.users):
+    if escapes(node):
         return None  # keep: removing it could make a graph output alias an input
     xv = val(node.args[0])
     if not isinstance(xv, torch.Tensor) or not xv.is_contiguous():
@@ -107,7 +138,7 @@ def _mul(node):
     if _is_node(a) and a is b:
         return _insert(node, aten.pow.Tensor_Scalar, (a, 2))
     for x, y in ((a, b), (b, a)):
-        if _is_node(x) and _scalar(y) == 1.0 and _same_meta(node, x):
+        if _is_node(x) and _scalar(y) == 1.0 and _same_meta(node, x) and not escapes(node):
             return x
     for x, y in ((a, b), (b, a)):  # g * sigmoid(g) -> silu(g)
         if _is_node(y) and y.op == "call_function" and y.target == aten.sigmoid.default and y.args[0] is x:
@@ -145,13 +176,16 @@ def _div(node):
     if _is_node(b) and b.op == "call_function" and b.target == aten.sqrt.default:
         r = _insert(node, aten.rsqrt.default, (b.args[0],))
         return _insert(node, aten.mul.Tensor, (a, r))
-    if _is_node(a) and a.op == "call_function" and a.target == aten.sum.dim_IntList and not a.kwargs.get("dtype"):
+    if (_is_node(a) and a.op == "call_function" and a.target == aten.sum.dim_IntList and not a.kwargs.get("dtype")
+            and val(a.args[0]).dtype.is_floating_point):   # mean() rejects integer inputs
         n = b if not _is_node(b) else val(b) if isinstance(val(b), torch.SymInt) else None
         if n is not None and len(a.args) >= 2 and a.args[1] and same_size(_reduced_numel(a), n):
             keepdim = a.args[2] if len(a.args) > 2 else a.kwargs.get("keepdim", False)
             return _insert(node, aten.mean.dim, (a.args[0], list(a.args[1]), keepdim))
     if _is_node(b) and b.op == "call_function" and b.target == aten.add.Tensor and _is_node(a):
-        e, one = b.args[0], b.args[1]  # g / (1 + exp(-g)) -> silu(g)
+        e, one = b.args[0], b.args[1]  # g / (1 + exp(-g)) -> silu(g); not 1 + alpha * exp(-g)
+        if b.kwargs:
+            return None
         if _scalar(e) == 1.0:
             e, one = one, e
         if (_scalar(one) == 1.0 and _is_node(e) and e.target == aten.exp.default and _is_node(e.args[0])
@@ -164,7 +198,7 @@ def _mul_by_inverse_numel(node):
     a, b = node.args[0], node.args[1]
     for s, c in ((a, b), (b, a)):
         if (_is_node(s) and s.op == "call_function" and s.target == aten.sum.dim_IntList and _scalar(c)
-                and s.args[1] and not s.kwargs.get("dtype")):
+                and s.args[1] and not s.kwargs.get("dtype") and val(s.args[0]).dtype.is_floating_point):
             n = _reduced_numel(s)
             if isinstance(n, int) and math.isclose(c * n, 1.0, rel_tol=1e-12):
                 keepdim = s.args[2] if len(s.args) > 2 else False
@@ -178,7 +212,10 @@ def _clamp_bound(node, lo, hi):
     if (_is_node(x) and x.op == "call_function" and x.target == aten.clamp.default and len(x.users) == 1):
         ilo = x.args[1] if len(x.args) > 1 else None
         ihi = x.args[2] if len(x.args) > 2 else None
-        if (lo is None or ilo is None) and (hi is None or ihi is None):
+        # max(min(x, ihi), lo) is clamp(x, lo, ihi) only when lo <= ihi: torch.clamp applies max last,
+        # so with crossed bounds it returns ihi where the nested form returns lo.
+        crossed = lo is not None and ihi is not None and lo > ihi
+        if (lo is None or ilo is None) and (hi is None or ihi is None) and not crossed:
             return _insert(node, aten.clamp.default, (x.args[0], lo if lo is not None else ilo,
                                                        hi if hi is not None else ihi))
     return _insert(node, aten.clamp.default, (x, lo, hi))
@@ -238,6 +275,8 @@ def _cse_key(node: fx.Node):
     schema = getattr(node.target, "_schema", None)
     if schema is None or schema.is_mutable or any(w in str(node.target) for w in _IMPURE_WORDS):
         return None
+    if torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
+        return None  # random ops by tag too (poisson, exponential, ...): two draws are not one
 
     def freeze(x):
         if isinstance(x, fx.Node):
@@ -266,6 +305,8 @@ def eliminate_common_subexpressions(graph: fx.Graph) -> int:
         key = _cse_key(node)
         if key is None:
             continue
+        if key in seen and escapes(node) and escapes(seen[key]):
+            continue  # two equal outputs must stay two tensors (the caller may update one in place)
         if key in seen:
             node.replace_all_uses_with(seen[key])
             graph.erase_node(node)
@@ -285,6 +326,12 @@ def canonicalize(graph: fx.Graph, max_rounds: int = 6) -> int:
                 continue
             for rule in RULES.get(node.target, ()):
                 new = rule(node)
+                if new is not None and new is not node and not _same_meta(node, new):
+                    # not the same dtype/shape (``b * b`` on bools is and, ``pow(b, 2)`` is int64):
+                    # not an exact rewrite after all; keep the original node
+                    if not new.users:
+                        graph.erase_node(new)
+                    continue
                 if new is not None and new is not node:
                     node.replace_all_uses_with(new)
                     graph.erase_node(node)

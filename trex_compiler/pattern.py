@@ -381,7 +381,7 @@ class Matcher:
             if view_groups(pn) != view_groups(g):
                 raise MatchFailure(f"reshape {g.name} regroups dims differently from the chain", self.depth)
             self._node(pn.args[0], g.args[0])
-        elif pn.target in _COMMUTATIVE and len(pn.args) == 2 and not pn.kwargs:
+        elif pn.target in _COMMUTATIVE and len(pn.args) == 2 and not pn.kwargs and not g.kwargs:
             snap = self._snapshot()
             try:
                 self._args(pn, g, pn.args, g.args)

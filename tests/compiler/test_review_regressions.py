@@ -1,0 +1,132 @@
+"""Regressions from the compiler-core review: each case gave a wrong answer (or an avoidable fallback)
+under ``backend="trex"`` before its fix. The rule under test: a compiled function returns what eager
+returns (values, dtype, and aliasing: a returned tensor never shares storage with an input or with
+another output unless eager's does)."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+from trex_compiler import logs
+
+EPS = 1e-6
+
+
+def _compile_and_run(fn, *args):
+    """Compile ``fn`` with trex, run it once; returns (result, matched pattern names, trex warnings)."""
+    with warnings.catch_warnings(record=True) as caught, logs.capture() as reports:
+        warnings.simplefilter("always")
+        out = torch.compile(fn, backend="trex")(*args)
+    matched = [m.pattern for r in reports for m in r.matches]
+    return out, matched, [str(w.message) for w in caught if "trex" in str(w.message)]
+
+
+# ------------------------------------------------------------------------- aliasing of outputs
+# Canonicalisation dropped copies (clone, same-dtype _to_copy, x * 1) whose result the caller receives:
+# the compiled function then returned the input itself (or a view of it), and an in-place update of
+# the output silently changed the caller's input.
+@pytest.mark.parametrize("fn", [
+    lambda x: x.clone().view(-1),
+    lambda x: x.clone().t(),
+    lambda x: x.to(torch.float32, copy=True),
+    lambda x: x * 1,
+    lambda x: (x * 1).view(-1),
+], ids=["clone_view", "clone_t", "to_copy", "times_one", "times_one_view"])
+def test_returned_copy_does_not_alias_the_input(fn):
+    x = torch.randn(4, 8)
+    before = x.clone()
+    out, _, _ = _compile_and_run(fn, x)
+    torch.testing.assert_close(out, fn(before))
+    out.add_(1)
+    assert torch.equal(x, before), "the compiled function returned a tensor aliasing its input"
+
+
+def test_equal_outputs_stay_distinct_tensors():
+    # CSE merged ``x + 1`` twice into one node: both outputs were the same tensor.
+    out_a, out_b = _compile_and_run(lambda x: (x + 1, x + 1), torch.randn(3))[0]
+    out_a.add_(1)
+    assert not torch.equal(out_a, out_b)
+
+
+def test_random_draws_are_not_merged():
+    # CSE merged two poisson() draws (random by tag, not by name) into one sample.
+    rates = torch.full((4096,), 5.0)
+    a, b = _compile_and_run(lambda r: (torch.poisson(r) + 0, torch.poisson(r) + 0), rates)[0]
+    assert not torch.equal(a, b)
+
+
+# ------------------------------------------------------------------------- inexact rewrites
+def test_crossed_clamp_bounds_keep_their_order():
+    # clamp(max=-0.5) then clamp(min=0.5) is 0.5 everywhere; merging into clamp(x, 0.5, -0.5) gave -0.5.
+    x = torch.randn(4, 6)
+    for fn in (lambda t: t.clamp(max=-0.5).clamp(min=0.5),
+               lambda t: torch.clamp_min(torch.clamp_max(t, -0.5), 0.5),
+               lambda t: torch.maximum(torch.minimum(t, torch.tensor(-0.5)), torch.tensor(0.5))):
+        torch._dynamo.reset()
+        torch.testing.assert_close(_compile_and_run(fn, x)[0], fn(x))
+
+
+def test_silu_rewrite_respects_add_alpha():
+    # g / (exp(-g) + 3 * 1) was rewritten to silu(g) = g / (exp(-g) + 1): alpha was ignored.
+    def fn(g):
+        return g / torch.add(torch.exp(-g), 1, alpha=3)
+    g = torch.randn(4, 8)
+    torch.testing.assert_close(_compile_and_run(fn, g)[0], fn(g))
+
+
+def test_bool_self_product_keeps_its_dtype():
+    # b * b (logical and) became pow(b, 2), an int64 tensor.
+    b = torch.rand(8) > 0.5
+    out = _compile_and_run(lambda t: t * t, b)[0]
+    assert out.dtype == torch.bool and torch.equal(out, b)
+
+
+@pytest.mark.parametrize("fn", [lambda a: a.sum(-1) / a.shape[-1], lambda a: a.sum(-1) * 0.25],
+                         ids=["div_n", "mul_inverse_n"])
+def test_integer_sum_over_n_is_not_a_mean(fn):
+    # sum/n -> mean on an integer tensor raised while preparing the graph: whole graph ran unfused.
+    a = torch.randint(0, 9, (3, 4))
+    out, _, trex_warnings = _compile_and_run(fn, a)
+    torch.testing.assert_close(out, fn(a))
+    assert trex_warnings == []
+
+
+# ------------------------------------------------------------------------- near-matches
+def test_rms_norm_with_add_alpha_is_not_matched():
+    # rsqrt(torch.add(var, eps, alpha=1000)) matched the chain and the fused op used eps, not 1000*eps.
+    def fn(x, w):
+        return w * (x * torch.rsqrt(torch.add(x.pow(2).mean(-1, keepdim=True), EPS, alpha=1000.0)))
+    x, w = torch.randn(3, 5, 16) * 1e-2, torch.randn(16)
+    out, matched, _ = _compile_and_run(fn, x, w)
+    torch.testing.assert_close(out, fn(x, w))
+    assert "rms_norm" not in matched
+
+
+def test_residual_add_with_alpha_is_not_matched():
+    def fn(x, r, w):
+        h = torch.add(x, r, alpha=0.5)
+        hf = h.float()
+        return w * (hf * torch.rsqrt(hf.pow(2).mean(-1, keepdim=True) + EPS)).to(h.dtype), h
+    x, r, w = torch.randn(3, 16), torch.randn(3, 16), torch.randn(16)
+    with warnings.catch_warnings(record=True), logs.capture() as reports:
+        warnings.simplefilter("always")
+        compiled = torch.compile(fn, backend="trex", options={"patterns": ["add_rms_norm"]})
+        out = compiled(x, r, w)
+    torch.testing.assert_close(out, fn(x, r, w))
+    assert [m.pattern for rep in reports for m in rep.matches] == []
+
+
+def test_rope_double_conjugate_is_a_forward_rotation():
+    # freqs.conj().conj(): only one conj was folded; the pass raised and the region fell back.
+    x = torch.randn(2, 5, 3, 8)
+    ang = torch.randn(5, 1, 4)
+    freqs = torch.polar(torch.ones_like(ang), ang)
+
+    def fn(x, f):
+        xc = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))
+        return torch.view_as_real(xc * f.conj().conj()).flatten(-2).to(x.dtype)
+    out, matched, trex_warnings = _compile_and_run(fn, x, freqs)
+    torch.testing.assert_close(out, fn(x, freqs), atol=1e-5, rtol=1e-5)
+    assert matched == ["rope"] and trex_warnings == []
