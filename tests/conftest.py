@@ -5,7 +5,13 @@ fuzzing profile; =dev is quick for local iteration. Area fixtures live in each t
 """
 import os
 
+import torch
 from hypothesis import HealthCheck, settings
+
+# Without a GPU, Triton kernels can only run in Triton's interpreter. Triton decides that when a
+# function is decorated, so it must be set before any test module imports a @triton.jit function.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 settings.register_profile("dev", max_examples=20, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
