@@ -207,7 +207,7 @@ def _extra_check(match) -> str | None:
         return f"x has dtype {x.dtype}; the fused op takes bf16/fp16/fp32"
     freqs = match.input_val("freqs_cis")
     tables = [t for t in (match.input_val("cos"), match.input_val("sin"), freqs) if t is not None]
-    if any(t.requires_grad for t in tables):
+    if any(match.input_requires_grad(name) for name in ("cos", "sin", "freqs_cis")):
         return "cos/sin (or freqs_cis) require grad; the fused op treats the rotation table as a constant"
     if freqs is not None and freqs.dtype not in (torch.complex64, torch.complex128):
         return f"freqs_cis has dtype {freqs.dtype}, expected complex64"

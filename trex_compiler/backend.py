@@ -47,7 +47,8 @@ import torch.fx as fx
 
 from . import logs, registry, targets
 from .canonical import canonicalize
-from .graph import DECOMPOSITIONS, graph_has_global_state_changes, remove_dead_code, trace_to_aten
+from .graph import (DECOMPOSITIONS, graph_has_global_state_changes, mark_requires_grad, remove_dead_code,
+                    trace_to_aten)
 from .pattern import Matcher, MatchFailure, anchor_candidates, build_replacement
 
 torch._dynamo.config.specialize_float = True
@@ -180,6 +181,7 @@ def fuse_graph(gm: fx.GraphModule, example_inputs: list, opts: TrexOptions,
 
         fakes = [fakeify(x) for x in example_inputs]
         aten_gm = trace_to_aten(gm, fakes, fake_mode=fake_mode)
+        mark_requires_grad(aten_gm.graph, fakes)
         canonicalize(aten_gm.graph)
         aten_gm.recompile()
     except Exception as e:  # noqa: BLE001

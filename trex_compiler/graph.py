@@ -101,6 +101,39 @@ def trace_to_aten(fn: Callable, args: list, *, fake_mode=None) -> fx.GraphModule
     return gm
 
 
+REQUIRES_GRAD = "trex_requires_grad"
+
+
+def mark_requires_grad(graph: fx.Graph, example_inputs: list) -> None:
+    """Record in ``node.meta[REQUIRES_GRAD]`` whether autograd may ask for a gradient through each node.
+
+    The graph is traced below autograd, so its fake values never carry ``requires_grad``: it is taken
+    from the inputs Dynamo compiled for (placeholders, in order) and spread to every node that uses one
+    (an over-approximation: integer results are marked too). Under ``no_grad`` nothing requires grad
+    (Dynamo guards on the grad mode)."""
+    enabled = torch.is_grad_enabled()
+    placeholders = list(graph.find_nodes(op="placeholder"))
+    for node, example in zip(placeholders, example_inputs):
+        node.meta[REQUIRES_GRAD] = bool(enabled and isinstance(example, torch.Tensor) and example.requires_grad)
+    for node in graph.nodes:
+        if node.op != "placeholder":
+            node.meta[REQUIRES_GRAD] = any(requires_grad(a) for a in node.all_input_nodes)
+
+
+def requires_grad(node: Any) -> bool:
+    """Whether a gradient may flow through ``node``: mark_requires_grad's mark; for a node inserted
+    after marking (a canonical rewrite, a fused op), whether one of its inputs requires grad; for an
+    unmarked placeholder, its value's flag."""
+    if not isinstance(node, fx.Node):
+        return False
+    if REQUIRES_GRAD not in node.meta:
+        if node.op == "placeholder":
+            v = val(node)
+            return bool(isinstance(v, torch.Tensor) and v.requires_grad)
+        node.meta[REQUIRES_GRAD] = any(requires_grad(a) for a in node.all_input_nodes)
+    return bool(node.meta[REQUIRES_GRAD])
+
+
 def make_differentiable(graph: fx.Graph) -> None:
     """Replace ``aten.copy`` (functionalised ``copy_``, which has no autograd formula)."""
     for node in list(graph.find_nodes(op="call_function", target=aten.copy.default)):

@@ -43,7 +43,7 @@ import torch
 import torch.fx as fx
 
 from .canonical import canonicalize
-from .graph import aten, same_size, trace_to_aten, val
+from .graph import aten, requires_grad, same_size, trace_to_aten, val
 
 FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 _MAGIC_BASE = 0.0123456789
@@ -104,6 +104,11 @@ class Match:
     def input_val(self, name: str):
         node = self.inputs.get(name)
         return None if node is None else val(node)
+
+    def input_requires_grad(self, name: str) -> bool:
+        """Whether autograd may want a gradient for input ``name`` (graph values are traced below
+        autograd, so ``input_val(name).requires_grad`` is always False in a compiled graph)."""
+        return requires_grad(self.inputs.get(name))
 
 
 class MatchFailure(Exception):

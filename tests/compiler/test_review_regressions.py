@@ -130,3 +130,34 @@ def test_rope_double_conjugate_is_a_forward_rotation():
     out, matched, trex_warnings = _compile_and_run(fn, x, freqs)
     torch.testing.assert_close(out, fn(x, freqs), atol=1e-5, rtol=1e-5)
     assert matched == ["rope"] and trex_warnings == []
+
+
+# ------------------------------------------------------------------------- gradients
+def test_rope_tables_that_require_grad_keep_their_gradient():
+    # The graph is traced below autograd, so the extra check's ``t.requires_grad`` was always False:
+    # RoPE was fused with learnable cos/sin and their gradients were silently None.
+    def fn(x, cos, sin):
+        a, b = x[..., 0::2].float(), x[..., 1::2].float()
+        return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2).to(x.dtype)
+    ang = torch.randn(5, 1, 4)
+    eager_in = [torch.randn(2, 5, 3, 8), ang.cos(), ang.sin()]
+    compiled_in = [t.clone().requires_grad_() for t in eager_in]
+    eager_in = [t.requires_grad_() for t in eager_in]
+    out, matched, _ = _compile_and_run(fn, *compiled_in)
+    out.sum().backward()
+    fn(*eager_in).sum().backward()
+    assert "rope" not in matched
+    for got, want in zip(compiled_in, eager_in):
+        assert got.grad is not None
+        torch.testing.assert_close(got.grad, want.grad)
+
+
+def test_rope_tables_without_grad_are_still_fused():
+    ang = torch.randn(5, 1, 4)
+    x = torch.randn(2, 5, 3, 8, requires_grad=True)
+
+    def fn(x, cos, sin):
+        a, b = x[..., 0::2].float(), x[..., 1::2].float()
+        return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2).to(x.dtype)
+    out, matched, _ = _compile_and_run(fn, x, ang.cos(), ang.sin())
+    assert matched == ["rope"]
