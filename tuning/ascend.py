@@ -87,6 +87,25 @@ class AscendBackend:
             config["col_chunk"] = t.col_chunk
         return config, {"time_s": pred.time_s, "pipes_s": dict(pred.pipes_s)}
 
+    def _row_group(self) -> int:
+        """Rows per group that core blocks and tiles never straddle (RoPE's table rows), else 1."""
+        g = getattr(self.program, "row_group", None)
+        return int(sympy.sympify(g).subs(self.sizes)) if g is not None else 1
+
+    def canonical(self, config: dict) -> dict:
+        """The configuration in its canonical form: the fewest cores that give the same rows per core
+        (the front/tail split launches those; more cores would idle) and a row tile no longer than a
+        core's rows. Two configurations with the same canonical form run the same kernel the same way,
+        so the search profiles only one of them."""
+        rows = self.sizes[ROWS]
+        cores = int(config["cores"])
+        group = self._row_group()
+        block = math.ceil(math.ceil(rows / cores) / group) * group     # core_rows' block
+        out = dict(config)
+        out["cores"] = math.ceil(rows / block)
+        out["rows_per_tile"] = min(int(config["rows_per_tile"]), block)
+        return out
+
     def tiling(self, config: dict) -> Tiling:
         return Tiling(int(config["rows_per_tile"]), config.get("col_chunk"), int(config["buffer_depth"]),
                       int(config["cores"]))
@@ -120,8 +139,7 @@ class AscendBackend:
         ins = harness.make_inputs(self.program, self.named_sizes, seed)
         rows = self.sizes[ROWS]
         cores = int(config["cores"])
-        row_group = getattr(self.program, "row_group", None)
-        group = int(sympy.sympify(row_group).subs(self.sizes)) if row_group is not None else 1
+        group = self._row_group()
         per_core = core_rows(rows, cores, group) if group > 1 else core_rows(rows, cores)
         active = max(1, sum(1 for r in per_core if r > 0))
         # one single-core launch per distinct per-core row count (full cores, the tail core): the

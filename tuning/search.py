@@ -233,6 +233,8 @@ class Search:
                 continue
             move = pending[cur.id].pop(0)
             cfg = space.apply_move(self.b.target, cur.config, move)
+            if cfg is not None and hasattr(self.b, "canonical"):
+                cfg = self.b.canonical(cfg)
             if cfg is None or space.config_key(cfg) in seen:
                 continue
             seen.add(space.config_key(cfg))

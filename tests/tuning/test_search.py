@@ -171,3 +171,11 @@ def test_calibration_scales_the_pipes_and_is_named_in_the_label(tmp_path):
     for k in ("mte2", "mte3", "gm"):
         assert p1["pipes_s"][k] == pytest.approx(2 * p0["pipes_s"][k])
     assert p1["pipes_s"]["vec"] == pytest.approx(p0["pipes_s"]["vec"])
+
+
+def test_configurations_that_run_alike_are_profiled_once():
+    b = AscendBackend("ascend910b", "rms_norm", "bf16", {"ROWS": 512, "D": 256})
+    # 37 and 38 cores both give 14 rows per core (the launch uses 37); a tile beyond 14 rows is 14 rows
+    assert b.canonical({"rows_per_tile": 32, "buffer_depth": 2, "cores": 38}) == \
+        {"rows_per_tile": 14, "buffer_depth": 2, "cores": 37}
+    assert b.canonical({"rows_per_tile": 2, "buffer_depth": 2, "cores": 43})["cores"] == 43   # 12 rows per core
