@@ -94,6 +94,9 @@ def _extra_check(match) -> str | None:
     x, residual, w = match.input_val("x"), match.input_val("residual"), match.input_val("weight")
     if x.dtype != residual.dtype or tuple(x.shape) != tuple(residual.shape):
         return f"x {tuple(x.shape)}/{x.dtype} and residual {tuple(residual.shape)}/{residual.dtype} differ"
+    h_dtype = match.outputs[1].meta["val"].dtype
+    if h_dtype != x.dtype:   # e.g. h = x.float() + residual.float(): the fused op returns h in x's dtype
+        return f"the sum h is {h_dtype} but x is {x.dtype} (inputs up-cast before the add)"
     if w.dim() != 1 or w.shape[0] != x.shape[-1]:
         return f"the multiplier has shape {tuple(w.shape)}, not a weight of shape ({x.shape[-1]},)"
     return None

@@ -161,3 +161,19 @@ def test_rope_tables_without_grad_are_still_fused():
         return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2).to(x.dtype)
     out, matched, _ = _compile_and_run(fn, x, ang.cos(), ang.sin())
     assert matched == ["rope"]
+
+
+def test_residual_sum_upcast_before_the_add_is_a_near_miss_not_a_warning():
+    # h = x.float() + residual.float() matched add_rms_norm, whose h is in x's dtype: the replacement
+    # was refused at splice time, with a fallback warning, for an ordinary spelling.
+    def fn(x, r, w):
+        h = x.float() + r.float()
+        return w * (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS)).to(x.dtype), h
+    x, r, w = (torch.randn(3, 16, dtype=torch.bfloat16) for _ in range(3))
+    with warnings.catch_warnings(record=True) as caught, logs.capture() as reports:
+        warnings.simplefilter("always")
+        out = torch.compile(fn, backend="trex", options={"patterns": ["add_rms_norm"]})(x, r, w[0])
+    for got, want in zip(out, fn(x, r, w[0])):
+        torch.testing.assert_close(got, want)
+    assert [str(c.message) for c in caught if "trex" in str(c.message)] == []
+    assert any(nm.pattern == "add_rms_norm" for rep in reports for nm in rep.near_misses)
