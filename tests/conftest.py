@@ -10,6 +10,9 @@ from hypothesis import HealthCheck, settings
 
 # Without a GPU, Triton kernels can only run in Triton's interpreter. Triton decides that when a
 # function is decorated, so it must be set before any test module imports a @triton.jit function.
+# A user's tuning store (filled by `trex tune`) must not change what the tests see as the model's choice.
+os.environ.setdefault("TREX_TUNING_STORE", "none")
+
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
