@@ -1,0 +1,350 @@
+"""Property-based fuzzing of fused ops: hypothesis strategies per op and a checker over every target.
+
+    from hypothesis import given
+    from trex_compiler.testing import fuzz_arguments, check_fused_op
+
+    @given(args=fuzz_arguments("rms_norm"))
+    def test_rms_norm(args):
+        check_fused_op("rms_norm", args)       # cpu reference, emulate, cuda: whichever run here
+
+`fuzz_arguments(op)` draws valid positional argument tuples for any fused op with a maker in
+`ARGUMENT_MAKERS` (forward and backward ops): rows 1..4097 weighted toward the edge counts
+`EDGE_ROWS`, hidden sizes from `HIDDEN_SIZES` (odd ones and DeepSeek's 7168), dtypes bf16/fp16/fp32,
+contiguous / column-strided / transposed-storage / row-strided layouts, optional extra leading dims,
+and special values (all-zero rows, values exactly at and just beyond the clamp limits, large
+magnitudes, NaN/+Inf/-Inf). Element counts are capped per hypothesis profile (`ELEMENT_CAP`, from
+TREX_FUZZ_PROFILE) so the CI profile stays fast; the nightly profile reaches 4097 x 7168.
+
+`check_fused_op(op, args)` runs the op on every available target and checks each result against the
+fp64 reference with the DESIGN.md rule (rmse vs fp64 within 3x (bf16/fp16) or 2x (fp32) of the
+reference run in the input dtypes, `testing.assert_close_to_reference`), after checking that NaN and
++-Inf appear exactly where the reference in the input dtypes has them.
+"""
+from __future__ import annotations
+
+import math
+import os
+import random
+from typing import Any, Callable
+
+import torch
+
+from . import registry, targets
+from .testing import assert_close_to_reference, make_input, to_fp64
+
+EDGE_ROWS = (1, 3, 127, 129, 4097)
+HIDDEN_SIZES = (1, 3, 7, 33, 127, 129, 16, 64, 7168)
+FUZZ_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
+LAYOUTS = ("contiguous", "column_strided", "transposed", "row_strided")
+SPECIAL_VALUES = ("none", "none", "zero_rows", "clamp_limits", "large", "nonfinite")
+# Largest tensor (elements) an example may draw, per hypothesis profile: CI stays fast, nightly
+# reaches the DeepSeek-V4 hidden size at 4097 rows.
+ELEMENT_CAP = {"dev": 1 << 11, "ci": 1 << 12, "nightly": 4097 * 7168}
+MHC_ROW_COST = 128
+# Largest magnitude "large" draws: fp16 tops out at 65504 and rms_norm squares in fp32.
+LARGE_MAGNITUDE = {torch.float16: 3e4, torch.bfloat16: 1e6, torch.float32: 1e6}
+
+
+def profile_element_cap() -> int:
+    profile = os.environ.get("TREX_FUZZ_PROFILE", "ci")
+    if profile not in ELEMENT_CAP:
+        raise ValueError(f"TREX_FUZZ_PROFILE={profile!r}: unknown profile; use one of {sorted(ELEMENT_CAP)}")
+    return ELEMENT_CAP[profile]
+
+
+def _st():
+    from hypothesis import strategies as st  # hypothesis is a test dependency: imported on use
+    return st
+
+
+# ------------------------------------------------------------------------------------- drawing
+class _Draw:
+    """What every maker needs: the hypothesis draw, the dtype, a seeded generator, the element cap."""
+
+    def __init__(self, draw, dtype: torch.dtype, cap: int):
+        self.draw, self.dtype, self.cap, self.st = draw, dtype, cap, _st()
+        self.seed = draw(self.st.integers(0, 2 ** 31 - 1))
+        self.gen = torch.Generator().manual_seed(self.seed)
+        self.special = draw(self.st.sampled_from(SPECIAL_VALUES))
+
+    def pick(self, options):
+        return self.draw(self.st.sampled_from(tuple(options)))
+
+    def rows(self, width: int) -> int:
+        """1..4097 rows (at most cap // width), half the time one of the edge counts."""
+        most = max(1, min(4097, self.cap // max(width, 1)))
+        edges = [r for r in EDGE_ROWS if r <= most]
+        return self.draw(self.st.one_of(self.st.sampled_from(edges), self.st.integers(1, most)))
+
+    def lead(self, rows: int) -> tuple:
+        """The rows as one leading dim or two (any leading shape is allowed)."""
+        split = [k for k in (2, 3, 4) if rows % k == 0 and rows > k]
+        if split and self.draw(self.st.booleans()):
+            k = self.pick(split)
+            return (rows // k, k)
+        return (rows,)
+
+    def randn(self, shape, dtype=None, scale: float = 1.0) -> torch.Tensor:
+        return (torch.randn(*shape, generator=self.gen) * scale).to(dtype or self.dtype)
+
+    def tensor(self, shape, dtype=None, scale: float = 1.0, *, limit: float | None = None) -> torch.Tensor:
+        """A main input: random values, this example's special values, then its memory layout."""
+        dtype = dtype or self.dtype
+        t = torch.randn(*shape, generator=self.gen) * scale
+        t = self._special(t, dtype, limit)
+        return self._layout(t.to(dtype), self.pick(LAYOUTS))
+
+    def _special(self, t: torch.Tensor, dtype, limit) -> torch.Tensor:
+        flat = t.reshape(-1, t.shape[-1]) if t.dim() else t.reshape(1, 1)
+        n = flat.numel()
+        if self.special == "zero_rows" and flat.shape[0]:
+            rows = torch.randint(0, flat.shape[0], (max(1, flat.shape[0] // 4),), generator=self.gen)
+            flat[rows] = 0.0
+        elif self.special == "clamp_limits" and limit is not None and n:
+            # exactly at +-L and one fp32 ulp either side of it: the clamp's boundary cases
+            edge = torch.tensor([limit, -limit, math.nextafter(limit, math.inf), math.nextafter(-limit, -math.inf),
+                                 math.nextafter(limit, 0.0), math.nextafter(-limit, 0.0)])
+            idx = torch.randint(0, n, (max(1, n // 3),), generator=self.gen)
+            flat.view(-1)[idx] = edge[torch.randint(0, len(edge), (len(idx),), generator=self.gen)]
+        elif self.special == "large":
+            flat.mul_(LARGE_MAGNITUDE[dtype] / max(float(flat.abs().max()), 1e-30) if n else 1.0)
+        elif self.special == "nonfinite" and n:
+            idx = torch.randint(0, n, (max(1, n // 50),), generator=self.gen)
+            vals = torch.tensor([math.nan, math.inf, -math.inf])
+            flat.view(-1)[idx] = vals[torch.randint(0, 3, (len(idx),), generator=self.gen)]
+        return flat.reshape(t.shape)
+
+    @staticmethod
+    def _layout(t: torch.Tensor, layout: str) -> torch.Tensor:
+        """The same values in another memory layout (a view whose strides are not the contiguous ones)."""
+        if t.dim() < 2 or layout == "contiguous":
+            return t
+        if layout == "column_strided":       # every other column of a twice-as-wide buffer
+            base = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
+            base[..., ::2] = t
+            return base[..., ::2]
+        if layout == "transposed":           # last two dims stored transposed
+            return t.transpose(-1, -2).contiguous().transpose(-1, -2)
+        base = torch.zeros(2 * t.shape[0], *t.shape[1:], dtype=t.dtype)   # row_strided
+        base[::2] = t
+        return base[::2]
+
+
+# ------------------------------------------------------------------------------------- per op
+def _rms_norm(d: _Draw) -> tuple:
+    hidden = d.pick(HIDDEN_SIZES)
+    lead = d.lead(d.rows(hidden))
+    x = d.tensor((*lead, hidden))
+    w_dtype = d.pick((None, d.dtype, torch.float32))
+    w = None if w_dtype is None else d.randn((hidden,), w_dtype)
+    return (x, w, d.pick((1e-6, 1e-5)), None)
+
+
+def _rms_norm_bwd(d: _Draw) -> tuple:
+    from passes.rmsnorm import rms_norm_reference
+    x, w, eps, _ = _rms_norm(d)
+    _, rstd = rms_norm_reference(x, w, eps, None)
+    return (d.tensor(x.shape), x, w, rstd)
+
+
+def _swiglu(d: _Draw, backward: bool) -> tuple:
+    hidden = d.pick(HIDDEN_SIZES)
+    lead = d.lead(d.rows(hidden))
+    limit = d.pick((1.0, 7.0, 10.0))
+    gate = d.tensor((*lead, hidden), scale=limit, limit=limit)
+    up = d.tensor((*lead, hidden), scale=limit, limit=limit)
+    route = torch.rand(*lead, 1, generator=d.gen) if d.draw(d.st.booleans()) else None
+    if backward:
+        return (d.tensor((*lead, hidden)), gate, up, limit, route)
+    return (gate, up, limit, route, None)
+
+
+def _rope(d: _Draw) -> tuple:
+    rope_dim = d.pick((2, 8, 64))
+    head_dim = rope_dim + d.pick((0, 1, 7, 448))
+    heads = d.pick((1, 3))
+    tokens = d.rows(head_dim * heads)
+    ang = torch.randn(tokens, 1, rope_dim // 2, generator=d.gen, dtype=torch.float64) * 3
+    if heads == 1 and d.draw(d.st.booleans()):       # x and table without the head axis
+        x, ang = d.tensor((tokens, head_dim)), ang[:, 0]
+    else:
+        x = d.tensor((tokens, heads, head_dim))
+    return (x, ang.cos().float(), ang.sin().float(), rope_dim, d.draw(d.st.booleans()))
+
+
+def _mhc_common(d: _Draw):
+    n, width = d.pick((2, 4)), d.pick((1, 7, 16, 33, 130))
+    # a row of mHC costs like MHC_ROW_COST elements (its Sinkhorn iterations run row by row)
+    lead = d.lead(d.rows(max(n * width, MHC_ROW_COST)))
+    m = (2 + n) * n
+    x = d.tensor((*lead, n, width))
+    fn = torch.randn(m, n * width, generator=d.gen) * (n * width) ** -0.5
+    scale, base = torch.rand(3, generator=d.gen) + 0.5, torch.randn(m, generator=d.gen) * 0.1
+    return lead, n, width, (x, fn, scale, base, d.draw(d.st.integers(1, 20)), 1e-6, 1e-6)
+
+
+def _mhc_pre(d: _Draw) -> tuple:
+    return _mhc_common(d)[3]
+
+
+def _mhc_pre_bwd(d: _Draw) -> tuple:
+    lead, n, width, fwd = _mhc_common(d)
+    return (d.tensor((*lead, width)), d.randn((*lead, n), torch.float32), d.randn((*lead, n, n), torch.float32),
+            *fwd)
+
+
+def _add_rms_norm(d: _Draw) -> tuple:
+    x, w, eps, out_dtype = _rms_norm(d)
+    return (x, d.tensor(x.shape), w, eps, out_dtype)
+
+
+# op name -> maker(_Draw) -> positional arguments (the op's schema order, docs/contracts.md)
+ARGUMENT_MAKERS: dict[str, Callable[[_Draw], tuple]] = {
+    "rms_norm": _rms_norm,
+    "rms_norm_bwd": _rms_norm_bwd,
+    "add_rms_norm": _add_rms_norm,
+    "swiglu_limited": lambda d: _swiglu(d, backward=False),
+    "swiglu_limited_bwd": lambda d: _swiglu(d, backward=True),
+    "rope": _rope,
+    "mhc_pre": _mhc_pre,
+    "mhc_pre_bwd": _mhc_pre_bwd,
+}
+
+
+def fuzz_arguments(op_name: str, *, dtypes=FUZZ_DTYPES, max_elements: int | None = None):
+    """Hypothesis strategy of positional argument tuples for fused op ``op_name`` (forward or
+    backward). ``max_elements`` caps the largest tensor (default: the profile's `ELEMENT_CAP`)."""
+    if op_name not in ARGUMENT_MAKERS:
+        raise KeyError(f"fuzz_arguments: no argument maker for fused op {op_name!r}; known: "
+                       f"{sorted(ARGUMENT_MAKERS)} (add one to trex_compiler.strategies.ARGUMENT_MAKERS)")
+    st = _st()
+    cap = max_elements if max_elements is not None else profile_element_cap()
+
+    @st.composite
+    def strategy(draw):
+        return ARGUMENT_MAKERS[op_name](_Draw(draw, draw(st.sampled_from(tuple(dtypes))), cap))
+
+    return strategy()
+
+
+# ------------------------------------------------------------------------------------- tilings
+def feasible_tiling(model, sizes: dict, rng: random.Random, *, max_cores: int = 8, depths=(1, 2)):
+    """A tiling drawn uniformly (per core count and depth) from the cost model's feasible set at
+    ``sizes`` (`AscendCostModel.feasible_mask`: UB capacity, DataCopyPad limits, row groups); None
+    when no point is feasible for the drawn core count/depth."""
+    import numpy as np
+
+    from cost_models.ascend_model import Tiling
+    rows, chunks, p_max = model.candidates(sizes, max_cores)
+    cores = rng.randint(1, max(1, p_max))
+    depth = rng.choice(tuple(depths))
+    per_core = -(-rows // cores)
+    T = np.arange(1, per_core + 1, dtype=np.int64)[:, None]
+    C = np.array([c if c is not None else 1 for c in chunks], dtype=np.int64)[None, :]
+    ok = np.argwhere(model.feasible_mask(sizes, depth, T, C))
+    if not len(ok):
+        return None
+    i, j = ok[rng.randrange(len(ok))]
+    return Tiling(int(T[i, 0]), chunks[j], depth, cores)
+
+
+def tiling_choosers():
+    """Hypothesis strategy of emulator tiling choosers: None (the solver's choice) or a chooser that
+    draws another feasible tiling from the cost model (`feasible_tiling`), seeded by the example."""
+    st = _st()
+
+    def chooser(seed: int):
+        def choose(model, sizes):
+            return feasible_tiling(model, sizes, random.Random(seed))
+        choose.seed = seed
+        return choose
+
+    return st.one_of(st.none(), st.integers(0, 2 ** 31 - 1).map(chooser))
+
+
+# ------------------------------------------------------------------------------------- checking
+def available_targets() -> dict[str, str]:
+    """Every known target -> "" when it can run here, else the reason it cannot."""
+    out = {}
+    for name in targets.known_targets():
+        try:
+            ok, reason = targets.get_target(name).available()
+        except Exception as e:  # noqa: BLE001 - a target whose layer fails to load is unavailable, not fatal
+            ok, reason = False, f"failed to load ({type(e).__name__}: {e})"
+        out[name] = "" if ok else (reason or "unavailable")
+    return out
+
+
+def _tensors(x: Any) -> list:
+    return list(x) if isinstance(x, (tuple, list)) else [x]
+
+
+def _to_device(args: tuple, device: str) -> tuple:
+    return tuple(a.to(device) if isinstance(a, torch.Tensor) else a for a in args)
+
+
+def _check_nonfinite(actual: torch.Tensor, eager: torch.Tensor, label: str) -> None:
+    a, e = actual.detach().double(), eager.detach().double()
+    for what, fn in (("NaN", torch.isnan), ("+Inf", lambda t: t == math.inf), ("-Inf", lambda t: t == -math.inf)):
+        diff = fn(a) != fn(e)
+        if diff.any():
+            where = tuple(int(i) for i in diff.nonzero()[0])
+            raise AssertionError(f"{label}: {what} positions differ from the reference's ({int(diff.sum())} "
+                                 f"elements, first at index {where}: got {a[where].item()}, reference "
+                                 f"{e[where].item()})")
+
+
+def compare_outputs(actual: Any, eager: Any, reference64: Any, *, label: str) -> None:
+    """NaN/+-Inf where the reference (input dtypes) has them, then the DESIGN.md rule on the elements
+    finite everywhere."""
+    acts, eags, refs = _tensors(actual), _tensors(eager), _tensors(reference64)
+    if not len(acts) == len(eags) == len(refs):
+        raise AssertionError(f"{label}: {len(acts)} outputs, the reference has {len(eags)}")
+    for i, (a, e, r) in enumerate(zip(acts, eags, refs)):
+        name = f"{label} output {i}"
+        if a.shape != e.shape or a.dtype != e.dtype:
+            raise AssertionError(f"{name}: {a.dtype}{tuple(a.shape)}, the reference gives {e.dtype}{tuple(e.shape)}")
+        _check_nonfinite(a, e, name)
+        finite = torch.isfinite(a.double()) & torch.isfinite(e.double()) & torch.isfinite(r.double())
+        assert_close_to_reference(a.detach()[finite], e.detach()[finite], r.detach()[finite], name=name)
+
+
+def check_fused_op(op_name: str, args: tuple, targets: list[str] | None = None, *,
+                   runners: dict[str, Callable] | None = None) -> dict[str, str]:
+    """Run fused op ``op_name`` on ``args`` on every available target (or ``targets``) and check each
+    result against the fp64 reference (`compare_outputs`). A target's runner is called directly, so
+    a kernel failure raises instead of falling back; ``runners`` overrides a target's runner (e.g.
+    the emulator at a chosen tiling). Returns target -> "kernel" (its kernel ran and passed) or
+    "reference: <why>" (the runner returned NotImplemented: the reference runs there). A target that
+    is not available is left out of the result, or raises when it was asked for by name."""
+    from . import targets as target_registry
+    fop = registry.fused_ops().get(op_name)
+    if fop is None:
+        raise KeyError(f"check_fused_op: {op_name!r} is not a registered fused op; registered: "
+                       f"{sorted(registry.fused_ops())}")
+    eager = fop.reference(*args)
+    reference64 = fop.reference(*to_fp64(args))
+    if targets is None:     # every available one (listing the entry points costs ~40 ms: only here)
+        names = [n for n, why in available_targets().items() if not why]
+    else:
+        names = list(targets)
+        for name in names:
+            ok, why = target_registry.get_target(name).available()
+            if not ok:
+                raise target_registry.TargetError(f"check_fused_op: target {name!r} cannot run here: {why}")
+    results: dict[str, str] = {}
+    for name in names:
+        if name == target_registry.REFERENCE_TARGET:
+            with target_registry.use_target(name):
+                actual = fop.op(*args)
+        else:
+            runner = (runners or {}).get(name) or target_registry.get_target(name).runner
+            device = "cuda" if name == "cuda" else None
+            out = runner(op_name, _to_device(args, device) if device else args)
+            if out is NotImplemented:
+                results[name] = "reference: the target has no kernel for these inputs"
+                continue
+            actual = tuple(t.cpu() for t in out) if isinstance(out, tuple) else out.cpu()
+        compare_outputs(actual, eager, reference64, label=f"{op_name} on {name}")
+        results[name] = "kernel"
+    return results
