@@ -205,6 +205,9 @@ def _extra_check(match) -> str | None:
     x = match.input_val("x")
     if x.dtype not in (torch.float32, torch.bfloat16, torch.float16):
         return f"x has dtype {x.dtype}; the fused op takes bf16/fp16/fp32"
+    out_dtype = val(match.outputs[0]).dtype
+    if out_dtype != x.dtype:   # e.g. fp64 tables promote the rotation; the fused op returns x's dtype
+        return f"the rotation is computed in {out_dtype} (tables of another dtype), the fused op returns {x.dtype}"
     freqs = match.input_val("freqs_cis")
     tables = [t for t in (match.input_val("cos"), match.input_val("sin"), freqs) if t is not None]
     if any(match.input_requires_grad(name) for name in ("cos", "sin", "freqs_cis")):

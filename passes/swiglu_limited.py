@@ -163,6 +163,8 @@ def _extra_check(match) -> str | None:
         return f"gate {tuple(gate.shape)} and up {tuple(up.shape)} differ in shape (broadcasting is not fused)"
     if match.scalars.get("limit", 0) <= 0:
         return f"limit {match.scalars.get('limit')} is not positive"
+    if rw is not None and rw.dtype not in (torch.float32, torch.bfloat16, torch.float16, torch.float64):
+        return f"route weight has dtype {rw.dtype}; the fused op takes a floating-point route weight"
     if rw is not None:
         want = tuple(gate.shape[:-1]) + (1,)
         if rw.dim() != len(want) or not all(same_size(a, b) for a, b in zip(rw.shape, want)):
