@@ -201,7 +201,7 @@ def _mul_by_inverse_numel(node):
                 and s.args[1] and not s.kwargs.get("dtype") and val(s.args[0]).dtype.is_floating_point):
             n = _reduced_numel(s)
             if isinstance(n, int) and math.isclose(c * n, 1.0, rel_tol=1e-12):
-                keepdim = s.args[2] if len(s.args) > 2 else False
+                keepdim = s.args[2] if len(s.args) > 2 else s.kwargs.get("keepdim", False)
                 return _insert(node, aten.mean.dim, (s.args[0], list(s.args[1]), keepdim))
     return None
 
