@@ -67,7 +67,9 @@ def rms_norm_bwd_reference(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tens
     if weight is None:
         dw = x.new_empty((0,))
     else:
-        dw = (dyf * xhat).reshape(-1, x.shape[-1]).sum(0).to(weight.dtype)
+        # sum over the rows; flatten, not reshape(-1, d), which is ambiguous for a hidden size of 0
+        per_row = dyf * xhat
+        dw = (per_row.flatten(0, -2).sum(0) if per_row.dim() > 1 else per_row).to(weight.dtype)
     return dx.to(x.dtype).contiguous(), dw.contiguous()
 
 

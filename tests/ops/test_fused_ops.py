@@ -225,3 +225,19 @@ def test_bad_input_is_caught_at_trace_time():
     with pytest.raises(Exception) as info:
         torch.compile(f, backend="trex", fullgraph=True)(torch.randn(2, 8), torch.randn(5))
     assert "'weight'" in str(info.value)
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (0, 5), (5,)])
+def test_rms_norm_backward_reference_on_empty_and_one_dim_inputs(shape):
+    # dw's row sum used reshape(-1, d): a hidden size of 0 raised ("-1 is ambiguous") in the backward
+    # of a compiled model whose eager backward returns empty gradients.
+    ops = registry.fused_ops()
+    x = torch.randn(shape, requires_grad=True)
+    w = torch.randn(shape[-1], requires_grad=True)
+    y, rstd = ops["rms_norm"].reference(x.detach(), w.detach(), 1e-6, None)
+    dy = torch.randn(y.shape)
+    dx, dw = ops["rms_norm_bwd"].reference(dy, x.detach(), w.detach(), rstd)
+    xf = x.float()
+    (w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6))).backward(dy)
+    torch.testing.assert_close(dx, x.grad)
+    torch.testing.assert_close(dw, w.grad)
