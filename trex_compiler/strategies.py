@@ -40,7 +40,7 @@ SPECIAL_VALUES = ("none", "none", "zero_rows", "clamp_limits", "large", "nonfini
 # Largest tensor (elements) an example may draw, per hypothesis profile: CI stays fast, nightly
 # reaches the DeepSeek-V4 hidden size at 4097 rows.
 ELEMENT_CAP = {"dev": 1 << 11, "ci": 1 << 12, "nightly": 4097 * 7168}
-MHC_ROW_COST = 128
+MHC_ROW_COST = 256
 # Largest magnitude "large" draws: fp16 tops out at 65504 and rms_norm squares in fp32.
 LARGE_MAGNITUDE = {torch.float16: 3e4, torch.bfloat16: 1e6, torch.float32: 1e6}
 
