@@ -159,6 +159,8 @@ def remove_dead_code(graph: fx.Graph) -> None:
         target = node.target
         if target in _SIDE_EFFECT_TARGETS or target is operator.setitem:
             continue
+        if target in getattr(fx.node, "_side_effectful_functions", ()):
+            continue  # runtime asserts (torch._check -> _assert_scalar), profiler ranges: no users, not dead
         schema = getattr(target, "_schema", None)
         if schema is not None and (schema.is_mutable or "rand" in str(target) or "bernoulli" in str(target)
                                    or "dropout" in str(target)):

@@ -200,3 +200,18 @@ def test_unsupported_operand_dtypes_are_near_misses_not_warnings(case):
     out, _, trex_warnings = _compile_and_run(fn, *args)
     torch.testing.assert_close(out, fn(*args))
     assert trex_warnings == []
+
+
+def test_runtime_asserts_survive_dead_code_removal(monkeypatch):
+    # torch._check on a data-dependent value becomes an _assert_scalar node without users; trex's DCE
+    # erased it, so the compiled graph no longer checked what eager checks.
+    monkeypatch.setattr(torch._dynamo.config, "capture_scalar_outputs", True)
+
+    def fn(x, n):
+        k = n.item()
+        torch._check(k != 3, lambda: "k must not be 3")
+        return x * k
+    with logs.capture() as reports:
+        out = torch.compile(fn, backend="trex", fullgraph=True, dynamic=True)(torch.ones(4), torch.tensor(2))
+    torch.testing.assert_close(out, torch.full((4,), 2.0))
+    assert "_assert_scalar" in reports[0].pre_grad_graph
