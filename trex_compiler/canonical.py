@@ -285,6 +285,8 @@ def _cse_key(node: fx.Node):
             return tuple(freeze(y) for y in x)
         if isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool)):
             raise TypeError("symbolic literal")
+        if isinstance(x, float):
+            return ("float", x.hex())   # 0.0 == -0.0 in Python, but x * 0.0 and x * -0.0 differ in sign
         return (type(x).__name__, x)
 
     try:

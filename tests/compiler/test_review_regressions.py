@@ -215,3 +215,12 @@ def test_runtime_asserts_survive_dead_code_removal(monkeypatch):
         out = torch.compile(fn, backend="trex", fullgraph=True, dynamic=True)(torch.ones(4), torch.tensor(2))
     torch.testing.assert_close(out, torch.full((4,), 2.0))
     assert "_assert_scalar" in reports[0].pre_grad_graph
+
+
+def test_signed_zero_constants_are_not_merged():
+    # CSE keyed literals by ==, and 0.0 == -0.0: x * -0.0 was merged into x * 0.0 (sign of zero lost).
+    def fn(x):
+        return 1 / (x * 0.0) + 2 / (x * -0.0)
+    x = torch.rand(4) + 0.5
+    out = _compile_and_run(fn, x)[0]
+    torch.testing.assert_close(out, fn(x), equal_nan=True)
