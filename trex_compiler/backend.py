@@ -47,8 +47,13 @@ import torch.fx as fx
 
 from . import logs, registry, targets
 from .canonical import canonicalize
-from .graph import (DECOMPOSITIONS, graph_has_global_state_changes, mark_requires_grad, remove_dead_code,
-                    trace_to_aten)
+from .graph import (
+    DECOMPOSITIONS,
+    graph_has_global_state_changes,
+    mark_requires_grad,
+    remove_dead_code,
+    trace_to_aten,
+)
 from .pattern import Matcher, MatchFailure, anchor_candidates, build_replacement
 
 torch._dynamo.config.specialize_float = True
