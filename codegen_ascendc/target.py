@@ -26,7 +26,7 @@ import collections
 import copy
 import os
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

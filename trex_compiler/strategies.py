@@ -12,8 +12,9 @@
 `EDGE_ROWS`, hidden sizes from `HIDDEN_SIZES` (odd ones and DeepSeek's 7168), dtypes bf16/fp16/fp32,
 contiguous / column-strided / transposed-storage / row-strided layouts, optional extra leading dims,
 and special values (all-zero rows, values exactly at and just beyond the clamp limits, large
-magnitudes, NaN/+Inf/-Inf). Element counts are capped per hypothesis profile (`ELEMENT_CAP`, from
-TREX_FUZZ_PROFILE) so the CI profile stays fast; the nightly profile reaches 4097 x 7168.
+magnitudes, NaN/+Inf/-Inf). Row counts are capped so the largest tensor stays within the hypothesis
+profile's `ELEMENT_CAP` (TREX_FUZZ_PROFILE; one row always fits) so the CI profile stays fast; the
+nightly profile reaches 4097 x 7168.
 
 `check_fused_op(op, args)` runs the op on every available target and checks each result against the
 fp64 reference with the DESIGN.md rule (rmse vs fp64 within 3x (bf16/fp16) or 2x (fp32) of the
@@ -25,12 +26,15 @@ from __future__ import annotations
 import math
 import os
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
 from . import registry, targets
-from .testing import assert_close_to_reference, make_input, to_fp64
+
+# (testing.assert_close_to_reference / to_fp64 are imported where used: trex_compiler.testing
+# re-exports this module's API, so a module-level import here would be circular)
 
 EDGE_ROWS = (1, 3, 127, 129, 4097)
 HIDDEN_SIZES = (1, 3, 7, 33, 127, 129, 16, 64, 7168)
@@ -53,7 +57,9 @@ def profile_element_cap() -> int:
 
 
 def _st():
-    from hypothesis import strategies as st  # hypothesis is a test dependency: imported on use
+    from hypothesis import (
+        strategies as st,  # hypothesis is a test dependency: imported on use
+    )
     return st
 
 
@@ -297,6 +303,7 @@ def _check_nonfinite(actual: torch.Tensor, eager: torch.Tensor, label: str) -> N
 def compare_outputs(actual: Any, eager: Any, reference64: Any, *, label: str) -> None:
     """NaN/+-Inf where the reference (input dtypes) has them, then the DESIGN.md rule on the elements
     finite everywhere."""
+    from .testing import assert_close_to_reference
     acts, eags, refs = _tensors(actual), _tensors(eager), _tensors(reference64)
     if not len(acts) == len(eags) == len(refs):
         raise AssertionError(f"{label}: {len(acts)} outputs, the reference has {len(eags)}")
@@ -314,10 +321,12 @@ def check_fused_op(op_name: str, args: tuple, targets: list[str] | None = None, 
     """Run fused op ``op_name`` on ``args`` on every available target (or ``targets``) and check each
     result against the fp64 reference (`compare_outputs`). A target's runner is called directly, so
     a kernel failure raises instead of falling back; ``runners`` overrides a target's runner (e.g.
-    the emulator at a chosen tiling). Returns target -> "kernel" (its kernel ran and passed) or
+    the emulator at a chosen tiling). Returns target -> "kernel" (its own implementation ran and
+    passed; for ``cpu`` that is the composite reference, dispatched through ``torch.ops.trex``) or
     "reference: <why>" (the runner returned NotImplemented: the reference runs there). A target that
     is not available is left out of the result, or raises when it was asked for by name."""
     from . import targets as target_registry
+    from .testing import to_fp64
     fop = registry.fused_ops().get(op_name)
     if fop is None:
         raise KeyError(f"check_fused_op: {op_name!r} is not a registered fused op; registered: "

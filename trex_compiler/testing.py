@@ -179,5 +179,5 @@ def fused_op_arguments(op_name: str):
 # ------------------------------------------------------------------------------------- fuzzing
 # Per-op strategies (forward and backward, special values, layouts), feasible-tiling choosers and the
 # every-target checker live in trex_compiler.strategies; re-exported here as the user-facing API.
-from .strategies import (ARGUMENT_MAKERS, available_targets, check_fused_op, compare_outputs,  # noqa: E402,F401
+from .strategies import (ARGUMENT_MAKERS, available_targets, check_fused_op, compare_outputs,  # noqa: F401
                          feasible_tiling, fuzz_arguments, tiling_choosers)

@@ -1,0 +1,69 @@
+"""The fuzzing strategies draw what they promise: every dtype, edge row counts, strided layouts,
+each kind of special value, valid arguments (the reference accepts them), the profile's size cap;
+and the tiling choosers only draw feasible tilings."""
+import collections
+import random
+
+import pytest
+import torch
+from hypothesis import given, settings
+
+from cost_models.ascend_model import AscendCostModel
+from cost_models.hardware import ASCEND_910B
+from passes.ir_rmsnorm import build_rms_norm_fwd
+from trex_compiler import registry
+from trex_compiler.kernel_ir import DType, bind_sizes
+from trex_compiler.strategies import (
+    ARGUMENT_MAKERS,
+    EDGE_ROWS,
+    feasible_tiling,
+    profile_element_cap,
+)
+from trex_compiler.testing import fuzz_arguments
+
+
+def test_every_registered_fused_op_has_an_argument_maker():
+    assert set(registry.fused_ops()) <= set(ARGUMENT_MAKERS)
+
+
+@pytest.mark.parametrize("op_name", ["rms_norm", "swiglu_limited"])
+def test_strategy_covers_dtypes_rows_layouts_and_special_values(op_name):
+    seen: collections.Counter = collections.Counter()
+    cap = profile_element_cap()
+    fop = registry.fused_ops()[op_name]
+
+    @settings(max_examples=300)
+    @given(args=fuzz_arguments(op_name))
+    def draw(args):
+        x = args[0]
+        assert x.numel() <= max(cap, x.shape[-1] * (x.shape[-2] if x.dim() == 3 else 1))   # >= 1 row always
+        fop.reference(*args)                      # valid arguments: the reference accepts them
+        rows = x.numel() // max(x.shape[-1], 1)
+        seen[x.dtype] += 1
+        seen["edge rows"] += rows in EDGE_ROWS
+        seen["strided"] += not x.is_contiguous()
+        xf = x.float()
+        seen["nan"] += bool(torch.isnan(xf).any())
+        seen["inf"] += bool(torch.isinf(xf).any())
+        seen["zero row"] += bool((xf.reshape(-1, x.shape[-1]) == 0).all(-1).any())
+        seen["large"] += bool(xf.abs().max() >= 1e4)
+        if op_name == "swiglu_limited":
+            seen["at limit"] += bool((xf.abs() == args[2]).any())
+
+    draw()
+    wanted = [torch.bfloat16, torch.float16, torch.float32, "edge rows", "strided", "nan", "inf", "zero row", "large"]
+    wanted += ["at limit"] if op_name == "swiglu_limited" else []
+    assert all(seen[k] > 0 for k in wanted), seen
+
+
+def test_feasible_tiling_draws_only_feasible_points():
+    program = build_rms_norm_fwd(DType.BF16)
+    model = AscendCostModel(program, ASCEND_910B)
+    x, w = torch.zeros(129, 7168, dtype=torch.bfloat16), torch.zeros(7168, dtype=torch.bfloat16)
+    sizes = bind_sizes(program, {"x": x, "w": w}, {"eps": 1e-6})
+    rng = random.Random(0)
+    drawn = {feasible_tiling(model, sizes, rng) for _ in range(40)}
+    drawn.discard(None)
+    assert len(drawn) > 5
+    for til in drawn:
+        assert model.violations(sizes, til) == [], til
