@@ -497,13 +497,24 @@ def build_replacement(match: Match) -> list[fx.Node]:
         rgm = make_fx(fn, tracing_mode="real")(*vals)
 
     order = {n: i for i, n in enumerate(graph.nodes)}
-    first_output = min(match.outputs, key=lambda n: order[n])
+    insert_before = min(match.outputs, key=lambda n: order[n])
+    last_input = max((match.inputs[n] for n in tensor_names), key=lambda n: order[n], default=None)
+    if last_input is not None and order[last_input] > order[insert_before]:
+        # An operand is computed after the chain's first output (a weight scaled late, say): the fused
+        # op goes after that operand, which only works if nothing outside the chain reads an output
+        # before it.
+        insert_before = last_input.next
+        for old in match.outputs:
+            early = [u.name for u in old.users if u not in match.nodes and order[u] <= order[last_input]]
+            if early:
+                raise MatchFailure(f"operand {last_input.name} is computed after output {old.name}, which "
+                                   f"{', '.join(early)} already use", depth=10 ** 6)
     env: dict[fx.Node, fx.Node] = {}
     inserted: list[fx.Node] = []
     placeholders = iter(tensor_names)
     new_outputs: list[fx.Node] = []
     try:
-        with graph.inserting_before(first_output):
+        with graph.inserting_before(insert_before):
             for rn in rgm.graph.nodes:
                 if rn.op == "placeholder":
                     env[rn] = match.inputs[next(placeholders)]

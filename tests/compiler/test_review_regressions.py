@@ -224,3 +224,37 @@ def test_signed_zero_constants_are_not_merged():
     x = torch.rand(4) + 0.5
     out = _compile_and_run(fn, x)[0]
     torch.testing.assert_close(out, fn(x), equal_nan=True)
+
+
+# ------------------------------------------------------------------------- graph plumbing
+def test_operand_computed_after_the_first_output_is_spliced_in_order():
+    # The fused op was inserted before the chain's first output (h), but its weight is computed after
+    # h: "used before it has been defined", and torch.compile failed outright.
+    def fn(x, r, w):
+        h = x + r
+        w2 = w * 2
+        hf = h.float()
+        return w2 * (hf * torch.rsqrt(hf.pow(2).mean(-1, keepdim=True) + EPS)).to(h.dtype), h
+    x, r, w = torch.randn(3, 16), torch.randn(3, 16), torch.randn(16)
+    with logs.capture() as reports:
+        out = torch.compile(fn, backend="trex", options={"patterns": ["add_rms_norm"]})(x, r, w)
+    for got, want in zip(out, fn(x, r, w)):
+        torch.testing.assert_close(got, want)
+    assert [m.pattern for rep in reports for m in rep.matches] == ["add_rms_norm"]
+
+
+def test_output_read_before_a_late_operand_is_a_near_miss():
+    # Same, but h is also read (outside the chain) before the weight exists: no valid place for the
+    # fused op, so the site stays unfused instead of producing an invalid graph.
+    def fn(x, r, w):
+        h = x + r
+        w2 = w * h.sum()
+        hf = h.float()
+        return w2 * (hf * torch.rsqrt(hf.pow(2).mean(-1, keepdim=True) + EPS)).to(h.dtype), h
+    x, r, w = torch.randn(3, 16), torch.randn(3, 16), torch.randn(16)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = torch.compile(fn, backend="trex", options={"patterns": ["add_rms_norm"]})(x, r, w)
+    for got, want in zip(out, fn(x, r, w)):
+        torch.testing.assert_close(got, want)
+    assert [str(c.message) for c in caught if "trex" in str(c.message)] == []
