@@ -195,7 +195,15 @@ def fuse_graph(gm: fx.GraphModule, example_inputs: list, opts: TrexOptions,
                       f"unfused", RuntimeWarning, stacklevel=2)
         report.fallbacks.append(f"graph preparation: {reason}")
         return gm
-    run_patterns(aten_gm, opts.patterns, report)
+    try:
+        run_patterns(aten_gm, opts.patterns, report)
+    except Exception as e:  # noqa: BLE001 - e.g. an invalid graph after splicing (lint): run unfused
+        reason = f"{type(e).__name__}: {e}"
+        warnings.warn(f"trex: fusing graph {report.graph_id} failed ({reason}); it runs unfused",
+                      RuntimeWarning, stacklevel=2)
+        report.fallbacks.append(f"fusion: {reason}")
+        report.matches.clear()
+        return gm
     report.pre_grad_graph = aten_gm.print_readable(print_output=False)
     return aten_gm
 

@@ -258,3 +258,22 @@ def test_output_read_before_a_late_operand_is_a_near_miss():
     for got, want in zip(out, fn(x, r, w)):
         torch.testing.assert_close(got, want)
     assert [str(c.message) for c in caught if "trex" in str(c.message)] == []
+
+
+def test_failure_after_splicing_runs_the_graph_unfused_with_one_warning(monkeypatch):
+    # An exception after the per-site guards (final clean-up / lint of the fused graph) escaped and
+    # failed torch.compile instead of running the graph unfused.
+    import trex_compiler.backend as backend
+
+    def broken_cleanup(graph):
+        raise RuntimeError("simulated invalid graph")
+    monkeypatch.setattr(backend, "remove_dead_code", broken_cleanup)
+
+    def fn(x, w):
+        xf = x.float()
+        return w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS)).to(x.dtype)
+    x, w = torch.randn(3, 16), torch.randn(16)
+    out, matched, trex_warnings = _compile_and_run(fn, x, w)
+    torch.testing.assert_close(out, fn(x, w))
+    assert len(trex_warnings) == 1 and "simulated invalid graph" in trex_warnings[0]
+    assert matched == []
