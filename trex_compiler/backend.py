@@ -280,7 +280,16 @@ def trex_backend(gm: fx.GraphModule, example_inputs: list, options: dict | None 
         partition_fn=min_cut_rematerialization_partition,
         decompositions=DECOMPOSITIONS,
     )
-    return compiler(prepared, example_inputs)
+    try:
+        return compiler(prepared, example_inputs)
+    except Exception as e:  # noqa: BLE001 - AOTAutograd/partitioning of the fused graph failed
+        if prepared is gm:
+            raise
+        reason = f"{type(e).__name__}: {e}"
+        warnings.warn(f"trex: compiling fused graph {graph_id} failed ({reason}); it runs unfused",
+                      RuntimeWarning, stacklevel=2)
+        report.fallbacks.append(f"compiling the fused graph: {reason}")
+        return compiler(gm, example_inputs)
 
 
 def _register_in_process() -> None:

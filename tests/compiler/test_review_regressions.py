@@ -277,3 +277,29 @@ def test_failure_after_splicing_runs_the_graph_unfused_with_one_warning(monkeypa
     torch.testing.assert_close(out, fn(x, w))
     assert len(trex_warnings) == 1 and "simulated invalid graph" in trex_warnings[0]
     assert matched == []
+
+
+def test_failure_compiling_the_fused_graph_runs_it_unfused_with_one_warning(monkeypatch):
+    # An exception in AOTAutograd / a stage compiler on the fused graph failed torch.compile.
+    import trex_compiler.backend as backend
+    from trex_compiler.testing import trex_op_counts
+
+    real_stage_compiler = backend._stage_compiler
+
+    def stage_compiler(stage, opts, report):
+        compile_stage = real_stage_compiler(stage, opts, report)
+
+        def refuse_fused(gm, example_inputs):
+            if trex_op_counts(gm):
+                raise RuntimeError("simulated kernel generation failure")
+            return compile_stage(gm, example_inputs)
+        return refuse_fused
+    monkeypatch.setattr(backend, "_stage_compiler", stage_compiler)
+
+    def fn(x, w):
+        xf = x.float()
+        return w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS)).to(x.dtype)
+    x, w = torch.randn(3, 16), torch.randn(16)
+    out, _, trex_warnings = _compile_and_run(fn, x, w)
+    torch.testing.assert_close(out, fn(x, w))
+    assert len(trex_warnings) == 1 and "simulated kernel generation failure" in trex_warnings[0]
