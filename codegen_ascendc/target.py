@@ -23,6 +23,7 @@ fused ops really ran in the emulator.
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
 import os
 import threading
@@ -44,7 +45,7 @@ def _is_float64(t) -> bool:
     return isinstance(t, torch.Tensor) and t.dtype == torch.float64
 
 
-def _empty_rows(t) -> bool:
+def _is_empty(t) -> bool:
     return isinstance(t, torch.Tensor) and t.numel() == 0
 
 
@@ -91,7 +92,7 @@ def unsupported_reason(op_name: str, args: tuple) -> str | None:
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
     if any(_is_float64(t) for t in tensors):
         return "fp64 inputs: the generated kernels compute in fp32 (the fp64 reference is the check)"
-    if any(_empty_rows(t) for t in tensors if t.dim()) or any(t.dim() and t.shape[-1] == 0 for t in tensors):
+    if any(_is_empty(t) for t in tensors if t.dim()) or any(t.dim() and t.shape[-1] == 0 for t in tensors):
         return "zero-size input: nothing to launch"
     for predicate, reason in GUARDS[op_name]:
         if predicate(args):
@@ -189,6 +190,18 @@ def default_executor() -> EmulatorExecutor:
 def last_no_tiling(op_name: str) -> str | None:
     """The solver's message the last time ``op_name`` fell back to the reference because no tiling fit."""
     return _NO_TILING.get(op_name)
+
+
+@contextlib.contextmanager
+def use_executor(executor: EmulatorExecutor):
+    """Run the "emulate" target's calls inside the block on ``executor`` (e.g. another optimisation
+    level, hardware description or core bound) instead of the process-wide default."""
+    global _DEFAULT
+    previous, _DEFAULT = _DEFAULT, executor
+    try:
+        yield executor
+    finally:
+        _DEFAULT = previous
 
 
 def launch_counts() -> collections.Counter:

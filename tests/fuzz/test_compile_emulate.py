@@ -50,14 +50,13 @@ def _run(model, x, cos, sin):
     return (out.detach(), q.detach()), x.grad.detach(), grads
 
 
-def test_compiled_block_runs_fused_ops_in_the_emulator_and_matches_eager():
-    emulate.register()
+def test_compiled_block_runs_fused_ops_in_the_emulator_and_matches_eager(emulator):
     dtype = torch.bfloat16
     model = Block().to(dtype)
     x, cos, sin = _inputs(dtype)
     before = emulate.launch_counts()
     compiled = torch.compile(model, backend="trex", options={"target": "emulate", "strict_target": True})
-    with logs.capture() as reports:
+    with logs.capture() as reports, emulate.use_executor(emulator):   # the suite's compiled kernels
         fused_out, fused_dx, fused_grads = _run(compiled, x, cos, sin)
     ran = emulate.launch_counts() - before
 
@@ -80,9 +79,8 @@ def test_compiled_block_runs_fused_ops_in_the_emulator_and_matches_eager():
         assert_close_to_reference(fused_grads[name], eager_grads[name], ref_grads[name], name=f"d{name}")
 
 
-def test_emulate_target_falls_back_to_the_reference_for_inputs_without_a_program():
+def test_emulate_target_falls_back_to_the_reference_for_inputs_without_a_program(emulator):
     """fp64 has no generated kernel: the runner says NotImplemented and the reference runs (no launch)."""
-    emulate.register()
     x = torch.randn(3, 16, dtype=torch.float64)
     assert emulate.unsupported_reason("rms_norm", (x, None, 1e-6, None)).startswith("fp64")
     before = emulate.launch_counts()
