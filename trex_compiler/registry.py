@@ -61,7 +61,7 @@ def define_fused_op(name: str, schema: str, *, reference: Callable, fake: Callab
 
     @functools.wraps(reference)
     def eager(*args):
-        return targets.run_fused(name, reference, args)
+        return targets.run_fused(name, reference, args, fake)
 
     op = torch.library.custom_op(qualname, eager, mutates_args=(), schema=schema)
     op.register_fake(fake)

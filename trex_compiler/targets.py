@@ -135,22 +135,62 @@ def use_target(name: str):
         _ACTIVE.reset(token)
 
 
-def run_fused(op_name: str, reference: Callable[..., Any], args: tuple) -> Any:
-    """The eager implementation of every fused op: the active target's kernel, else the reference."""
+def run_fused(op_name: str, reference: Callable[..., Any], args: tuple,
+              fake: Callable[..., Any] | None = None) -> Any:
+    """The eager implementation of every fused op: the active target's kernel, else the reference.
+
+    With ``fake`` (the op's meta implementation), a kernel's outputs are checked at the boundary:
+    a kernel that returns the wrong number of outputs, shapes or dtypes is not trusted (one warning,
+    then the reference runs), so a bug in generated code cannot flow on as a wrong result."""
     target = _TARGETS.get(_ACTIVE.get())
     if target is not None and target.runner is not None:
         try:
             out = target.runner(op_name, args)
+            if out is not NotImplemented and fake is not None:
+                _check_outputs(op_name, out, _expected_outputs(op_name, fake, args))
         except Exception as e:  # noqa: BLE001 - a kernel failure must not produce a wrong result or crash
-            key = (target.name, op_name, type(e).__name__)
-            if key not in _WARNED:
-                _WARNED.add(key)
-                warnings.warn(f"trex: target {target.name!r} failed on {op_name} ({type(e).__name__}: {e}); "
-                              f"running the reference instead", RuntimeWarning, stacklevel=2)
+            _warn_once((target.name, op_name, type(e).__name__),
+                       f"trex: target {target.name!r} failed on {op_name} ({type(e).__name__}: {e}); "
+                       f"running the reference instead")
             out = NotImplemented
         if out is not NotImplemented:
             return out
     return reference(*args)
+
+
+def _warn_once(key: tuple, message: str) -> None:
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+_EXPECTED: dict = {}   # (op, argument signature) -> [(shape, dtype)] of the op's outputs
+
+
+def _expected_outputs(op_name: str, fake: Callable[..., Any], args: tuple) -> list:
+    """Output shapes/dtypes from the op's fake implementation, cached per argument signature."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    key = (op_name,) + tuple((tuple(a.shape), a.stride(), a.dtype, a.device.type) if isinstance(a, torch.Tensor)
+                             else repr(a) for a in args)
+    if key not in _EXPECTED:
+        with FakeTensorMode(allow_non_fake_inputs=False) as mode:
+            fargs = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
+            outs = fake(*fargs)
+        outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+        _EXPECTED[key] = [(tuple(o.shape), o.dtype) for o in outs]
+    return _EXPECTED[key]
+
+
+def _check_outputs(op_name: str, out: Any, expected: list) -> None:
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    if len(outs) != len(expected):
+        raise RuntimeError(f"{op_name}: kernel returned {len(outs)} outputs, the op has {len(expected)}")
+    for i, (o, (shape, dtype)) in enumerate(zip(outs, expected)):
+        if tuple(o.shape) != shape or o.dtype != dtype:
+            raise RuntimeError(f"{op_name}: kernel output {i} is {tuple(o.shape)} {o.dtype}, "
+                               f"expected {shape} {dtype}")
 
 
 _WARNED: set = set()

@@ -99,6 +99,23 @@ def test_target_registry_dispatch_fallback_and_errors():
             torch.randn(2, 8), torch.randn(8))
 
 
+def test_kernel_outputs_are_checked_at_the_boundary():
+    """A kernel returning the wrong shape or dtype is not trusted: one warning, then the reference."""
+    def wrong_kernels(op_name, args):
+        y, rstd = registry.fused_ops()["rms_norm"].reference(*args)
+        return (y[:-1], rstd) if args[0].shape[0] > 2 else (y.double(), rstd)
+
+    targets.register_target("test-wrong-shapes", wrong_kernels, replace=True)
+    x, w = torch.randn(3, 8), torch.randn(8)
+    expected, _ = registry.fused_ops()["rms_norm"].reference(x, w, 1e-6, None)
+    with targets.use_target("test-wrong-shapes"), pytest.warns(RuntimeWarning, match="expected \\(3, 8\\)"):
+        y, _ = torch.ops.trex.rms_norm(x, w, 1e-6, None)
+    torch.testing.assert_close(y, expected)
+    with targets.use_target("test-wrong-shapes"):   # warned once already for this target and op
+        y, _ = torch.ops.trex.rms_norm(x[:2], w, 1e-6, None)
+    assert y.dtype == torch.float32                 # the fp64 kernel output was refused
+
+
 def test_failing_pattern_leaves_region_eager_with_one_warning(monkeypatch):
     def broken_replacement(x, weight, *, eps, out_dtype):
         raise RuntimeError("replacement exploded")
