@@ -57,9 +57,7 @@ def profile_element_cap() -> int:
 
 
 def _st():
-    from hypothesis import (
-        strategies as st,  # hypothesis is a test dependency: imported on use
-    )
+    from hypothesis import strategies as st   # hypothesis is a test dependency: imported on use
     return st
 
 
