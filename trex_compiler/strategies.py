@@ -57,7 +57,8 @@ def profile_element_cap() -> int:
 
 
 def _st():
-    from hypothesis import strategies as st   # hypothesis is a test dependency: imported on use
+    # hypothesis is a test dependency: imported on use
+    from hypothesis import strategies as st
     return st
 
 
