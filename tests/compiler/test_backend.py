@@ -191,10 +191,10 @@ def test_trex_logs_and_dump_dir(tmp_path, monkeypatch, caplog):
     assert "rms_norm_bwd" in (tmp_path / graph_dir / "backward.py").read_text()
 
 
-def test_eps_as_runtime_value_falls_back_not_a_wrong_result(monkeypatch):
+@torch._dynamo.config.patch(specialize_float=False)  # not monkeypatch: pytest 9.2 deletes module attrs on undo
+def test_eps_as_runtime_value_falls_back_not_a_wrong_result():
     """With float specialisation off (trex turns it on at import), eps is a runtime tensor: the graph runs
     unfused with a recorded reason."""
-    monkeypatch.setattr(torch._dynamo.config, "specialize_float", False)
 
     class Norm(torch.nn.Module):
         def __init__(self):

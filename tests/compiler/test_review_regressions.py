@@ -202,10 +202,10 @@ def test_unsupported_operand_dtypes_are_near_misses_not_warnings(case):
     assert trex_warnings == []
 
 
-def test_runtime_asserts_survive_dead_code_removal(monkeypatch):
+@torch._dynamo.config.patch(capture_scalar_outputs=True)  # not monkeypatch: pytest 9.2 deletes module attrs on undo
+def test_runtime_asserts_survive_dead_code_removal():
     # torch._check on a data-dependent value becomes an _assert_scalar node without users; trex's DCE
     # erased it, so the compiled graph no longer checked what eager checks.
-    monkeypatch.setattr(torch._dynamo.config, "capture_scalar_outputs", True)
 
     def fn(x, n):
         k = n.item()
