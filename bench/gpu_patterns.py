@@ -303,7 +303,7 @@ def calibrate(device: str) -> dict:
 
 def kernel_programs(tokens: int, device: str):
     """(program, inputs, scalars) of every fused kernel at the bench shapes, for the tiling sweep."""
-    from passes.ir_mhc_pre import build_mhc_pre_bwd, build_mhc_pre_fwd
+    from passes.ir_mhc_pre import build_mhc_pre_bwd_streams, build_mhc_pre_fwd_streams, stream_views
     from passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
     from passes.ir_rope import build_rope
     from passes.ir_swiglu_limited import build_swiglu_limited_bwd, build_swiglu_limited_fwd
@@ -317,8 +317,9 @@ def kernel_programs(tokens: int, device: str):
     rstd_h = torch.rand(T * 64, 1, generator=g, device=device) + 0.5
     ang = torch.rand(T, ROPE_DIM // 2, generator=g, device=device) * 6
     n, d = 4, 7168
-    mhc = {"x": rb(T, n, d), "fn": torch.randn(6, 4, 4, d, generator=g, device=device) * 0.02,
-           "scale": torch.ones(3, 1, device=device), "base": torch.zeros(6, 4, device=device)}
+    # the cuda target runs the per-stream variant (passes/ir_mhc_pre.py): x[:, s, :] views, fn per stream
+    mhc, _, _, _ = stream_views(rb(T, n, d), torch.randn(6, 4, 4, d, generator=g, device=device) * 0.02,
+                                torch.ones(3, 1, device=device), torch.zeros(6, 4, device=device))
     mhc_sc = {"iters": SINKHORN_ITERS, "hc_eps": HC_EPS, "rms_eps": RMS_EPS}
 
     def rope_program(ang):
@@ -338,9 +339,9 @@ def kernel_programs(tokens: int, device: str):
         (build_swiglu_limited_bwd("bf16"), {"dh": rb(T, 3072), "gate": rb(T, 3072, scale=4),
                                             "up": rb(T, 3072, scale=4)}, {"limit": SWIGLU_LIMIT}),
         rope_program(ang),
-        (build_mhc_pre_fwd("bf16"), mhc, mhc_sc),
-        (build_mhc_pre_bwd("bf16"), {**mhc, "dli": rb(T, d), "dpost": torch.randn(T, n, device=device),
-                                     "dcomb": torch.randn(T, n, n, device=device)}, mhc_sc),
+        (build_mhc_pre_fwd_streams("bf16", n), mhc, mhc_sc),
+        (build_mhc_pre_bwd_streams("bf16", n), {**mhc, "dli": rb(T, d), "dpost": torch.randn(T, n, device=device),
+                                                "dcomb": torch.randn(T, n, n, device=device)}, mhc_sc),
     ]
 
 
@@ -369,11 +370,15 @@ def _extra_tilings():
     from codegen_triton.printer import Tiling
     sms = 132
     return {
-        "mhc_pre_fwd": [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=st, second_chunk=sc2)
-                        for r, c, w, st, sc2 in ((16, 64, 4, 3, 256), (32, 128, 8, 3, 512), (64, 64, 8, 3, 256))],
-        "mhc_pre_bwd": [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=2, programs=p_,
-                               second_chunk=sc2)
-                        for r, c, w, p_, sc2 in ((16, 64, 8, 2 * sms, 128), (32, 32, 8, 2 * sms, 64))],
+        # larger row tiles than the model's shortlist: fn (fp32, [24, chunk] per stream) is re-read from
+        # L2 by every row tile, 0.75x the x bytes at 64 rows, 0.375x at 128
+        "mhc_pre_fwd_streams4": [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=st, second_chunk=sc2)
+                                 for r, c, w, st, sc2 in ((64, 128, 8, 3, 256), (128, 64, 8, 3, 256),
+                                                          (128, 64, 16, 2, 512), (32, 128, 4, 3, 512))],
+        "mhc_pre_bwd_streams4": [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=2, programs=p_,
+                                        second_chunk=sc2)
+                                 for r, c, w, p_, sc2 in ((64, 64, 8, sms, 128), (128, 64, 16, sms, 128),
+                                                          (32, 64, 8, 2 * sms, 128))],
         "rms_norm_fwd": [Tiling(rows_per_tile=r, num_warps=w) for r, w in ((1, 8), (8, 4))],
         "rms_norm_bwd": [Tiling(rows_per_tile=r, num_warps=w, programs=p_) for r, w, p_ in ((1, 8, 2 * sms),
                                                                                            (8, 4, 4 * sms))],

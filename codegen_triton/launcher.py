@@ -138,16 +138,28 @@ def plan(p: Program, inputs: dict, scalars: dict, tiling: Tiling | None = None) 
 
 
 def run_program(p: Program, inputs: dict, scalars: dict | None = None, tiling: Tiling | None = None,
-                device=None) -> dict:
-    """Run program `p` on CUDA (or the Triton interpreter) and return its outputs by name."""
+                device=None, out: dict | None = None) -> dict:
+    """Run program `p` on CUDA (or the Triton interpreter) and return its outputs by name.
+
+    `out` may give row outputs preallocated by the caller (e.g. row-strided views dx[:, s, :] of one
+    tensor, so that per-stream outputs need no stack copy): each must have the output's shape and
+    dtype and contiguous columns."""
     scalars = scalars or {}
     lp = plan(p, inputs, scalars, tiling)
     device = device or next(iter(inputs.values())).device
     ins = {t.name: _view(t, inputs[t.name]) for t in p.inputs}
     poison = os.environ.get("TREX_TRITON_POISON") == "1"
+    given = out or {}
+    for name, x in given.items():
+        want = lp.out_shapes.get(name)
+        if want is None or tuple(x.shape) != tuple(want) or x.dtype != lp.out_dtypes[name] \
+                or (x.dim() > 1 and not x[0].is_contiguous()):
+            raise IRError(f"run_program(out={{{name!r}: ...}}): program {p.name} writes {name} as "
+                          f"{want} {lp.out_dtypes.get(name)} with contiguous columns; got {tuple(x.shape)} "
+                          f"{x.dtype} strides {x.stride()}")
     outs = {}
     for name, shape in lp.out_shapes.items():
-        x = torch.empty(shape, dtype=lp.out_dtypes[name], device=device)
+        x = given[name] if name in given else torch.empty(shape, dtype=lp.out_dtypes[name], device=device)
         if poison:
             _poison(x)
         elif lp.rows == 0 and name in lp.partial:

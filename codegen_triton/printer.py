@@ -723,6 +723,8 @@ def _flat(pr: _Printer, v: _Val, lead: int, keep: int) -> tuple[str, int]:
             pos = rank - keep + i
             x = f"tl.where({pr.bcast(a.mask, pos, rank)}, {x}, 0.0)"
     k = math.prod(a.block for a in v.axes[len(v.axes) - keep:])
+    if len(v.axes) == keep == 1 and (pr.R if v.per_row else 1) == lead:
+        return x, k          # already a [lead, k] tile: a reshape here would only cost a layout conversion
     return f"tl.reshape({x}, [{lead}, {k}])", k
 
 
@@ -745,7 +747,8 @@ def _rule_matvec(pr: _Printer, op: Op):
     else:
         pr.emit(f"{var} = tl.sum({a2}[:, None, :] * {wflat}[None, :, :], axis=2)")
     axes = pr.shape_of(out)
-    pr.emit(f"{var} = tl.reshape({var}, {pr.block_shape(a.per_row, axes)})")
+    if len(axes) != 1:
+        pr.emit(f"{var} = tl.reshape({var}, {pr.block_shape(a.per_row, axes)})")
     pr.set_val(op.out, _Val(var, a.per_row, axes, out.dtype))
 
 
@@ -765,7 +768,8 @@ def _rule_matvec_t(pr: _Printer, op: Op):
     else:
         pr.emit(f"{var} = tl.sum({g2}[:, :, None] * {wflat}[None, :, :], axis=1)")
     axes = pr.shape_of(out)
-    pr.emit(f"{var} = tl.reshape({var}, {pr.block_shape(g.per_row, axes)})")
+    if len(axes) != 1:
+        pr.emit(f"{var} = tl.reshape({var}, {pr.block_shape(g.per_row, axes)})")
     pr.set_val(op.out, _Val(var, g.per_row, axes, out.dtype))
 
 

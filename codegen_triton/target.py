@@ -16,6 +16,7 @@ reference: a compiler failure never produces a wrong result.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import importlib
 import os
@@ -25,7 +26,7 @@ import torch
 
 from trex_compiler.kernel_ir import DType, IRError
 
-from .launcher import run_program
+from .launcher import rows_matmul, run_program
 
 _FAILED: dict[tuple, str] = {}
 
@@ -107,6 +108,31 @@ def _swiglu_limited_bwd(dh, gate, up, limit, route_weight):
     return out["dgate"].reshape(gate.shape), out["dup"].reshape(gate.shape), drw
 
 
+_TABLES: collections.OrderedDict = collections.OrderedDict()
+_TABLES_MAX = 16
+
+
+def _expanded_tables(ir_rope, cos, sin, cos_v, sin_v, inverse: bool):
+    """The pair-expanded RoPE tables, cached per (cos, sin) storage and version: a model applies one
+    cos/sin table in every layer, forward (and inverse) and backward, so the 3-4 small expansion
+    kernels run once per table instead of once per call. The entry keeps cos and sin alive, so a
+    data pointer cannot be reused by another tensor while its entry exists; an in-place write bumps
+    the version and misses. Inference tensors have no version counter and are not cached."""
+    if cos.is_inference() or sin.is_inference() or (cos.is_cuda and torch.cuda.is_current_stream_capturing()):
+        return ir_rope.expand_tables(cos_v, sin_v, inverse)
+    key = (cos.data_ptr(), cos._version, tuple(cos.shape), cos.stride(), cos.dtype, sin.data_ptr(), sin._version,
+           tuple(sin.shape), sin.stride(), tuple(cos_v.shape), inverse, str(cos.device))
+    hit = _TABLES.get(key)
+    if hit is not None:
+        _TABLES.move_to_end(key)
+        return hit[2], hit[3]
+    c2, s2 = ir_rope.expand_tables(cos_v, sin_v, inverse)
+    _TABLES[key] = (cos, sin, c2, s2)
+    if len(_TABLES) > _TABLES_MAX:
+        _TABLES.popitem(last=False)
+    return c2, s2
+
+
 def _rope(x, cos, sin, rope_dim, inverse):
     import math
 
@@ -126,7 +152,7 @@ def _rope(x, cos, sin, rope_dim, inverse):
         return NotImplemented
     ir_rope = importlib.import_module("passes.ir_rope")
     if hasattr(ir_rope, "expand_tables"):    # y = x*C + swap(x)*S with pair-expanded tables
-        c2, s2 = ir_rope.expand_tables(cos_v, sin_v, bool(inverse))
+        c2, s2 = _expanded_tables(ir_rope, cos, sin, cos_v, sin_v, bool(inverse))
         p = _build("passes.ir_rope", "build_rope", _dt(x), _dt(cos))
         ins = {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}
     else:                                    # the earlier form: slices of even/odd lanes
@@ -135,14 +161,12 @@ def _rope(x, cos, sin, rope_dim, inverse):
     return run_program(p, ins, {"cdiv": cdiv})["y"].reshape(x.shape)
 
 
-def _mhc_views(x, fn, scale, base):
-    from passes.ir_mhc_pre import _views
-    return _views(x, fn, scale, base)
-
-
 def _mhc_pre(x, fn, scale, base, iters, hc_eps, rms_eps):
-    ins, rows, n, d = _mhc_views(x, fn, scale, base)
-    p = _build("passes.ir_mhc_pre", "build_mhc_pre_fwd", _dt(x))
+    # the per-stream variant of the IR programs: every tile 2-d, every contraction one dot
+    # (passes/ir_mhc_pre.py, "the per-stream layout")
+    from passes.ir_mhc_pre import stream_views
+    ins, rows, n, d = stream_views(x, fn, scale, base)
+    p = _build("passes.ir_mhc_pre", "build_mhc_pre_fwd_streams", _dt(x), n)
     out = run_program(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
     lead = x.shape[:-2]
     return out["layer_input"].reshape(*lead, d), out["post"].reshape(*lead, n), out["comb"].reshape(*lead, n, n)
@@ -151,12 +175,17 @@ def _mhc_pre(x, fn, scale, base, iters, hc_eps, rms_eps):
 def _mhc_pre_bwd(d_layer_input, d_post, d_comb, x, fn, scale, base, iters, hc_eps, rms_eps):
     if d_layer_input.dtype != x.dtype:
         return NotImplemented    # the IR program reads the layer-input gradient in x's dtype
-    ins, rows, n, d = _mhc_views(x, fn, scale, base)
-    ins.update(dli=d_layer_input.reshape(rows, d).to(x.dtype), dpost=d_post.reshape(rows, n).float(),
+    from passes.ir_mhc_pre import stream_views
+    ins, rows, n, d = stream_views(x, fn, scale, base)
+    ins.update(dli=d_layer_input.reshape(rows, d), dpost=d_post.reshape(rows, n).float(),
                dcomb=d_comb.reshape(rows, n, n).float())
-    p = _build("passes.ir_mhc_pre", "build_mhc_pre_bwd", _dt(x))
-    out = run_program(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
-    return (out["dx"].reshape(x.shape), out["dfn"].reshape(fn.shape).to(fn.dtype),
+    dx = torch.empty(rows, n, d, dtype=x.dtype, device=x.device)
+    p = _build("passes.ir_mhc_pre", "build_mhc_pre_bwd_streams", _dt(x), n)
+    out = run_program(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps},
+                      out={f"dx{s}": dx[:, s, :] for s in range(n)})
+    # dfn = dh^T @ x over the rows: one GEMM reading x once in its own dtype
+    dfn = rows_matmul(out["dh"].reshape(rows, -1), x.reshape(rows, n * d))
+    return (dx.reshape(x.shape), dfn.reshape(fn.shape).to(fn.dtype),
             out["dscale"].reshape(scale.shape).to(scale.dtype), out["dbase"].reshape(base.shape).to(base.dtype))
 
 

@@ -83,7 +83,7 @@ def _candidates(p: Program, sizes: dict, hw: dict):
     chunked = bool(p.chunk_dims)
     partial = any(t.kind == TensorKind.PARTIAL for t in p.tensors) or bool(p.epilogue)
     has_dot = any(op.opcode in ("matvec", "matvec_t") for op, _ in walk(p.body))
-    for rows_per_tile in (1, 2, 4, 8, 16, 32, 64):
+    for rows_per_tile in (1, 2, 4, 8, 16, 32, 64) + ((128,) if has_dot else ()):   # dots: fewer shared re-reads
         if has_dot and rows_per_tile < DOT_MIN:
             continue
         for chunk in ((32, 64, 128, 256) if chunked else (None,)):

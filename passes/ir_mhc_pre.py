@@ -158,32 +158,9 @@ def _norm_bwd(b: ProgramBuilder, axis: int, slot_x, slot_y, hc_eps: str):
     b.op("div", "dM", "dM", "bden" + tag)
 
 
-def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
-    dtype = DType(dtype)
-    b = ProgramBuilder(f"mhc_pre_bwd_{dtype.value}",
-                       doc="mHC pre backward: recompute (Sinkhorn iterates kept in UB), reverse, 2-pass over HD")
-    b.gm("dli", dtype, (HD,))
-    b.gm("dpost", F32, (N,))
-    b.gm("dcomb", F32, (N, N))
-    _declare_common(b, dtype)
-    b.gm("dx", dtype, (N, HD), role="out")
-    b.gm("dh", F32, (2 + N, N), role="out")     # per-row d(projection); dfn = dh^T @ x on the host
-    b.gm("dscale_partial", F32, (3, 1), kind=PARTIAL, role="out")
-    b.gm("dbase_partial", F32, (2 + N, N), kind=PARTIAL, role="out")
-    b.finalize += [HostOp("rows_matmul", "dfn", ("dh", "x")),
-                   HostOp("sum_cores", "dscale", ("dscale_partial",)),
-                   HostOp("sum_cores", "dbase", ("dbase_partial",))]
-    hc_eps, rms_eps = _declare_scalars(b)
-    _prologue(b)
-    b.section("prologue")
-    b.op("fill", "dsc_acc", 0.0, dtype=F32, cols=(3, 1), per_row=False)
-    b.op("fill", "db_acc", 0.0, dtype=F32, cols=(2 + N, N), per_row=False)
-    b.section("body")
-    b.op("fill", "ss", 0.0, dtype=F32, cols=(1, 1))
-    b.op("fill", "h", 0.0, dtype=F32, cols=(2 + N, N))
-    b.op("fill", "dpre", 0.0, dtype=F32, cols=(N, 1))
-    with b.chunk_loop(HD):
-        _reduce_pass_body(b, dtype, with_dli=True)
+def _bwd_coefficients(b: ProgramBuilder, hc_eps: str, rms_eps: str, dpre_t):
+    """From ss, h and d(pre) (emitted by `dpre_t()` at its place): the Sinkhorn reverse and the
+    per-row terms of dx: dhv (2+N, N) = d(projection), c2 (1, 1) = d(sum of squares) x 2."""
     _coefficients(b, hc_eps, rms_eps)
     b.op("fill", "H", 0.0, dtype=F32, cols=(2 * ITERS, N, N))
     _sinkhorn(b, hc_eps, hist=True)
@@ -208,7 +185,7 @@ def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
     b.op("muls", "t1", "t1", 2.0)
     b.op("mul", "daq", "dpo2", "t1", dtype=F32, cols=(1, N))
     # pre = sigmoid(ap) + eps: dap = dpre * sp (1 - sp)
-    b.op("transpose", "dpre_t", "dpre", dtype=F32, cols=(1, N))
+    dpre_t()
     b.op("muls", "t1", "sp", -1.0)
     b.op("adds", "t1", "t1", 1.0)
     b.op("mul", "t1", "t1", "sp")
@@ -241,6 +218,36 @@ def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
     b.op("mul", "c2", "c2", "r")
     b.op("mul", "c2", "c2", "dr")
     b.op("muls", "c2", "c2", -1 / (N * HD))
+
+
+def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_bwd_{dtype.value}",
+                       doc="mHC pre backward: recompute (Sinkhorn iterates kept in UB), reverse, 2-pass over HD")
+    b.gm("dli", dtype, (HD,))
+    b.gm("dpost", F32, (N,))
+    b.gm("dcomb", F32, (N, N))
+    _declare_common(b, dtype)
+    b.gm("dx", dtype, (N, HD), role="out")
+    b.gm("dh", F32, (2 + N, N), role="out")     # per-row d(projection); dfn = dh^T @ x on the host
+    b.gm("dscale_partial", F32, (3, 1), kind=PARTIAL, role="out")
+    b.gm("dbase_partial", F32, (2 + N, N), kind=PARTIAL, role="out")
+    b.finalize += [HostOp("rows_matmul", "dfn", ("dh", "x")),
+                   HostOp("sum_cores", "dscale", ("dscale_partial",)),
+                   HostOp("sum_cores", "dbase", ("dbase_partial",))]
+    hc_eps, rms_eps = _declare_scalars(b)
+    _prologue(b)
+    b.section("prologue")
+    b.op("fill", "dsc_acc", 0.0, dtype=F32, cols=(3, 1), per_row=False)
+    b.op("fill", "db_acc", 0.0, dtype=F32, cols=(2 + N, N), per_row=False)
+    b.section("body")
+    b.op("fill", "ss", 0.0, dtype=F32, cols=(1, 1))
+    b.op("fill", "h", 0.0, dtype=F32, cols=(2 + N, N))
+    b.op("fill", "dpre", 0.0, dtype=F32, cols=(N, 1))
+    with b.chunk_loop(HD):
+        _reduce_pass_body(b, dtype, with_dli=True)
+    _bwd_coefficients(b, hc_eps, rms_eps,
+                      lambda: b.op("transpose", "dpre_t", "dpre", dtype=F32, cols=(1, N)))
     b.op("transpose", "pre_t", "pre", dtype=F32, cols=(N, 1))
     with b.chunk_loop(HD):
         xf = _load_f32(b, "x", dtype, "xf", (N, HD))
@@ -257,6 +264,159 @@ def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
     b.op("store", None, "dscale_partial", "dsc_acc")
     b.op("store", None, "dbase_partial", "db_acc")
     return b.build()
+
+
+# ------------------------------------------------------------------------------------------------
+# the per-stream layout (the GPU's fusion variant)
+#
+# The programs above hold a chunk of all N streams as one [N, chunk] tile, so the projection's
+# contraction runs over an (N, chunk) pair of axes: fine for the AscendC printer (UB tiles are flat),
+# but a Triton printer has to reshape the 3-d x tile and the 5-d fn tile into 2-d dot operands in
+# every iteration (layout conversions through shared memory; run 1-2 in bench/NOTES_gpu.md measured
+# that kernel at 9% of the roofline). Here each stream is its own GM tensor (a row-strided view
+# x[:, s, :] of the same memory) and fn is given per stream as [(2+N)*N, HD], so every tile is 2-d
+# and every contraction is one [rows, chunk] x [chunk, (2+N)*N] dot. N is fixed when the program is
+# built (the stream loop is unrolled). dfn = dh^T @ x is left to the caller (one GEMM over x).
+
+
+def _stream_names(n: int):
+    return [f"x{s}" for s in range(n)], [f"fn{s}" for s in range(n)]
+
+
+def _declare_streams(b: ProgramBuilder, dtype: DType, n: int):
+    xs, fns = _stream_names(n)
+    for x in xs:
+        b.gm(x, dtype, (HD,))
+    for f in fns:
+        b.gm(f, F32, ((2 + N) * N, HD), kind=SHARED)
+    b.gm("scale", F32, (3, 1), kind=SHARED)
+    b.gm("base", F32, (2 + N, N), kind=SHARED)
+    return xs, fns
+
+
+def _streams_reduce_pass(b: ProgramBuilder, dtype: DType, n: int, with_dli: bool):
+    """ss (1, 1), h (2+N, N) [, dpre_t (1, N)]: one pass over HD, each stream a 2-d tile."""
+    xs, fns = _stream_names(n)
+    b.op("fill", "ss1", 0.0, dtype=F32, cols=(1,))
+    b.op("fill", "h1", 0.0, dtype=F32, cols=((2 + N) * N,))
+    if with_dli:
+        for s in range(n):
+            b.op("fill", f"dpre{s}", 0.0, dtype=F32, cols=(1,))
+    with b.chunk_loop(HD):
+        if with_dli:
+            _load_f32(b, "dli", dtype, "dlif", (HD,))
+        for s in range(n):
+            xf = _load_f32(b, xs[s], dtype, "xf", (HD,))
+            b.op("mul", "sq", xf, xf, dtype=F32, cols=(HD,))
+            b.op("reduce_sum", "sq1", "sq", axis=-1, dtype=F32, cols=(1,))
+            b.op("add", "ss1", "ss1", "sq1")
+            b.op("load", "w", fns[s], dtype=F32, cols=((2 + N) * N, HD), per_row=False)
+            b.op("matvec", "hp", xf, "w", dtype=F32, cols=((2 + N) * N,))
+            b.op("add", "h1", "h1", "hp")
+            if with_dli:
+                b.op("mul", "xd", xf, "dlif", dtype=F32, cols=(HD,))
+                b.op("reduce_sum", "xd1", "xd", axis=-1, dtype=F32, cols=(1,))
+                b.op("add", f"dpre{s}", f"dpre{s}", "xd1")
+    b.op("view", "ss", "ss1", dtype=F32, cols=(1, 1))
+    b.op("view", "h", "h1", dtype=F32, cols=(2 + N, N))
+    if with_dli:
+        b.op("fill", "dpre_t", 0.0, dtype=F32, cols=(1, N))
+        for s in range(n):
+            b.op("view", f"dpre{s}v", f"dpre{s}", dtype=F32, cols=(1, 1))
+            b.op("set_slice", "dpre_t", "dpre_t", f"dpre{s}v", axis=-1, start=s, stop=s + 1, step=1)
+
+
+def _stream_weights(b: ProgramBuilder, n: int):
+    """pre (1, N) -> one (1,) weight per stream."""
+    for s in range(n):
+        b.op("slice", f"pre{s}2", "pre", axis=-1, start=s, stop=s + 1, step=1, dtype=F32, cols=(1, 1))
+        b.op("view", f"pre{s}", f"pre{s}2", dtype=F32, cols=(1,))
+
+
+def build_mhc_pre_fwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_fwd_streams{n}_{dtype.value}",
+                       doc="mHC pre, per-stream 2-d tiles: coefficients, Sinkhorn, collapse (2-pass over HD)")
+    _declare_streams(b, dtype, n)
+    b.gm("layer_input", dtype, (HD,), role="out")
+    b.gm("post", F32, (N,), role="out")
+    b.gm("comb", F32, (N, N), role="out")
+    hc_eps, rms_eps = _declare_scalars(b)
+    _prologue(b)
+    _streams_reduce_pass(b, dtype, n, with_dli=False)
+    _coefficients(b, hc_eps, rms_eps)
+    _sinkhorn(b, hc_eps, hist=False)
+    b.op("view", "post2", "postv", dtype=F32, cols=(N,))
+    b.op("store", None, "post", "post2")
+    b.op("store", None, "comb", "M")
+    _stream_weights(b, n)
+    xs, _ = _stream_names(n)
+    with b.chunk_loop(HD):
+        for s in range(n):
+            xf = _load_f32(b, xs[s], dtype, "xf", (HD,))
+            if s == 0:
+                b.op("mul", "li", xf, "pre0", dtype=F32, cols=(HD,))
+            else:
+                b.op("mul", "px", xf, f"pre{s}", dtype=F32, cols=(HD,))
+                b.op("add", "li", "li", "px")
+        _store_from_f32(b, "layer_input", dtype, "li", (HD,))
+    return b.build()
+
+
+def build_mhc_pre_bwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_bwd_streams{n}_{dtype.value}",
+                       doc="mHC pre backward, per-stream 2-d tiles (dfn = dh^T x left to the caller)")
+    b.gm("dli", dtype, (HD,))
+    b.gm("dpost", F32, (N,))
+    b.gm("dcomb", F32, (N, N))
+    xs, fns = _declare_streams(b, dtype, n)
+    for s in range(n):
+        b.gm(f"dx{s}", dtype, (HD,), role="out")
+    b.gm("dh", F32, (2 + N, N), role="out")
+    b.gm("dscale_partial", F32, (3, 1), kind=PARTIAL, role="out")
+    b.gm("dbase_partial", F32, (2 + N, N), kind=PARTIAL, role="out")
+    b.finalize += [HostOp("sum_cores", "dscale", ("dscale_partial",)),
+                   HostOp("sum_cores", "dbase", ("dbase_partial",))]
+    hc_eps, rms_eps = _declare_scalars(b)
+    _prologue(b)
+    b.section("prologue")
+    b.op("fill", "dsc_acc", 0.0, dtype=F32, cols=(3, 1), per_row=False)
+    b.op("fill", "db_acc", 0.0, dtype=F32, cols=(2 + N, N), per_row=False)
+    b.section("body")
+    _streams_reduce_pass(b, dtype, n, with_dli=True)
+    _bwd_coefficients(b, hc_eps, rms_eps, lambda: None)
+    b.op("view", "dhf", "dhv", dtype=F32, cols=((2 + N) * N,))
+    b.op("view", "c2v", "c2", dtype=F32, cols=(1,))
+    _stream_weights(b, n)
+    with b.chunk_loop(HD):
+        _load_f32(b, "dli", dtype, "dlif", (HD,))
+        for s in range(n):
+            xf = _load_f32(b, xs[s], dtype, "xf", (HD,))
+            b.op("mul", "dxf", xf, "c2v", dtype=F32, cols=(HD,))
+            b.op("mul", "xd", "dlif", f"pre{s}", dtype=F32, cols=(HD,))
+            b.op("add", "dxf", "dxf", "xd")
+            b.op("load", "w", fns[s], dtype=F32, cols=((2 + N) * N, HD), per_row=False)
+            b.op("matvec_t", "xd", "dhf", "w")
+            b.op("add", "dxf", "dxf", "xd")
+            _store_from_f32(b, f"dx{s}", dtype, "dxf", (HD,))
+    b.section("epilogue")
+    b.op("store", None, "dscale_partial", "dsc_acc")
+    b.op("store", None, "dbase_partial", "db_acc")
+    return b.build()
+
+
+def stream_views(x, fn, scale, base) -> tuple[dict, int, int, int]:
+    """Inputs of the per-stream programs: x[:, s, :] row-strided views (no copy) and fn regrouped per
+    stream as one contiguous [N, (2+N)*N, HD] copy (fn is small: 2.75 MB at N=4, HD=7168)."""
+    n, d = x.shape[-2], x.shape[-1]
+    rows = x.numel() // (n * d) if x.numel() else 0
+    x3 = x.reshape(rows, n, d)
+    fnp = fn.float().reshape((2 + n) * n, n, d).transpose(0, 1).contiguous()
+    ins = {f"x{s}": x3[:, s, :] for s in range(n)}
+    ins.update({f"fn{s}": fnp[s] for s in range(n)})
+    ins.update(scale=scale.float().reshape(3, 1), base=base.float().reshape(2 + n, n))
+    return ins, rows, n, d
 
 
 # ------------------------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU and tr
 
 def program_variants():
     """(id, program, sizes without ROWS) for every IR program the passes define, in every variant."""
-    from passes.ir_mhc_pre import build_mhc_pre_bwd, build_mhc_pre_fwd
+    from passes.ir_mhc_pre import (build_mhc_pre_bwd, build_mhc_pre_bwd_streams, build_mhc_pre_fwd,
+                                   build_mhc_pre_fwd_streams)
     from passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
     from passes.ir_rope import build_rope
     from passes.ir_swiglu_limited import build_swiglu_limited_bwd, build_swiglu_limited_fwd
@@ -44,4 +45,9 @@ def program_variants():
                             {size("HD"): 24, size("H2"): 8, size("CDIV"): 3, size("CROWS"): 5}))
         out.append((f"mhc_fwd_{dt}", build_mhc_pre_fwd(dt), {size("N"): 4, size("HD"): 40, size("ITERS"): 5}))
         out.append((f"mhc_bwd_{dt}", build_mhc_pre_bwd(dt), {size("N"): 4, size("HD"): 40, size("ITERS"): 5}))
+        # the per-stream (GPU) variant
+        out.append((f"mhc_streams_fwd_{dt}", build_mhc_pre_fwd_streams(dt, 4),
+                    {size("N"): 4, size("HD"): 40, size("ITERS"): 5}))
+        out.append((f"mhc_streams_bwd_{dt}", build_mhc_pre_bwd_streams(dt, 4),
+                    {size("N"): 4, size("HD"): 40, size("ITERS"): 5}))
     return out

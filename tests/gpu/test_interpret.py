@@ -38,7 +38,7 @@ def make_inputs(p, sizes, rows, gen):
         x = torch.randn(*lead, *cols, generator=gen)
         if t.name == "rstd":
             x = x.abs() + 0.5
-        elif t.name == "fn":
+        elif t.name == "fn" or t.name.startswith("fn") and t.name[2:].isdigit():
             x = x * 0.1
         elif t.name in ("gate", "up"):
             x = x * 6
@@ -113,3 +113,25 @@ def test_cuda_target_adapters_match_the_references():
                 torch.testing.assert_close(o, r, rtol=1e-4, atol=1e-5, msg=lambda m: f"{name}: {m}")
             checked += 1
     assert checked >= 8
+
+
+def test_rope_tables_are_expanded_once_per_table_version():
+    """The cuda adapter caches the pair-expanded cos/sin tables per storage and version: a second call
+    with the same tables reuses them; an in-place update of cos is seen (no stale table)."""
+    import passes.ir_rope as ir_rope
+    from codegen_triton import target
+    if not hasattr(ir_rope, "expand_tables"):
+        pytest.skip("the RoPE IR has no expanded tables")
+    target._TABLES.clear()
+    x = torch.randn(3, 2, 8)
+    ang = torch.rand(3, 1, 2)
+    cos, sin = ang.cos(), ang.sin()
+    y1 = target._rope(x, cos, sin, 4, False)
+    assert len(target._TABLES) == 1
+    y2 = target._rope(x, cos, sin, 4, False)
+    assert len(target._TABLES) == 1 and torch.equal(y1, y2)
+    cos.mul_(0.5)                       # in place: a new version, a new entry, a different result
+    y3 = target._rope(x, cos, sin, 4, False)
+    assert len(target._TABLES) == 2
+    from passes.rope import rope_reference
+    torch.testing.assert_close(y3, rope_reference(x, cos, sin, 4, False), rtol=1e-5, atol=1e-5)
