@@ -389,7 +389,13 @@ def _extra_tilings():
 EXTRA_TILINGS: dict = {}
 
 
-def sweep_tilings(tokens: int, calib: dict, per_program: int, log) -> dict:
+# the kernel programs each bench case launches (program-name prefixes), to sweep only the cases asked for
+CASE_PROGRAMS = {"rmsnorm_weighted": ("rms_norm_fwd_bf16_w", "rms_norm_bwd_bf16_w"),
+                 "rmsnorm_weightfree": ("rms_norm_fwd_bf16_now", "rms_norm_bwd_bf16_now"),
+                 "swiglu_limited": ("swiglu_limited",), "rope_interleaved": ("rope",), "mhc_pre": ("mhc_pre",)}
+
+
+def sweep_tilings(tokens: int, calib: dict, per_program: int, log, cases: set | None = None) -> dict:
     """Time the cost model's shortlist for every kernel at the bench shapes; record the best in
     calib["measured_tilings"] (what codegen_triton.tiling.choose then uses) and every point in the
     returned report (prediction next to measurement, for bench/NOTES_gpu.md)."""
@@ -402,7 +408,10 @@ def sweep_tilings(tokens: int, calib: dict, per_program: int, log) -> dict:
     report = {}
     EXTRA_TILINGS.update(_extra_tilings())
     measured = dict(calib.get("measured_tilings") or {})
+    prefixes = tuple(x for c in (cases or CASE_PROGRAMS) for x in CASE_PROGRAMS.get(c, ()))
     for p, ins, sc in kernel_programs(tokens, "cuda"):
+        if not p.name.startswith(prefixes):
+            continue
         sizes = bind_sizes(p, ins, sc)
         key = tiling_mod.measured_key(p, sizes)
         points = []
@@ -626,7 +635,8 @@ def main(argv=None):
     print(json.dumps(calib), flush=True)
     sweep = {}
     if args.sweep > 0:
-        sweep = sweep_tilings(args.tokens, calib, args.sweep, lambda m: print(m, flush=True))
+        sweep = sweep_tilings(args.tokens, calib, args.sweep, lambda m: print(m, flush=True),
+                              set(filter(None, args.cases.split(","))) or None)
         codegen_triton.calibration.use(calib)
         atomic_write_json(os.path.join(args.out, "h200_calibration.json"), calib)
 
