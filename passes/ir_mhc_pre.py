@@ -305,8 +305,11 @@ def _streams_reduce_pass(b: ProgramBuilder, dtype: DType, n: int, with_dli: bool
     with b.chunk_loop(HD):
         if with_dli:
             _load_f32(b, "dli", dtype, "dlif", (HD,))
+        # every stream's tile is loaded before any is used: n loads in flight per iteration (a GPU
+        # hides DRAM latency with bytes in flight; the compiler does not hoist loads past the dots)
+        xfs = [_load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
         for s in range(n):
-            xf = _load_f32(b, xs[s], dtype, "xf", (HD,))
+            xf = xfs[s]
             b.op("mul", "sq", xf, xf, dtype=F32, cols=(HD,))
             b.op("reduce_sum", "sq1", "sq", axis=-1, dtype=F32, cols=(1,))
             b.op("add", "ss1", "ss1", "sq1")
@@ -352,8 +355,9 @@ def build_mhc_pre_fwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Pr
     _stream_weights(b, n)
     xs, _ = _stream_names(n)
     with b.chunk_loop(HD):
+        xfs = [_load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
         for s in range(n):
-            xf = _load_f32(b, xs[s], dtype, "xf", (HD,))
+            xf = xfs[s]
             if s == 0:
                 b.op("mul", "li", xf, "pre0", dtype=F32, cols=(HD,))
             else:
@@ -391,8 +395,9 @@ def build_mhc_pre_bwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Pr
     _stream_weights(b, n)
     with b.chunk_loop(HD):
         _load_f32(b, "dli", dtype, "dlif", (HD,))
+        xfs = [_load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
         for s in range(n):
-            xf = _load_f32(b, xs[s], dtype, "xf", (HD,))
+            xf = xfs[s]
             b.op("mul", "dxf", xf, "c2v", dtype=F32, cols=(HD,))
             b.op("mul", "xd", "dlif", f"pre{s}", dtype=F32, cols=(HD,))
             b.op("add", "dxf", "dxf", "xd")
