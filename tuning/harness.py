@@ -96,18 +96,20 @@ def input_shapes(program: Program, named_sizes: dict) -> dict:
 
 
 DISTRIBUTIONS = {
-    "normal": lambda shape, g: torch.randn(*shape, generator=g, dtype=torch.float64),
-    "uniform": lambda shape, g: torch.rand(*shape, generator=g, dtype=torch.float64) * 2 - 1,
+    "normal": lambda shape, g: torch.randn(*shape, generator=g, dtype=torch.float64, device=g.device),
+    "uniform": lambda shape, g: torch.rand(*shape, generator=g, dtype=torch.float64, device=g.device) * 2 - 1,
     # heavy tails: a few large entries per row, the case that exposes a wrong reduction order or a dropped lane
-    "heavy": lambda shape, g: torch.randn(*shape, generator=g, dtype=torch.float64)
-    * torch.where(torch.rand(*shape, generator=g, dtype=torch.float64) < 0.02, 30.0, 1.0),
+    "heavy": lambda shape, g: torch.randn(*shape, generator=g, dtype=torch.float64, device=g.device)
+    * torch.where(torch.rand(*shape, generator=g, dtype=torch.float64, device=g.device) < 0.02, 30.0, 1.0),
 }
 
 
 def make_inputs(program: Program, named_sizes: dict, seed: int, scale: float = 1.0,
-                distribution: str = "normal") -> dict:
-    """Seeded random input views in the program's dtypes."""
-    g = torch.Generator().manual_seed(int(seed))
+                distribution: str = "normal", device: str | torch.device = "cpu") -> dict:
+    """Seeded random input views in the program's dtypes, drawn on `device` (on a GPU the inputs of a
+    DeepSeek-V4 shape take milliseconds instead of the CPU's seconds; a seed gives different values on
+    different devices, which only matters for comparing runs across devices)."""
+    g = torch.Generator(device=device).manual_seed(int(seed) % (2 ** 63))
     ins = {}
     for name, shape in input_shapes(program, named_sizes).items():
         t = program.tensor(name)
@@ -201,13 +203,46 @@ def _fp64_dtypes():
         table.update(saved)
 
 
+def _on_inputs_device(inputs: dict):
+    """The reference interpreter makes its outputs and index tensors with torch's factory functions
+    (no device argument): run it with the inputs' device as the default, so references of GPU inputs
+    are computed on the GPU (DeepSeek-V4 shapes: milliseconds there, seconds to minutes on the CPU)."""
+    dev = next((v.device for v in inputs.values() if torch.is_tensor(v)), torch.device("cpu"))
+    return torch.device(dev) if dev.type != "cpu" else contextlib.nullcontext()
+
+
 def reference_fp64(program: Program, inputs: dict, scalars: dict) -> dict:
     ins = {k: (v.double() if v.is_floating_point() else v) for k, v in inputs.items()}
-    with _fp64_dtypes():
+    with _fp64_dtypes(), _on_inputs_device(ins):
         return kernel_ir.interpret(program, ins, scalars)
 
 
 def reference_eager(program: Program, inputs: dict, scalars: dict) -> dict:
     """The program in its own dtypes through the reference interpreter (fp32 compute): the 'eager'
     comparator of the DESIGN.md numerics rule."""
-    return kernel_ir.interpret(program, inputs, scalars)
+    with _on_inputs_device(inputs):
+        return kernel_ir.interpret(program, inputs, scalars)
+
+
+def row_window_inputs(program: Program, inputs: dict, sizes: dict, lo: int, hi: int) -> dict:
+    """The inputs of kernel rows [lo, hi) as a program of hi - lo rows (`sizes`: bind_sizes of the full
+    inputs): identity-mapped ROW inputs sliced; a row-mapped table (RoPE's cos/sin: table row =
+    (r // div) % mod) rolled (with a mod) or sliced (without) so that window row 0 reads the table row
+    that kernel row `lo` reads; SHARED inputs unchanged. `lo` must be a multiple of every row map's div.
+    Used to compare a full-shape kernel run with references of a few row windows where a full reference
+    is too slow (RoPE's row groups make the interpreter walk one tile per token)."""
+    out = {}
+    for t in program.inputs:
+        x = inputs[t.name]
+        if t.kind != TensorKind.ROW:
+            out[t.name] = x
+        elif t.row_map.is_identity:
+            out[t.name] = x[lo:hi]
+        else:
+            div = int(sympy.sympify(t.row_map.div).subs(sizes))
+            if lo % div:
+                raise ValueError(f"row window [{lo}, {hi}) of {program.name}: lo must be a multiple of "
+                                 f"{t.name}'s row-map div {div}")
+            start = lo // div
+            out[t.name] = x.roll(-start, 0) if t.row_map.mod is not None else x[start:-(-hi // div)]
+    return out
