@@ -377,12 +377,18 @@ def _extra_tilings():
         # spills), 128 x 64 needs > 228 KB of shared memory at 16 warps
         "mhc_pre_fwd_streams4": [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=3, second_chunk=c2)
                                  for r, c, w, c2 in ((128, 32, 8, None), (128, 32, 4, None), (128, 16, 8, None),
-                                                     (128, 32, 16, None), (256, 16, 8, None), (64, 32, 4, None))],
+                                                     (128, 32, 16, None), (256, 16, 8, None), (64, 32, 4, None))]
+        + [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=3, prefetch=pf, dot_bf16_split=sp)
+           for r, c, w, pf, sp in ((128, 32, 8, True, False), (128, 32, 8, False, True), (128, 32, 8, True, True),
+                                   (128, 64, 8, True, True), (64, 64, 8, True, True))],
         "mhc_pre_bwd_streams4": [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=2, programs=p_,
                                         second_chunk=c2)
                                  for r, c, w, p_, c2 in ((128, 32, 16, sms, None), (128, 32, 8, sms, None),
                                                          (128, 16, 8, sms, None), (64, 32, 8, 2 * sms, None),
-                                                         (64, 16, 4, 2 * sms, None))],
+                                                         (64, 16, 4, 2 * sms, None))]
+        + [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=2, programs=p_, prefetch=pf, dot_bf16_split=sp)
+           for r, c, w, p_, pf, sp in ((128, 32, 16, sms, True, True), (128, 32, 8, sms, True, True),
+                                       (64, 32, 8, 2 * sms, True, True))],
         "rms_norm_fwd": [Tiling(rows_per_tile=r, num_warps=w) for r, w in ((1, 8), (8, 4))],
         "rms_norm_bwd": [Tiling(rows_per_tile=r, num_warps=w, programs=p_) for r, w, p_ in ((1, 8, 2 * sms),
                                                                                            (8, 4, 4 * sms))],
@@ -424,8 +430,20 @@ def sweep_tilings(tokens: int, calib: dict, per_program: int, log, cases: set | 
         # measurement (and the compiled kernel's spill count in trex_kernels) decides
         extra = [tiling_mod.predict(p, sizes, t) for t in EXTRA_TILINGS.get(p.name.split("_bf16")[0], ())]
         candidates += [q for q in extra if q.tiling not in [c.tiling for c in candidates]]
+        baseline = None
         for q in candidates:
             try:
+                # every candidate must compute what the first (the model's choice) computes: a fast but
+                # wrong tiling is recorded as an error and never chosen (the chosen one is then checked
+                # against fp64 by check_case)
+                got = run_program(p, ins, sc, q.tiling)
+                if baseline is None:
+                    baseline = got
+                else:
+                    for name_, ref_ in baseline.items():
+                        err_ = rel_err(got[name_], ref_)
+                        if not err_ <= 1e-2:
+                            raise AssertionError(f"output {name_} differs from the first candidate's: rel err {err_:.3g}")
                 ms = graph_ms(lambda: run_program(p, ins, sc, q.tiling))
                 points.append({"tiling": dc.asdict(q.tiling), "predicted_us": q.time_us, "measured_us": ms * 1e3,
                                "dram_bytes_model": q.dram_bytes, "model_feasible": q.feasible})

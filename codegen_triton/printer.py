@@ -82,6 +82,11 @@ class Tiling:
     #                                  an apply pass without a dot can stream wider chunks
     hist_scratch: bool = True        # history locals (Sinkhorn iterates) in a per-program global scratch
     #                                  buffer (L1/L2-resident) instead of registers, where they spill
+    prefetch: bool = False           # ChunkLoops load chunk i+1's row tiles while chunk i is computed
+    #                                  (register double buffer: one DRAM latency per loop, not per chunk)
+    dot_bf16_split: bool = False     # a matvec whose row operand is an up-cast bf16 tile runs as two bf16
+    #                                  dots against w = w_hi + w_lo (both bf16): products exact, ~16-bit w,
+    #                                  more precise than TF32, and no fp32 staging of the row tile
 
     def __post_init__(self):
         if self.rows_per_tile < 1 or self.rows_per_tile & (self.rows_per_tile - 1):
@@ -128,6 +133,7 @@ class _Val:
     load_of: tuple | None = None     # (gm name, dtype to cast to or None): this value is a loaded row
     pieces: tuple | None = None      # (base _Val, ((start, stop, step, _Val), ...)): a set_slice chain
     name_ir: str = ""                # the IR local (history locals in scratch memory)
+    raw: tuple | None = None         # (var, DType): the 16-bit tile this fp32 value is an exact up-cast of
 
 
 class _Printer:
@@ -143,6 +149,7 @@ class _Printer:
         self.axis_vars: dict = {}      # (expr, chunked) -> _Axis prototype printed at kernel top
         self.top: list[str] = []
         self.chunk_seen: dict = {}     # dim -> number of ChunkLoops over it so far
+        self.prefetched: dict = {}     # id(load op) -> variable already holding its tile (prefetch)
         self.persistent = tiling.programs is not None
         if not self.persistent and (p.epilogue or any(t.kind == TensorKind.PARTIAL for t in p.tensors)):
             raise IRError(f"program {p.name} has per-core partial outputs or an epilogue: its Tiling needs "
@@ -286,6 +293,9 @@ class _Printer:
     # -- structure
     def run(self, stmts):
         for s in stmts:
+            if isinstance(s, Op) and id(s) in self.prefetched:    # loaded one iteration ahead
+                _rule_load(self, s, var=self.prefetched[id(s)], emit=False)
+                continue
             if isinstance(s, Op):
                 rule = RULES.get(s.opcode)
                 if rule is None:
@@ -309,25 +319,53 @@ class _Printer:
         self.chunk_seen[dim] = seen + 1
         tag = re.sub(r"\W", "_", str(dim))
         it = self.tmp(f"c_{tag}_")
-        if seen and self.tiling.reverse_second_pass:
-            # a later pass over the same columns walks them backwards: the chunks read last by the
-            # previous pass are read first again, while they are still in L2
-            self.emit(f"for {it} in range({n_chunks}):")
-            self.ind += 1
-            self.emit(f"{it}_start = ({n_chunks - 1} - {it}) * {chunk}")
-        else:
-            self.emit(f"for {it} in range({n_chunks}):")
-            self.ind += 1
-            self.emit(f"{it}_start = {it} * {chunk}")
-        offs = f"{it}_offs"
-        self.emit(f"{offs} = {it}_start + tl.arange(0, {chunk})")
-        mask = None
-        if extent % chunk:
-            mask = f"{it}_mask"
-            self.emit(f"{mask} = {offs} < {extent}")
+        backwards = bool(seen and self.tiling.reverse_second_pass)
+        # a later pass over the same columns walks them backwards: the chunks read last by the
+        # previous pass are read first again, while they are still in L2
+        def start_of(i: str) -> str:
+            return f"({n_chunks - 1} - {i}) * {chunk}" if backwards else f"{i} * {chunk}"
+
+        def set_chunk(tag_: str, start: str):
+            offs_ = f"{tag_}_offs"
+            self.emit(f"{offs_} = {start} + tl.arange(0, {chunk})")
+            mask_ = None
+            if extent % chunk:
+                mask_ = f"{tag_}_mask"
+                self.emit(f"{mask_} = {offs_} < {extent}")
+            self.chunk[dim] = (offs_, mask_, chunk)
+
         saved = self.chunk.get(dim)
-        self.chunk[dim] = (offs, mask, chunk)
+        # prefetch: the loop body's row loads of chunk i+1 are issued before chunk i is computed
+        # (the last iteration re-reads chunk 0 instead of masking: same addresses, no branch)
+        pf = [op for op in s.body if isinstance(op, Op) and op.opcode == "load" and op.attr("col") is None
+              and sympy.sympify(dim) in [sympy.sympify(c) for c in self.p.tensor(op.args[0]).cols]] \
+            if self.tiling.prefetch and n_chunks > 1 else []
+        # one buffer variable per load op (one IR local may be loaded from several tensors)
+        pf_var = {id(op): f"{self.ident(op.out)}_pf{k}" for k, op in enumerate(pf)}
+        if pf:
+            set_chunk(f"{it}_pf0", start_of("0"))
+            for op in pf:
+                _rule_load(self, op, var=pf_var[id(op)])
+        self.emit(f"for {it} in range({n_chunks}):")
+        self.ind += 1
+        self.emit(f"{it}_start = {start_of(it)}")
+        set_chunk(it, f"{it}_start")
+        if pf:
+            cur = {}
+            for k, op in enumerate(pf):
+                var = f"{self.ident(op.out)}_cur{k}"
+                self.emit(f"{var} = {pf_var[id(op)]}")
+                cur[id(op)] = var
+            here = self.chunk[dim]
+            set_chunk(f"{it}_pfn", start_of(f"(({it} + 1) % {n_chunks})"))
+            for op in pf:
+                _rule_load(self, op, var=pf_var[id(op)])
+            self.chunk[dim] = here
+            for op in pf:      # the body reads the current chunk's tiles
+                self.prefetched[id(op)] = cur[id(op)]
         self.run(s.body)
+        for op in pf:
+            self.prefetched.pop(id(op), None)
         if saved is None:
             del self.chunk[dim]
         else:
@@ -430,13 +468,18 @@ def _any_per_row(pr: _Printer, args) -> bool:
     return any(pr.vals[a].per_row for a in args if isinstance(a, str) and a in pr.vals)
 
 
-def _rule_load(pr: _Printer, op: Op):
+def _rule_load(pr: _Printer, op: Op, var: str | None = None, emit: bool = True):
+    """`var`: the variable to load into (default: the local's); emit=False: the tile is already in
+    `var` (a prefetched load): only bind the local to it."""
     t = pr.p.tensor(op.args[0])
     out = _out_local(pr, op)
     axes = pr.shape_of(out)
     col = op.attr("col")
     per_row = t.kind == TensorKind.ROW
-    var = pr.ident(op.out)
+    var = var or pr.ident(op.out)
+    if not emit:
+        pr.set_val(op.out, _Val(var, per_row, axes, out.dtype, load_of=(t.name, None) if col is None else None))
+        return
     override = None
     lane_mask = None
     if col is not None:
@@ -556,7 +599,8 @@ def _rule_cast(pr: _Printer, op: Op):
     var = pr.ident(op.out)
     pr.emit(f"{var} = {src.var}.to({TL_DTYPE[out.dtype]})")
     load_of = (src.load_of[0], out.dtype) if src.load_of else None
-    pr.set_val(op.out, _Val(var, src.per_row, src.axes, out.dtype, load_of=load_of))
+    raw = (src.var, src.dtype) if out.dtype == DType.FP32 and src.dtype in (DType.BF16, DType.FP16) else None
+    pr.set_val(op.out, _Val(var, src.per_row, src.axes, out.dtype, load_of=load_of, raw=raw))
 
 
 def _rule_fill(pr: _Printer, op: Op):
@@ -742,7 +786,17 @@ def _rule_matvec(pr: _Printer, op: Op):
     # w: [1, *M, *K] -> [M, K]
     wflat, _ = _flat(pr, dataclasses.replace(w, var=wx), mblock, nk)
     var = pr.ident(op.out)
-    if R >= DOT_MIN and mblock >= DOT_MIN and kblock >= DOT_MIN:
+    dot_ok = R >= DOT_MIN and mblock >= DOT_MIN and kblock >= DOT_MIN
+    if dot_ok and pr.tiling.dot_bf16_split and a.raw is not None and a.raw[1] == DType.BF16:
+        # x (bf16) . w = x . w_hi + x . w_lo with w_hi = bf16(w), w_lo = bf16(w - w_hi): every product
+        # is exact in the fp32 accumulator, w keeps ~16 mantissa bits (TF32 keeps 10 of x and w)
+        a16, _ = _flat(pr, dataclasses.replace(a, var=a.raw[0]), R, nk)
+        wf, whi, wlo = pr.tmp("wf"), pr.tmp("whi"), pr.tmp("wlo")
+        pr.emit(f"{wf} = {wflat}")
+        pr.emit(f"{whi} = {wf}.to(tl.bfloat16)")
+        pr.emit(f"{wlo} = ({wf} - {whi}.to(tl.float32)).to(tl.bfloat16)")
+        pr.emit(f"{var} = tl.dot({a16}, tl.trans({whi}), tl.dot({a16}, tl.trans({wlo})))")
+    elif dot_ok:
         pr.emit(f"{var} = tl.dot({a2}, tl.trans({wflat}))")
     else:
         pr.emit(f"{var} = tl.sum({a2}[:, None, :] * {wflat}[None, :, :], axis=2)")
