@@ -375,20 +375,19 @@ def _extra_tilings():
         # wide row tiles, all four streams' loads in flight per iteration: run 3a's 32 x 32 tiles (8 KB
         # per iteration) ran latency-bound at 3.6 ms; run 3b: 128 x 32 x 8 warps 1.10 ms (163 regs, no
         # spills), 128 x 64 needs > 228 KB of shared memory at 16 warps
-        "mhc_pre_fwd_streams4": [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=3, second_chunk=c2)
-                                 for r, c, w, c2 in ((128, 32, 8, None), (128, 32, 4, None), (128, 16, 8, None),
-                                                     (128, 32, 16, None), (256, 16, 8, None), (64, 32, 4, None))]
-        + [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=3, prefetch=pf, dot_bf16_split=sp)
-           for r, c, w, pf, sp in ((128, 32, 8, True, False), (128, 32, 8, False, True), (128, 32, 8, True, True),
-                                   (128, 64, 8, True, True), (64, 64, 8, True, True))],
+        "mhc_pre_fwd_streams4": [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=3, prefetch=pf,
+                                        dot_bf16_split=sp)
+                                 for r, c, w, pf, sp in ((128, 32, 8, False, False), (128, 32, 4, False, False),
+                                                         (128, 32, 8, True, False), (128, 32, 8, False, True),
+                                                         (128, 32, 8, True, True), (128, 64, 8, True, True),
+                                                         (64, 64, 8, True, True), (256, 16, 8, True, True))],
         "mhc_pre_bwd_streams4": [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=2, programs=p_,
-                                        second_chunk=c2)
-                                 for r, c, w, p_, c2 in ((128, 32, 16, sms, None), (128, 32, 8, sms, None),
-                                                         (128, 16, 8, sms, None), (64, 32, 8, 2 * sms, None),
-                                                         (64, 16, 4, 2 * sms, None))]
-        + [Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, num_stages=2, programs=p_, prefetch=pf, dot_bf16_split=sp)
-           for r, c, w, p_, pf, sp in ((128, 32, 16, sms, True, True), (128, 32, 8, sms, True, True),
-                                       (64, 32, 8, 2 * sms, True, True))],
+                                        prefetch=pf, dot_bf16_split=sp)
+                                 for r, c, w, p_, pf, sp in ((128, 32, 16, sms, False, False),
+                                                             (128, 32, 8, sms, True, True),
+                                                             (128, 32, 16, sms, True, True),
+                                                             (64, 32, 8, 2 * sms, True, True),
+                                                             (128, 16, 8, sms, True, True))],
         "rms_norm_fwd": [Tiling(rows_per_tile=r, num_warps=w) for r, w in ((1, 8), (8, 4))],
         "rms_norm_bwd": [Tiling(rows_per_tile=r, num_warps=w, programs=p_) for r, w, p_ in ((1, 8, 2 * sms),
                                                                                            (8, 4, 4 * sms))],
