@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--patience", type=int, default=8, help="candidates without an improvement before a pattern stops")
     ap.add_argument("--checks", type=int, help="verifier checks per candidate (default: 1 on cuda, 2 on Ascend)")
     ap.add_argument("--remeasure", type=int, default=3, help="interleaved re-measurement rounds of model vs tuned")
-    ap.add_argument("--verify-timeout-s", type=float, default=90.0, help="one verifier answer at most (a rejection after)")
+    ap.add_argument("--verify-timeout-s", type=float, default=60.0, help="one verifier answer at most (a rejection after)")
     ap.add_argument("--store", help="store file to record into (default: <out stem>_store.json next to --out, "
                     "else a private temporary one)")
     ap.add_argument("--out", help="write the rows as JSON here (and a .md table and the store next to it)")

@@ -74,6 +74,7 @@ class CudaBackend:
         self.sizes = harness.symbol_sizes(named_sizes)
         self.scalars = harness.scalars_for(pattern, self.program, self.named_sizes)
         self.reps, self.batches, self.batch_s = reps, batches, batch_s
+        self.fixed_knobs: frozenset = frozenset()      # set by initial()
         self.device = "cpu" if interpreted() else "cuda"
         if interpreted():
             self.label = "interpreted (TRITON_INTERPRET=1: CPU wall time of Triton's interpreter, not a GPU measurement)"
@@ -89,7 +90,27 @@ class CudaBackend:
         """The tiling model's best feasible candidate (not a stored or measured override: the search
         must start from the model's own choice)."""
         best = next(q for q in self.tiling_mod.explain(self.program, self.sizes) if q.feasible)
-        return dataclasses.asdict(best.tiling), self._pred_dict(best)
+        config = dataclasses.asdict(best.tiling)
+        self.fixed_knobs = self._inert_knobs(config)
+        return config, self._pred_dict(best)
+
+    def _inert_knobs(self, config: dict) -> frozenset:
+        """Knobs whose moves cannot change this program's kernel: a flag whose flip prints the same
+        source (up to the kernel's name), and num_stages of a kernel without loops (Triton pipelines
+        loops only). The search skips their moves: each would cost a compile and a verification."""
+        from codegen_triton.printer import print_program
+
+        def text(cfg: dict) -> str | None:
+            try:
+                ks = print_program(self.program, {k: v for k, v in self.sizes.items() if k != ROWS}, self._tiling(cfg))
+            except ValueError:       # the printer refuses the flip: its move would fail anyway
+                return None
+            return ks.source.replace(ks.name, "KERNEL")
+        base = text(config)
+        inert = {k for k, v in config.items() if isinstance(v, bool) and text(dict(config, **{k: not v})) in (base, None)}
+        if base is not None and "for " not in base:
+            inert.add("num_stages")
+        return frozenset(inert)
 
     def _tiling(self, config: dict):
         from codegen_triton.printer import Tiling
@@ -152,7 +173,7 @@ class CudaBackend:
             with torch.cuda.graph(graph):
                 call()
             replay, how = graph.replay, "CUDA graph replay"
-        except RuntimeError:
+        except Exception:  # noqa: BLE001 - any capture failure (torch's or Triton's): time eager launches instead
             graph = None
             torch.cuda.synchronize()
         times = []

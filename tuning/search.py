@@ -148,7 +148,10 @@ class Search:
 
     def _ordered_moves(self, node: Node) -> list:
         prior = space.PRIOR_KNOB_ORDER.get(node.regime, space.PRIOR_KNOB_ORDER["memory-bound"])
-        moves = space.moves_for(self.b.target, node.config)
+        # knobs the backend knows cannot change this program's kernel (tuning.cuda: a flag the printed
+        # source ignores, pipelining stages of a loop-free kernel) would cost a compile for nothing
+        fixed = getattr(self.b, "fixed_knobs", ())
+        moves = [m for m in space.moves_for(self.b.target, node.config) if m.knob not in fixed]
 
         def rank(m: space.Move):
             score = self.store.skill_score(self.family, node.regime or "unknown", m.name)

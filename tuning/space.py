@@ -4,7 +4,8 @@ A configuration is a plain dict of the knobs a printer honours (JSON-able, so th
   * Ascend (codegen_ascendc): rows_per_tile, col_chunk (chunked programs only), buffer_depth, cores.
     The printed source depends on (program, buffer_depth); the other knobs are runtime tiling fields.
   * CUDA (codegen_triton.printer.Tiling): rows_per_tile, col_chunk, num_warps, num_stages, programs,
-    reverse_second_pass, second_chunk, hist_scratch.
+    reverse_second_pass, second_chunk, hist_scratch, prefetch, dot_bf16_split (a knob the printer
+    does not have is absent from the configuration, and so never moved).
 
 A move is one named change of one knob (`rows_per_tile*2`, `cores/2`, `buffer_depth=1`, ...). Moves are
 rows of the tables below, not code paths; `apply_move` interprets a row and normalises the result to
@@ -35,6 +36,7 @@ CUDA_MOVES = (
     ("num_stages", "set", 1), ("num_stages", "set", 2), ("num_stages", "set", 3),
     ("programs", "mul", 2), ("programs", "div", 2),
     ("reverse_second_pass", "flip", None), ("hist_scratch", "flip", None),
+    ("prefetch", "flip", None), ("dot_bf16_split", "flip", None),
 )
 MOVES = {"ascend": ASCEND_MOVES, "cuda": CUDA_MOVES}
 
@@ -53,11 +55,14 @@ REGIME_OF_PIPE = {"mte2": "memory-bound", "mte3": "memory-bound", "gm": "memory-
 # regime is read from the device pipes only: the launch constant is the same for every candidate.
 PRIOR_KNOB_ORDER = {
     "memory-bound": ("cores", "rows_per_tile", "buffer_depth", "col_chunk", "programs", "num_warps",
-                     "second_chunk", "num_stages", "reverse_second_pass", "hist_scratch"),
+                     "prefetch", "second_chunk", "num_stages", "reverse_second_pass", "hist_scratch",
+                     "dot_bf16_split"),
     "vector-bound": ("cores", "rows_per_tile", "col_chunk", "num_warps", "programs", "buffer_depth",
-                     "second_chunk", "num_stages", "hist_scratch", "reverse_second_pass"),
+                     "dot_bf16_split", "second_chunk", "num_stages", "prefetch", "hist_scratch",
+                     "reverse_second_pass"),
     "scalar-bound": ("rows_per_tile", "cores", "col_chunk", "buffer_depth", "num_warps", "programs",
-                     "second_chunk", "num_stages", "hist_scratch", "reverse_second_pass"),
+                     "second_chunk", "num_stages", "prefetch", "hist_scratch", "reverse_second_pass",
+                     "dot_bf16_split"),
 }
 
 

@@ -3,10 +3,11 @@ Triton verifier path, never slower than the tiling model's choice, store answer 
 import pytest
 
 from tuning import harness
-from tuning.cuda import available
+from tuning.cuda import available, interpreted
 
 _ok, _why = available()
-pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not _ok, reason=f"CUDA target unavailable: {_why}")]
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not _ok or interpreted(),
+                                                   reason=f"needs a CUDA GPU ({_why or 'Triton interpreter only'})")]
 
 CASES = {"rms_norm": {"ROWS": 4096, "D": 2048}, "swiglu_limited": {"ROWS": 2048, "F": 1024}}
 
