@@ -50,22 +50,42 @@ class ORDataPipelineSource:
 
     def instances(self, families: Sequence[str], per_family: int, seed_base: int) -> list[dict]:
         """``per_family`` instances per family from seeds seed_base, seed_base+1, ... (skipping
-        seeds for which the generator finds no valid instance, counted in ``skipped``)."""
-        out: list[dict] = []
-        for family in families:
-            got, next_seed, limit = [], seed_base, seed_base + per_family * self.max_seed_tries
-            while len(got) < per_family and next_seed < limit:
-                batch = [(family, s) for s in range(next_seed, min(limit, next_seed + per_family - len(got)))]
-                next_seed = batch[-1][1] + 1
-                if self.workers > 1 and len(batch) > 1:
-                    with ProcessPoolExecutor(max_workers=self.workers) as pool:
-                        results = list(pool.map(_generate, batch, chunksize=4))
+        seeds for which the generator finds no valid instance, counted in ``skipped``).
+
+        One process pool serves every family (a pool per family cost a start-up per family and
+        left cores idle at each family's tail); rounds re-ask only for the families still short."""
+        got: dict[str, list[dict]] = {f: [] for f in families}
+        next_seed = {f: seed_base for f in families}
+        limit = seed_base + per_family * self.max_seed_tries
+        pool = ProcessPoolExecutor(max_workers=self.workers) if self.workers > 1 else None
+        try:
+            while True:
+                batch: list[tuple[str, int]] = []
+                for family in families:
+                    need = per_family - len(got[family])
+                    if need <= 0 or next_seed[family] >= limit:
+                        continue
+                    seeds = range(next_seed[family], min(limit, next_seed[family] + need))
+                    batch += [(family, s) for s in seeds]
+                    next_seed[family] = seeds[-1] + 1
+                if not batch:
+                    break
+                if pool is not None and len(batch) > 1:
+                    chunk = max(1, min(8, len(batch) // (4 * self.workers)))
+                    results = list(pool.map(_generate, batch, chunksize=chunk))
                 else:
                     results = [_generate(j) for j in batch]
-                got += [r for r in results if r is not None]
-                self.skipped[family] = self.skipped.get(family, 0) + sum(r is None for r in results)
-            out += got[:per_family]
-        return out
+                for (family, _), r in zip(batch, results):
+                    if r is None:
+                        self.skipped[family] = self.skipped.get(family, 0) + 1
+                    else:
+                        got[family].append(r)
+        finally:
+            if pool is not None:
+                pool.shutdown()
+        for family in families:
+            self.skipped.setdefault(family, 0)
+        return [r for family in families for r in got[family][:per_family]]
 
     def cpt_documents(self, families: Sequence[str], per_family: int, seed_base: int) -> Iterator[dict]:
         for inst in self.instances(families, per_family, seed_base):
