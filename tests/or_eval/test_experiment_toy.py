@@ -51,6 +51,10 @@ def test_toy_ablation_end_to_end(tmp_path):
     # the balanced corpus mixes general text; the pure one does not
     data = on_disk["data"]
     assert data["cpt_balanced"]["general_chars"] > 0 and data["general"]["provenance"]["license"].startswith("Python")
-    assert (tmp_path / "results" / "toy_items" / "sft_only.json").is_file()
+    # only the results land in out_dir (datasets and checkpoints stay in work_dir)
+    assert {f.name for f in (tmp_path / "results").iterdir()} <= {"toy.json", "toy.png", "toy_items.json"}
+    items = json.loads((tmp_path / "results" / "toy_items.json").read_text())
+    assert len(items["arms"]["sft_only"]["generated"]["items"]) == 20
+    assert on_disk["complete"] and on_disk["n_test_problems_evaluated_in_every_arm"] == 20
     assert on_disk["plot"] or "matplotlib" in on_disk["plot_note"]
     assert on_disk["commit"] is None or len(on_disk["commit"]) == 40

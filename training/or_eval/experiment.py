@@ -31,6 +31,7 @@ Run: ``python -m training.or_eval.experiment --preset h200 --out-dir bench/resul
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -116,8 +117,15 @@ class ExperimentConfig:
     # evaluation
     max_new_tokens: int = 384
     eval_workers: int = 8
+    eval_batch_size: int = 64           # rows per right-padded decoding batch (generate.greedy_generate_padded)
     public_benchmarks: tuple[str, ...] = ()   # e.g. ("nl4opt", "mamo_easy"): reported for honesty
     public_limit: int | None = 50
+    # wall-clock guard (seconds from the start of run_experiment; None = no guard). An arm whose
+    # predicted train + eval time (the previous arm's) would pass the budget is not run, and each
+    # arm's decoding stops at its share of the time left: responses not complete by then count as
+    # not evaluated, in every arm, so the comparisons stay paired. Both are recorded in the JSON.
+    time_budget_s: float | None = None
+    reserve_s: float = 15.0             # kept back at the end for scoring, the JSON and the plot
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -140,11 +148,51 @@ PRESETS: dict[str, dict] = {
 }
 
 
+# The h200_6min preset: the whole run (data, tokenizer, 3 arms x (CPT + SFT), evaluation, JSON + PNG)
+# inside a 6.5-minute device call on one H200 + 16 cores. Planning numbers (docs/or_eval.md,
+# "Time budget"): or_data ~25 instances/s/core; trex's first compile of the tiny model ~1 min;
+# ~0.15 s per 16 x 1536-token step; ~30 ms per padded decode step of the 156 prompts of an arm
+# (one batch: the eager decode step is launch-bound, so fewer, wider steps are cheaper).
+PRESETS["h200_6min"] = dict(
+    split_sizes=(6, 4, 4), cpt_docs_per_family=300, sft_pairs_per_family=400, test_per_family=10,
+    cpt_steps=100, sft_steps=80, tokenizer_vocab=8192, max_new_tokens=640, eval_workers=16,
+    eval_batch_size=160, public_benchmarks=("nl4opt", "mamo_easy"), public_limit=8,
+    work_dir="/tmp/or_cpt_ablation_work", time_budget_s=330.0, reserve_s=20.0,
+    stage=StageConfig(compile="trex", seq_len=1536, micro_batch=16, precision="bf16", warmup_steps=10,
+                      model_overrides={"vocab_size": 8192}, device="cuda"))
+
+
 def preset(preset_name: str, **changes) -> ExperimentConfig:
     if preset_name not in PRESETS:
         raise ValueError(f"unknown preset {preset_name!r}; choose one of {sorted(PRESETS)}")
     cfg = ExperimentConfig(**PRESETS[preset_name])
     return dataclasses.replace(cfg, **changes) if changes else cfg
+
+
+def apply_settings(cfg: ExperimentConfig, settings: Sequence[str]) -> ExperimentConfig:
+    """``KEY=VALUE`` overrides (``stage.KEY`` for StageConfig); VALUE is JSON when it parses."""
+    for item in settings:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set {item!r}: write KEY=VALUE, e.g. --set test_per_family=2")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        target_name, _, field_name = key.rpartition(".")
+        if target_name not in ("", "stage"):
+            raise ValueError(f"--set {key}: only top-level fields and stage.FIELD can be set")
+        target = cfg.stage if target_name == "stage" else cfg
+        names = {f.name: f for f in dataclasses.fields(target)}
+        if field_name not in names or field_name == "stage":
+            raise ValueError(f"--set {key}: unknown field; choose from {sorted(n for n in names if n != 'stage')}")
+        if isinstance(getattr(target, field_name), tuple) and isinstance(value, list):
+            value = tuple(value)
+        if target_name == "stage":
+            cfg = dataclasses.replace(cfg, stage=dataclasses.replace(cfg.stage, **{field_name: value}))
+        else:
+            cfg = dataclasses.replace(cfg, **{field_name: value})
+    return cfg
 
 
 # ---------------------------------------------------------------------------------- family split
@@ -419,71 +467,238 @@ def plot(analysis: dict, path: Path, title: str, rule: str = PRIMARY_RULE) -> st
 
 
 # ------------------------------------------------------------------------------------------ run
+def priority_order(problems: Sequence[ORProblem]) -> list[int]:
+    """Indices of ``problems`` round-robin over families (1st of each family, then 2nd, ...), so a
+    decoding cut short by the time budget leaves every family and split about equally covered."""
+    rank: dict[str, int] = {}
+    keyed = []
+    for i, p in enumerate(problems):
+        k = rank.get(p.family or "", 0)
+        rank[p.family or ""] = k + 1
+        keyed.append((k, p.family or "", i))
+    return [i for _, _, i in sorted(keyed)]
+
+
+class _Clock:
+    """The run's wall-clock budget (ExperimentConfig.time_budget_s) and the decisions taken on it."""
+
+    def __init__(self, budget_s: float | None, reserve_s: float):
+        self.t0 = time.monotonic()
+        self.budget_s, self.reserve_s = budget_s, reserve_s
+        self.events: list[str] = []
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.t0
+
+    def left(self) -> float:
+        return float("inf") if self.budget_s is None else self.budget_s - self.reserve_s - self.elapsed()
+
+
+def _generate_all(cfg: ExperimentConfig, model, tok, questions: list[str], deadline: float | None) -> list:
+    import torch
+
+    from training.or_eval.generate import generate_responses
+    from training.or_eval.model_io import resolve_device
+    device = resolve_device(cfg.stage.device)
+    # decode in the precision the model was trained in (bf16 autocast on the GPU)
+    amp = (torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+           if cfg.stage.precision == "bf16" and device.type == "cuda" else contextlib.nullcontext())
+    with amp:
+        return generate_responses(model, tok, questions, cfg.max_new_tokens, batch_size=cfg.eval_batch_size,
+                                  padded=True, deadline=deadline)
+
+
+def _evaluate_subset(problems: Sequence[ORProblem], responses: Sequence[str | None], executor,
+                     cfg: ExperimentConfig, meta: dict) -> tuple[dict | None, list[int]]:
+    """evaluate() on the items that got a response; returns (report or None, their indices)."""
+    done = [i for i, r in enumerate(responses) if r is not None]
+    if not done:
+        return None, done
+    by_question = {}
+    for i in done:
+        by_question.setdefault(problems[i].question, responses[i])
+    report = evaluate([problems[i] for i in done], lambda qs: [by_question[q] for q in qs], executor,
+                      EvalConfig(max_new_tokens=cfg.max_new_tokens, workers=cfg.eval_workers), meta=meta)
+    return report, done
+
+
+PREFLIGHT_PROGRAM = """import gurobipy as gp
+from gurobipy import GRB
+m = gp.Model()
+x = m.addVar(ub=3, name="x")
+y = m.addVar(vtype=GRB.INTEGER, ub=2.5, name="y")
+m.addConstr(x + y <= 4)
+m.setObjective(2 * x + y, GRB.MAXIMIZE)
+m.optimize()
+"""
+
+
+def sandbox_preflight(executor) -> dict:
+    """Run one known program (optimum 7) in the sandbox before anything else, so a machine whose
+    sandbox cannot solve (e.g. highspy importable through PYTHONPATH only: the sandbox starts
+    ``python -I``, which ignores it) fails in seconds instead of scoring every arm 0%."""
+    from training.or_eval.benchmarks import RefStatus
+    from training.or_eval.scoring import RunStatus
+    probe = ORProblem(id="preflight", benchmark="generated", question="", reference_objective=7.0,
+                      reference_status=RefStatus.OPTIMAL)
+    outcome = executor(PREFLIGHT_PROGRAM, probe)
+    if outcome.status is not RunStatus.OPTIMAL or outcome.objective is None or abs(outcome.objective - 7.0) > 1e-6:
+        raise RuntimeError(f"sandbox preflight failed: a known program (optimum 7) gave status "
+                           f"{outcome.status.value}, objective {outcome.objective}, error {outcome.error!r}. "
+                           f"The sandbox runs `python -I` (PYTHONPATH ignored): install highspy into the "
+                           f"interpreter's own site-packages (pip install --no-index --no-deps <highspy wheel>)")
+    return {"status": outcome.status.value, "objective": outcome.objective}
+
+
 def run_experiment(cfg: ExperimentConfig, source: ORDataSource, command: str | None = None) -> dict:
-    t_start = time.perf_counter()
+    clock = _Clock(cfg.time_budget_s, cfg.reserve_s)
     work, out_dir = Path(cfg.work_dir), Path(cfg.out_dir)
     work.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # its own short-lived sandbox: the evaluation's is opened after the data stage's process pool
+    with SandboxExecutor(workers=1) as probe:
+        preflight = sandbox_preflight(probe)
+    return _run_after_preflight(cfg, source, command, clock, work, out_dir, preflight)
+
+
+def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: str | None, clock: "_Clock",
+                         work: Path, out_dir: Path, preflight: dict) -> dict:
+    timing: dict[str, float] = {"preflight_s": round(clock.elapsed(), 1)}
     split = split_families(cfg, source.families())
     built = build_corpora(cfg, source, split, work)
+    timing["data_s"] = round(clock.elapsed() - timing["preflight_s"], 1)
     problems: list[ORProblem] = built["problems"]
     tokenizer, tokenizer_path = train_tokenizer(cfg, work)
     built["manifests"]["sft"] = fit_sft_to_window(cfg, tokenizer, work, problems)
+    timing["tokenizer_s"] = round(clock.elapsed() - timing["data_s"] - timing["preflight_s"], 1)
+    order = priority_order(problems)
+    render = getattr(source, "render_prompt", lambda q: q)   # public questions get the same wrapper
+    public_sets, public_unavailable = {}, {}
+    for bench in cfg.public_benchmarks:
+        try:
+            public_sets[bench] = load_benchmark(bench, limit=cfg.public_limit)
+        except (FileNotFoundError, ValueError) as exc:   # e.g. a machine without ../shared: say so, go on
+            public_unavailable[bench] = f"{type(exc).__name__}: {exc}"
     arms: dict = {}
     verdicts: dict[str, dict[str, list]] = {}
-    reports_dir = out_dir / f"{cfg.name}_items"
+    item_reports: dict[str, dict] = {}
+    skipped_arms: list[str] = []
+    json_path = out_dir / f"{cfg.name}.json"
+    items_path = out_dir / f"{cfg.name}_items.json"
+    last_arm_s: float | None = None
+
+    def result_so_far(final: bool) -> dict:
+        common = _common_verdicts(verdicts, len(problems))
+        from training.or_eval.evaluate import _git_commit
+        return {
+            "experiment": cfg.name, "complete": final and not skipped_arms,
+            "question": "does CPT on OR documents before SFT lift greedy Pass@1, and does a balanced "
+                        "OR/general mixture beat pure OR data, at equal compute?",
+            "command": command, "config": cfg.to_dict(), "family_split": split,
+            "data": built["manifests"], "tokenizer": tokenizer.describe(),
+            "n_test_problems": len(problems),
+            "n_test_problems_evaluated_in_every_arm": sum(
+                v is not None for v in next(iter(common.values()))[PRIMARY_RULE]) if common else 0,
+            "arms": arms, "arms_not_run": skipped_arms, "public_benchmarks_unavailable": public_unavailable,
+            "analysis": analyse(problems, common) if common else None,
+            "primary": {"rule": PRIMARY_RULE, "split": "cpt_only",
+                        "comparison": "cpt_* vs sft_only, exact McNemar on the same items"},
+            "sandbox_preflight": preflight,
+            "time_guard": {"budget_s": cfg.time_budget_s, "reserve_s": cfg.reserve_s, "events": clock.events},
+            "timing_s": timing, "wall_s": round(clock.elapsed(), 1), "commit": _git_commit(),
+        }
+
     with SandboxExecutor(workers=cfg.eval_workers) as executor:
-        for arm in cfg.arms:
+        for n_arm, arm in enumerate(cfg.arms):
+            t_arm = clock.elapsed()
+            if last_arm_s is not None and last_arm_s > clock.left():
+                skipped_arms += list(cfg.arms[n_arm:])
+                clock.events.append(f"{clock.elapsed():.0f}s: arms {skipped_arms} not run: the previous arm took "
+                                    f"{last_arm_s:.0f}s and {clock.left():.0f}s of the budget were left")
+                break
             ckpt, stages = train_arm(cfg, arm, work, tokenizer_path)
-            from training.or_eval.generate import generate_responses
+            t_eval = clock.elapsed()
             from training.or_eval.model_io import load_for_eval
             model, tok, info = load_for_eval(ckpt, device=cfg.stage.device)
-            respond = lambda qs: generate_responses(model, tok, qs, cfg.max_new_tokens)  # noqa: E731
-            report = evaluate(problems, respond, executor,
-                              EvalConfig(max_new_tokens=cfg.max_new_tokens, workers=cfg.eval_workers),
-                              out=reports_dir / f"{arm}.json", meta={"arm": arm, "checkpoint": info})
-            verdicts[arm] = {r: [item["correct"].get(r) for item in report["items"]]
-                             for r in (PRIMARY_RULE, "legacy_5pct_rounded")}
+            # decoding may use this arm's share of what is left (later arms each need as much)
+            # (this arm's training time stands in for each later arm's; the first arm's includes the
+            # compile, so later arms get at least their share)
+            deadline = None
+            if cfg.time_budget_s is not None:
+                arms_left = len(cfg.arms) - n_arm
+                share = (clock.left() - (arms_left - 1) * (t_eval - t_arm)) / arms_left
+                deadline = time.monotonic() + max(0.0, share)
+            questions = [problems[i].question for i in order]
+            public_items = [(b, p) for b, ps in public_sets.items() for p in ps]
+            questions += [render(p.question) for _, p in public_items]
+            t_gen = time.perf_counter()
+            responses = _generate_all(cfg, model, tok, questions, deadline)
+            gen_s = round(time.perf_counter() - t_gen, 1)
+            test_responses: list[str | None] = [None] * len(problems)
+            for k, i in enumerate(order):
+                test_responses[i] = responses[k]
+            n_missing = sum(r is None for r in responses)
+            if n_missing:
+                clock.events.append(f"{clock.elapsed():.0f}s: {arm}: decoding deadline passed; {n_missing} of "
+                                    f"{len(responses)} responses not complete (not evaluated)")
+            report, done = _evaluate_subset(problems, test_responses, executor, cfg,
+                                            {"arm": arm, "checkpoint": info})
+            verdicts[arm] = {r: [None] * len(problems) for r in (PRIMARY_RULE, "legacy_5pct_rounded")}
+            if report is not None:
+                for i, item in zip(done, report["items"]):
+                    for r in verdicts[arm]:
+                        verdicts[arm][r][i] = item["correct"].get(r)
+            item_reports[arm] = {"generated": report}
             public = {}
-            # public questions get the same instruction wrapper as the generated ones
-            render = getattr(source, "render_prompt", lambda q: q)
-            respond_public = lambda qs: respond([render(q) for q in qs])  # noqa: E731
-            for bench in cfg.public_benchmarks:
-                bench_problems = load_benchmark(bench, limit=cfg.public_limit)
-                rep = evaluate(bench_problems, respond_public, executor,
-                               EvalConfig(max_new_tokens=cfg.max_new_tokens, workers=cfg.eval_workers),
-                               out=reports_dir / f"{arm}_{bench}.json", meta={"arm": arm, "benchmark": bench})
-                public[bench] = {"n": rep["summary"]["overall"]["n"],
-                                 "format_rate": rep["summary"]["overall"]["format_rate"],
-                                 "execution_rate": rep["summary"]["overall"]["execution_rate"],
-                                 "rules": rep["summary"]["overall"]["rules"], "rule_labels": rep["rule_labels"]}
+            offset = len(problems)
+            for bench, ps in public_sets.items():
+                bench_responses = responses[offset:offset + len(ps)]
+                offset += len(ps)
+                rep, _ = _evaluate_subset(ps, bench_responses, executor, cfg, {"arm": arm, "benchmark": bench})
+                item_reports[arm][bench] = rep
+                overall = rep["summary"]["overall"] if rep else {"n": 0}
+                public[bench] = {"n": overall["n"], "not_evaluated": len(ps) - overall["n"]}
+                if rep is not None:
+                    public[bench].update({"format_rate": overall["format_rate"],
+                                          "execution_rate": overall["execution_rate"],
+                                          "rules": overall["rules"], "rule_labels": rep["rule_labels"]})
             arms[arm] = {"stages": stages, "checkpoint": str(ckpt),
                          "train_tokens": sum(s["tokens"] for s in stages),
                          "train_steps": sum(s["steps"] for s in stages),
-                         "generated": report["summary"], "public_benchmarks": public,
-                         "timing_s": report["timing_s"]}
+                         "generated": report["summary"] if report else None,
+                         "n_evaluated": len(done), "n_not_evaluated": len(problems) - len(done),
+                         "public_benchmarks": public,
+                         "timing_s": {"train": round(t_eval - t_arm, 1), "generate": gen_s,
+                                      "evaluate_total": round(clock.elapsed() - t_eval, 1)}}
             del model
-    analysis = analyse(problems, verdicts)
-    result = {
-        "experiment": cfg.name,
-        "question": "does CPT on OR documents before SFT lift greedy Pass@1, and does a balanced "
-                    "OR/general mixture beat pure OR data, at equal compute?",
-        "command": command, "config": cfg.to_dict(), "family_split": split,
-        "data": built["manifests"], "tokenizer": tokenizer.describe(),
-        "n_test_problems": len(problems), "arms": arms, "analysis": analysis,
-        "primary": {"rule": PRIMARY_RULE, "split": "cpt_only",
-                    "comparison": "cpt_* vs sft_only, exact McNemar on the same items"},
-        "wall_s": round(time.perf_counter() - t_start, 1),
-    }
-    from training.or_eval.evaluate import _git_commit
-    result["commit"] = _git_commit()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    json_path = out_dir / f"{cfg.name}.json"
-    note = plot(analysis, out_dir / f"{cfg.name}.png",
-                f"{cfg.name}: greedy Pass@1 by family split ({cfg.stage.model})")
+            last_arm_s = clock.elapsed() - t_arm
+            atomic_write_json(json_path, result_so_far(final=False))   # a partial result survives a kill
+    t_out = clock.elapsed()
+    result = result_so_far(final=True)
+    atomic_write_json(items_path, {"experiment": cfg.name, "arms": item_reports})
+    note = None
+    if result["analysis"] is not None:
+        note = plot(result["analysis"], out_dir / f"{cfg.name}.png",
+                    f"{cfg.name}: greedy Pass@1 by family split ({cfg.stage.model})")
+    else:
+        note = "no arm was evaluated; plot skipped"
     result["plot"] = str(out_dir / f"{cfg.name}.png") if note is None else None
     result["plot_note"] = note
+    result["items_file"] = str(items_path)
+    timing["write_s"] = round(clock.elapsed() - t_out, 1)
+    result["wall_s"] = round(clock.elapsed(), 1)
     atomic_write_json(json_path, result)
     return result
+
+
+def _common_verdicts(verdicts: dict[str, dict[str, list]], n: int) -> dict[str, dict[str, list]]:
+    """Verdicts restricted to the items evaluated in every arm (the others become None, i.e. dropped),
+    so every rate and McNemar test compares the arms on the same items."""
+    if not verdicts:
+        return {}
+    evaluated = [all(any(v[r][i] is not None for r in v) for v in verdicts.values()) for i in range(n)]
+    return {arm: {r: [x if evaluated[i] else None for i, x in enumerate(vals)] for r, vals in by_rule.items()}
+            for arm, by_rule in verdicts.items()}
 
 
 def make_source(name: str) -> ORDataSource:
@@ -508,22 +723,35 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cpt-steps", type=int, default=None)
     p.add_argument("--sft-steps", type=int, default=None)
     p.add_argument("--arms", default=None, help=f"comma-separated subset of {','.join(ARMS)}")
+    p.add_argument("--device", default=None, help="training and decoding device (cpu, cuda, auto)")
+    p.add_argument("--time-budget-s", type=float, default=None,
+                   help="wall-clock guard in seconds (0 = none); see ExperimentConfig.time_budget_s")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override any config field, e.g. --set test_per_family=2 --set stage.seq_len=256 "
+                        "(VALUE is read as JSON, else as a string)")
     args = p.parse_args(argv)
     changes = {k: v for k, v in {"out_dir": args.out_dir, "work_dir": args.work_dir, "name": args.name,
                                  "seed": args.seed, "cpt_steps": args.cpt_steps,
                                  "sft_steps": args.sft_steps}.items() if v is not None}
     if args.arms:
         changes["arms"] = tuple(a.strip() for a in args.arms.split(","))
-    cfg = preset(args.preset, **changes)
+    if args.time_budget_s is not None:
+        changes["time_budget_s"] = args.time_budget_s or None
+    cfg = apply_settings(preset(args.preset, **changes), args.set)
+    if args.device is not None:
+        cfg = dataclasses.replace(cfg, stage=dataclasses.replace(cfg.stage, device=args.device))
     command = " ".join(["python -m training.or_eval.experiment", *(argv if argv is not None else sys.argv[1:])])
     source = args.source or ("toy" if args.preset == "toy" else "or_data")
     result = run_experiment(cfg, make_source(source), command=command)
-    rates = result["analysis"]["rules"][PRIMARY_RULE]["pass_at_1"]
+    rates = result["analysis"]["rules"][PRIMARY_RULE]["pass_at_1"] if result["analysis"] else {}
     def cell(r: dict) -> str:
         return "-" if r["rate"] is None else f"{100 * r['rate']:.1f}%"
     for arm, by_split in rates.items():
         print(f"{arm:18s} " + "  ".join(f"{s}={cell(by_split[s])}" for s in ("all", *SPLITS)))
-    print(f"wrote {Path(cfg.out_dir) / (cfg.name + '.json')}" + (f" ({result['plot_note']})" if result["plot_note"] else ""))
+    for event in result["time_guard"]["events"]:
+        print(f"time guard: {event}")
+    print(f"wrote {Path(cfg.out_dir) / (cfg.name + '.json')} in {result['wall_s']}s"
+          + (f" ({result['plot_note']})" if result["plot_note"] else ""))
     return 0
 
 
