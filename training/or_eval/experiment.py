@@ -376,8 +376,14 @@ def run_stage(cfg: ExperimentConfig, kind: str, data_path: Path, steps: int, out
             os.environ[TOKENIZER_ENV] = old
     shutil.copy2(tokenizer_path, out / "ckpt" / TOKENIZER_FILENAME)   # the tokenizer travels with the model
     tokens = sum(r["tokens"] for r in result.records)
+    wall = time.perf_counter() - t0
+    step_times = sorted(r["step_time_s"] for r in result.records)
     return {"kind": kind, "data": str(data_path), "steps": result.final_step, "tokens": tokens,
-            "init_from": str(init_from) if init_from else None, "wall_s": round(time.perf_counter() - t0, 2),
+            "init_from": str(init_from) if init_from else None, "wall_s": round(wall, 2),
+            # the first step holds the compile (the first stage's) ; setup = dataset, model, checkpoint
+            "first_step_s": round(result.records[0]["step_time_s"], 3) if result.records else None,
+            "median_step_s": round(step_times[len(step_times) // 2], 4) if step_times else None,
+            "setup_s": round(wall - sum(step_times), 2),
             "first_loss": result.losses[0] if result.losses else None,
             "last_loss": result.losses[-1] if result.losses else None,
             "checkpoint": str(out / "ckpt"), "overrides": {k: v for k, v in overrides}}
@@ -585,7 +591,14 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
     skipped_arms: list[str] = []
     json_path = out_dir / f"{cfg.name}.json"
     items_path = out_dir / f"{cfg.name}_items.json"
-    last_arm_s: float | None = None
+    last_eval_s: float | None = None
+    step_s: list[float] = []      # median step time of every stage so far
+    setup_s: list[float] = []     # per-stage time outside the steps
+
+    def predicted_train_s() -> float:
+        """One more arm's training: its steps at the median step time seen so far, plus two stage
+        set-ups (no compile: every stage after the first reuses the compiled graph)."""
+        return (cfg.cpt_steps + cfg.sft_steps) * max(step_s) + 2 * max(setup_s)
 
     def result_so_far(final: bool) -> dict:
         common = _common_verdicts(verdicts, len(problems))
@@ -608,25 +621,29 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
             "timing_s": timing, "wall_s": round(clock.elapsed(), 1), "commit": _git_commit(),
         }
 
+    atomic_write_json(json_path, result_so_far(final=False))   # data manifests even if training never ends
     with SandboxExecutor(workers=cfg.eval_workers) as executor:
         for n_arm, arm in enumerate(cfg.arms):
             t_arm = clock.elapsed()
-            if last_arm_s is not None and last_arm_s > clock.left():
+            if last_eval_s is not None and predicted_train_s() + last_eval_s > clock.left():
                 skipped_arms += list(cfg.arms[n_arm:])
-                clock.events.append(f"{clock.elapsed():.0f}s: arms {skipped_arms} not run: the previous arm took "
-                                    f"{last_arm_s:.0f}s and {clock.left():.0f}s of the budget were left")
+                clock.events.append(f"{clock.elapsed():.0f}s: arms {skipped_arms} not run: one needs ~"
+                                    f"{predicted_train_s():.0f}s of training + {last_eval_s:.0f}s of evaluation "
+                                    f"and {clock.left():.0f}s of the budget were left")
                 break
             ckpt, stages = train_arm(cfg, arm, work, tokenizer_path)
+            step_s += [st["median_step_s"] for st in stages if st.get("median_step_s") is not None]
+            setup_s += [st["setup_s"] for st in stages if st.get("setup_s") is not None]
+            step_s, setup_s = step_s or [0.0], setup_s or [0.0]
             t_eval = clock.elapsed()
             from training.or_eval.model_io import load_for_eval
             model, tok, info = load_for_eval(ckpt, device=cfg.stage.device)
             # decoding may use this arm's share of what is left (later arms each need as much)
-            # (this arm's training time stands in for each later arm's; the first arm's includes the
-            # compile, so later arms get at least their share)
+            # (the later arms' training is set aside first, at the step times seen so far)
             deadline = None
             if cfg.time_budget_s is not None:
                 arms_left = len(cfg.arms) - n_arm
-                share = (clock.left() - (arms_left - 1) * (t_eval - t_arm)) / arms_left
+                share = (clock.left() - (arms_left - 1) * predicted_train_s()) / arms_left
                 deadline = time.monotonic() + max(0.0, share)
             questions = [problems[i].question for i in order]
             public_items = [(b, p) for b, ps in public_sets.items() for p in ps]
@@ -671,7 +688,7 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
                          "timing_s": {"train": round(t_eval - t_arm, 1), "generate": gen_s,
                                       "evaluate_total": round(clock.elapsed() - t_eval, 1)}}
             del model
-            last_arm_s = clock.elapsed() - t_arm
+            last_eval_s = clock.elapsed() - t_eval
             atomic_write_json(json_path, result_so_far(final=False))   # a partial result survives a kill
     t_out = clock.elapsed()
     result = result_so_far(final=True)
