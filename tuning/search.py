@@ -123,6 +123,13 @@ class Search:
         if why:
             node.status, node.reason = "infeasible", "; ".join(why)
             return node
+        t0 = time.monotonic()
+        try:
+            return self._build_verify_profile(node, config, transform)
+        finally:
+            self._eval_s.append(time.monotonic() - t0)
+
+    def _build_verify_profile(self, node: Node, config: dict, transform) -> Node:
         try:
             art = self.b.compile(config, transform)
         except Exception as e:  # noqa: BLE001 - a candidate that does not build is a failed node, not a failed search
@@ -165,8 +172,16 @@ class Search:
     def _out_of_budget(self, t0: float, since_gain: int) -> str:
         if self.compiled >= self.max_candidates:
             return f"candidate budget ({self.max_candidates}) used"
-        if time.monotonic() - t0 > self.time_budget_s:
+        elapsed = time.monotonic() - t0
+        if elapsed > self.time_budget_s:
             return f"time budget ({self.time_budget_s:.0f} s) used"
+        # a candidate is started only when one more of the mean duration so far still fits: a time
+        # budget is then overrun by the estimate's error, not by a whole candidate (the root, which
+        # pays the process's first compiles, counts only until there are children to average)
+        done = self._eval_s[1:] or self._eval_s
+        if done and elapsed + sum(done) / len(done) > self.time_budget_s:
+            return (f"time budget ({self.time_budget_s:.0f} s) used: the next candidate "
+                    f"(~{sum(done) / len(done):.1f} s) would not fit")
         if since_gain >= self.patience:
             return f"early stop: {since_gain} candidates without an improvement"
         return ""
@@ -184,6 +199,7 @@ class Search:
                                   hit["baseline"]["time_s"], hit["profile"], stop_reason="stored")
         t0 = time.monotonic()
         self.compiled = 0
+        self._eval_s: list = []      # seconds of every compiled candidate (compile + verify + profile)
         own_verifier = self.verifier is None
         if own_verifier:
             self.verifier = Verifier()

@@ -103,3 +103,21 @@ def test_cuda_bench_on_the_interpreter_writes_a_never_slower_record(tmp_path):
     store = json.loads((tmp_path / "tuning_cpu_store.json").read_text())
     assert sorted(e["op"] for e in store["configs"].values()) == ["rms_norm", "rope"]
     assert (tmp_path / "tuning_cpu.md").read_text().startswith("| pattern |")
+
+
+def test_a_candidate_starts_only_when_its_expected_duration_fits_the_budget(tmp_path):
+    import time
+    from types import SimpleNamespace
+
+    from tuning.search import Search
+    from tuning.store import Store
+    backend = SimpleNamespace(target="cuda", pattern="rms_norm", dtype="bf16", named_sizes={"ROWS": 8, "D": 64})
+    s = Search(backend, Store(tmp_path / "store.json"), time_budget_s=10.0, max_candidates=99, patience=99)
+    s.compiled = 2
+    s._eval_s = [6.0, 2.0]           # the root paid the first compiles; the children's mean is the estimate
+    assert s._out_of_budget(time.monotonic() - 7.0, 0) == ""
+    stop = s._out_of_budget(time.monotonic() - 8.5, 0)
+    assert stop.startswith("time budget (10 s) used") and "~2.0 s" in stop
+    s._eval_s = [6.0]                # only the root so far: it is the estimate
+    assert s._out_of_budget(time.monotonic() - 3.0, 0) == ""
+    assert "would not fit" in s._out_of_budget(time.monotonic() - 4.5, 0)
