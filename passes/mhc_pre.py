@@ -191,6 +191,21 @@ def mhc_pre_chain(x, fn, scale, base, *, hc_eps, rms_eps):
     return layer_input, post, comb
 
 
+def mhc_pre_chain_flat_logits(x, fn, scale, base, *, hc_eps, rms_eps):
+    """The same math with the comb logits biased before they are viewed n x n (the anchor script's
+    and bench/gpu_patterns.py's spelling)."""
+    n = x.shape[-2]
+    xf = x.flatten(-2).float()
+    r = torch.rsqrt(xf.square().mean(-1, keepdim=True) + rms_eps)
+    z = (xf @ fn.t()) * r
+    pre = torch.sigmoid(scale[0] * z[..., :n] + base[:n]) + hc_eps
+    post = 2.0 * torch.sigmoid(scale[1] * z[..., n:2 * n] + base[n:2 * n])
+    comb = torch.softmax((scale[2] * z[..., 2 * n:] + base[2 * n:]).unflatten(-1, (n, n)), dim=-1) + hc_eps
+    comb = comb / (comb.sum(-2, keepdim=True) + hc_eps)
+    layer_input = (pre[..., None] * xf.unflatten(-1, (n, -1))).sum(-2).to(x.dtype)
+    return layer_input, post, comb
+
+
 def _replace(x, fn, scale, base, *, hc_eps, rms_eps, iters=1):
     layer_input, post, comb = torch.ops.trex.mhc_pre(x, fn, scale, base, iters, rms_eps=rms_eps, hc_eps=hc_eps)
     return layer_input, post, comb
@@ -265,7 +280,7 @@ def _examples(dtype):
 
 register_pattern(Pattern(
     name="mhc_pre",
-    chains=[mhc_pre_chain],
+    chains=[mhc_pre_chain, mhc_pre_chain_flat_logits],
     replacement=_replace,
     example_inputs=_examples,
     extra_check=_extra_check,

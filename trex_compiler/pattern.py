@@ -378,6 +378,14 @@ class Matcher:
                 raise MatchFailure(f"{pn.target} would match two graph nodes", self.depth)
             self.covered.update(casts)
             return
+        if pn.target in _VIEWS and view_groups(pn) == ((), ()) and not (
+                g.op == "call_function" and g.target in _VIEWS and view_groups(g) == ((), ())):
+            # a fold/unfold of the leading (row) dims only, such as matmul's x.view(-1, k) and its
+            # _unsafe_view inverse in a chain traced at rank > 2: the same chain on rank-2 inputs has
+            # none, and row-wise math does not depend on how the rows are grouped
+            self._node(pn.args[0], gn)
+            self.m[pn] = self.m.get(_strip_casts(pn.args[0]), g)
+            return
         if g.op != "call_function" or not _same_target(g.target, pn.target):
             found = g.target if g.op == "call_function" else g.op
             raise MatchFailure(f"expected {pn.target} but found {found} ({g.name})", self.depth)

@@ -251,3 +251,34 @@ def test_mhc_pre_is_one_op_per_site_with_iteration_count():
         expected = mhc.mhc_pre_reference(x, fn, scale, base, iters, 1e-6, 1e-6)
         for got, want in zip(outs, expected):
             torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("chain", ["mhc_pre_chain", "mhc_pre_chain_flat_logits"])
+def test_mhc_pre_matches_rank3_streams_without_matmul_views(chain):
+    """x [T, n, d] (rank 3): `xf @ fn.t()` is a plain mm with none of the view/_unsafe_view folds the
+    chain has when traced at rank 4, so the matcher must skip those leading-dim folds; both spellings of
+    the comb logits (biased before or after the n x n view) fuse. Regression: bench/gpu_patterns.py's
+    trex_compile variant ran the eager chain (H200 run 3)."""
+    import passes.mhc_pre as mhc
+
+    n, d, t = N_STREAMS, 16, 6
+    fn = torch.randn((2 + n) * n, n * d) * 0.2
+    scale, base = torch.rand(3) + 0.5, torch.randn((2 + n) * n) * 0.1
+    x = make_input((t, n, d), torch.bfloat16, seed=9)
+    f = getattr(mhc, chain)
+
+    def model(x):
+        li, post, comb = f(x, fn, scale, base, hc_eps=1e-6, rms_eps=1e-6)
+        for _ in range(4):
+            comb = comb / (comb.sum(-1, keepdim=True) + 1e-6)
+            comb = comb / (comb.sum(-2, keepdim=True) + 1e-6)
+        return li, post, comb
+
+    torch._dynamo.reset()
+    with torch.no_grad(), logs.capture() as reports:
+        outs = torch.compile(model, backend="trex")(x)
+    (report,) = reports
+    assert [m.pattern for m in report.matches] == ["mhc_pre"], report.near_misses
+    expected = mhc.mhc_pre_reference(x, fn, scale, base, 5, 1e-6, 1e-6)
+    for got, want in zip(outs, expected):
+        torch.testing.assert_close(got.float(), want.float(), rtol=1e-2, atol=1e-2)
