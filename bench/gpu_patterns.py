@@ -609,6 +609,10 @@ def make_variants(case: Case, which: set) -> tuple[dict, dict]:
 
 
 def git_commit() -> str:
+    # the device tool's copy of the tree carries a .git of the session's first checkout: a commit
+    # passed in TREX_COMMIT (git rev-parse HEAD where the run was launched) wins
+    if os.environ.get("TREX_COMMIT"):
+        return os.environ["TREX_COMMIT"]
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
                              timeout=10)
