@@ -23,8 +23,13 @@ from typing import Any
 class ModelConfig:
     name: str = "tiny"                                    # training.model.get_config(name)
     overrides: dict[str, Any] = field(default_factory=dict)  # ModelArgs fields to replace
-    compile: str = "trex"                                 # eager | inductor | trex
+    compile: str = "trex"                                 # eager | inductor | trex | trex_inductor
     mtp_weight: float = 0.3                               # weight of the MTP loss in lm_loss
+    # how a compiled model runs the routed experts' sparse dispatch (its per-expert row counts are
+    # data): per_expert = the dispatch loop eager, each expert call compiled (dynamic row count);
+    # eager = the whole dispatch eager; traced = left to Dynamo (graph break at the counts, then a
+    # recompile per new count list until Dynamo's recompile limit, after which it runs eagerly)
+    compile_moe_dispatch: str = "per_expert"
 
 
 @dataclass
@@ -68,6 +73,9 @@ class TrainConfig:
     max_bad_steps: int = 5             # consecutive NaN/Inf steps before the run stops
     stop_after: int = 0                # end this invocation after this step (0: run to `steps`);
                                        # the schedule still spans `steps` (time-sliced jobs)
+    max_seconds: float = 0.0           # wall-clock budget from the start of train() (setup and
+                                       # compile included); the loop ends before a step that would
+                                       # cross it (0: no budget). The schedule still spans `steps`.
 
 
 @dataclass
@@ -91,6 +99,11 @@ class LogConfig:
     every: int = 1                     # steps between log records
     profile_steps: list[int] = field(default_factory=list)  # [first, count]: torch.profiler window
     profile_dir: str = ""              # where the profiler window writes rank_R.json (+ rank 0 trace)
+    summary: str = ""                  # JSON path: rank 0 writes the run summary (steps run, why it
+                                       # stopped, setup / compile seconds, trex fusion counts)
+    phases: bool = False               # every rank prints "[trex train rank R +T s] <phase>" to stderr
+                                       # as setup phases end and after the first steps (so a run
+                                       # killed by a time limit shows where it was)
 
 
 @dataclass
@@ -110,7 +123,8 @@ class Config:
 
 # Allowed values of the enumerated fields: checked once after loading, so errors name the field.
 CHOICES: dict[str, tuple[str, ...]] = {
-    "model.compile": ("eager", "inductor", "trex"),
+    "model.compile": ("eager", "inductor", "trex", "trex_inductor"),
+    "model.compile_moe_dispatch": ("per_expert", "eager", "traced"),
     "data.kind": ("cpt", "sft"),
     "data.format": ("auto", "jsonl", "text"),
     "optim.name": ("adamw", "swap_adamw"),
@@ -251,5 +265,7 @@ def validate(cfg: Config) -> None:
                                   or min(cfg.log.profile_steps) < 1):
         raise ConfigError(f"log.profile_steps = {cfg.log.profile_steps}; give [first_step, count] (both >= 1) "
                           f"and log.profile_dir")
+    if cfg.train.max_seconds < 0:
+        raise ConfigError(f"train.max_seconds = {cfg.train.max_seconds}; must be >= 0 (0: no budget)")
     if len(cfg.optim.betas) != 2:
         raise ConfigError(f"optim.betas = {cfg.optim.betas}; give two numbers, e.g. [0.9, 0.95]")

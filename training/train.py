@@ -7,7 +7,7 @@ Read top to bottom, a run is:
  3. data            (tokenizer, CPT packing or SFT pairs, a resumable deterministic loader)
  4. model           (training.model.Transformer; identical initial weights on every rank)
  5. parallelism     (expert parallel MoE + FSDP2 for the rest; training/distributed.py)
- 6. compile         (backend="trex" by default; --model.compile eager|inductor|trex)
+ 6. compile         (backend="trex" by default; --model.compile eager|inductor|trex|trex_inductor)
  7. optimizer       (AdamW or the host-swapping SwapAdamW) and warmup + cosine schedule
  8. resume          (the newest complete checkpoint in checkpoint.dir, if any)
  9. the loop        (grad accumulation, bf16 autocast, clipping, NaN/Inf skip, JSONL log,
@@ -54,6 +54,8 @@ class TrainResult:
     records: list[dict] = field(default_factory=list)   # one per step run in this process
     final_step: int = 0
     resumed_from: int = 0
+    stop_reason: str = ""        # "steps" | "stop_after" | "max_seconds"
+    summary: dict = field(default_factory=dict)         # run_summary(): setup/compile times, fusions
 
     @property
     def losses(self) -> list[float]:
@@ -100,19 +102,106 @@ def build_model(cfg: Config, vocab_needed: int):
     return lib, args, lib.Transformer(args)
 
 
-def _compile_trex(model):
+def _register_cuda_kernels(device: torch.device) -> None:
+    # Without this the fused ops on CUDA tensors run trex's composite PyTorch reference; with it
+    # they run the Triton kernels printed from the Kernel IR (docs/gpu.md).
+    if device.type == "cuda":
+        importlib.import_module("codegen_triton").register_cuda_target()
+
+
+def _compile_trex(model, device: torch.device):
     # importing the backend registers "trex" with dynamo even where the package's entry points
     # are not installed (a bare checkout on a GPU machine)
     importlib.import_module("trex_compiler.backend")
+    _register_cuda_kernels(device)
     return torch.compile(model, backend="trex")
 
 
-# --model.compile value -> how the forward is wrapped
+def _compile_trex_inductor(model, device: torch.device):
+    # trex's fusions, then Inductor for the rest of the graph (codegen_triton/backend.py)
+    importlib.import_module("trex_compiler.backend")
+    importlib.import_module("codegen_triton.backend")      # registers "trex_inductor" with dynamo
+    _register_cuda_kernels(device)
+    return torch.compile(model, backend="trex_inductor")
+
+
+def prepare_moe_dispatch(model, policy: str, compiled: bool) -> int:
+    """Apply model.compile_moe_dispatch to every MoE whose dispatcher is the sparse one (its
+    per-expert row counts come from .tolist(), so Dynamo breaks the graph there and specialises on
+    every count: a recompile per new count list, the whole step's compile repeated over the first
+    steps until the recompile limit). Returns the number of MoE layers changed."""
+    if not compiled or policy == "traced":
+        return 0
+    from .model.moe import sparse_dispatch
+    changed = 0
+    for module in model.modules():
+        if getattr(module, "dispatcher", None) is sparse_dispatch and hasattr(module, "experts"):
+            # recursive=False skips only the dispatch loop's frame: the expert calls inside it are
+            # still compiled (one graph, dynamic row count); recursive=True runs all of it eagerly
+            module.dispatcher = torch.compiler.disable(sparse_dispatch, recursive=policy == "eager")
+            changed += 1
+    return changed
+
+
+# --model.compile value -> how the forward is wrapped (model, device) -> callable
 COMPILERS = {
-    "eager": lambda m: m,
-    "inductor": lambda m: torch.compile(m),
+    "eager": lambda m, device: m,
+    "inductor": lambda m, device: torch.compile(m),
     "trex": _compile_trex,
+    "trex_inductor": _compile_trex_inductor,
 }
+
+
+class CompileStats:
+    """What the compiler did during the run: Dynamo graphs and graph breaks, trex's fused chains
+    per pattern and its fallbacks (trex_compiler.logs), and on CUDA the Triton kernels printed from
+    the Kernel IR and the fused ops that fell back to the reference. Counters are process-wide, so
+    the run reports the difference to the values at its start."""
+
+    def __init__(self, mode: str, device: torch.device):
+        self.mode, self.device = mode, device
+        self._reports: list = []
+        self._capture = None
+        self._matches0: dict = {}
+        self._dynamo0: dict = {}
+
+    def __enter__(self) -> "CompileStats":
+        if self.mode.startswith("trex"):
+            from trex_compiler import logs
+            self._matches0 = dict(logs.counters["matches"])
+            self._capture = logs.capture()
+            self._reports = self._capture.__enter__()
+        self._dynamo0 = self._dynamo_counts()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._capture is not None:
+            self._capture.__exit__(*exc)
+
+    @staticmethod
+    def _dynamo_counts() -> dict:
+        from torch._dynamo.utils import counters
+        return {"unique_graphs": counters["stats"]["unique_graphs"],
+                "graph_breaks": sum(counters["graph_break"].values())}
+
+    def summary(self) -> dict:
+        dynamo = {k: v - self._dynamo0.get(k, 0) for k, v in self._dynamo_counts().items()}
+        out = {"mode": self.mode, "dynamo": dynamo}
+        if not self.mode.startswith("trex"):
+            return out
+        from trex_compiler import logs
+        fused = {p: n - self._matches0.get(p, 0) for p, n in logs.counters["matches"].items()
+                 if n - self._matches0.get(p, 0)}
+        out.update(trex_graphs=len(self._reports), trex_fused_by_pattern=fused,
+                   trex_fused_total=sum(fused.values()),
+                   trex_fallbacks=[fb for r in self._reports for fb in r.fallbacks],
+                   trex_own_seconds=round(sum(sum(r.seconds.values()) for r in self._reports), 3))
+        if self.device.type == "cuda":
+            import codegen_triton
+            from codegen_triton import target as cuda_target
+            out.update(triton_kernels_compiled=len(codegen_triton.kernel_report()),
+                       triton_fallbacks={"/".join(map(str, k)): v for k, v in cuda_target._FAILED.items()})
+        return out
 
 
 def lr_lambda(warmup: int, total: int, min_ratio: float):
@@ -222,6 +311,19 @@ class StepProfiler:
         self.prof = None
 
 
+class PhaseLog:
+    """log.phases: one stderr line per setup phase and for the first steps, from every rank, with
+    the seconds since train() began: a run stopped by an outside time limit shows where it was."""
+
+    def __init__(self, enabled: bool, t_start: float):
+        self.enabled, self.t_start, self.rank = enabled, t_start, int(os.environ.get("RANK", "0"))
+
+    def __call__(self, message: str) -> None:
+        if self.enabled:
+            print(f"[trex train rank {self.rank} +{time.perf_counter() - self.t_start:.1f} s] {message}",
+                  file=sys.stderr, flush=True)
+
+
 class JsonlLog:
     """One JSON object per line, flushed per record; appends, so a resumed run continues the file."""
 
@@ -246,37 +348,53 @@ class JsonlLog:
 
 
 def train(cfg: Config) -> TrainResult:
+    t_start = time.perf_counter()
     # 2. devices and process groups
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     device = resolve_device(cfg.train.device, local_rank)
     if device.type != "cpu":
         torch.get_device_module(device.type).set_device(device)
+    phase = PhaseLog(cfg.log.phases, t_start)
+    phase(f"start: device {device}, compile {cfg.model.compile}, WORLD_SIZE {os.environ.get('WORLD_SIZE', '1')}")
     dims: ParallelDims = init_distributed(device.type, cfg.distributed.ep, cfg.distributed.backend)
+    phase.rank = dims.rank
+    phase(f"process group ready (world {dims.world}, ep {dims.ep})")
     is_main = dims.rank == 0
     try:
-        return _train(cfg, device, dims, is_main)
+        return _train(cfg, device, dims, is_main, t_start, phase)
     finally:
         if dims.owns_process_group:
             destroy_distributed()
 
 
-def _train(cfg: Config, device: torch.device, dims: ParallelDims, is_main: bool) -> TrainResult:
+def _train(cfg: Config, device: torch.device, dims: ParallelDims, is_main: bool,
+           t_start: float, phase: "PhaseLog") -> TrainResult:
+    t_init = time.perf_counter()
     seed_everything(cfg.train.seed)     # same seed on every rank: identical initial weights
 
     # 3. data
     tokenizer = load_tokenizer(cfg.data.tokenizer)
     dataset = build_dataset(cfg.data, tokenizer)
     loader = DataLoader(dataset, cfg.data.micro_batch, cfg.data.seed, dims.rank, dims.world)
+    phase(f"data ready ({len(dataset)} samples of {cfg.data.seq_len} tokens)")
 
     # 4. model (initialised on the CPU from the seeded RNG, so every device gets the same weights)
     lib, args, model = build_model(cfg, tokenizer.vocab_size)
     model.to(device)
+    phase(f"model built and moved ({sum(p.numel() for p in model.parameters()) / 1e6:.1f} M parameters, "
+          f"{args.n_layers} layers)")
+
+    # the sparse MoE dispatch under torch.compile (before parallelize: expert parallelism keeps
+    # the model's dispatcher as its local step)
+    prepare_moe_dispatch(model, cfg.model.compile_moe_dispatch, cfg.model.compile != "eager")
 
     # 5. parallelism
     expert_params = parallelize(model, dims)
+    if dims.enabled:
+        phase("FSDP2 + expert parallelism applied")
 
-    # 6. compile
-    forward = COMPILERS[cfg.model.compile](model)
+    # 6. compile (lazily: the first forward compiles)
+    forward = COMPILERS[cfg.model.compile](model, device)
 
     # 7. optimizer and schedule
     params = [p for p in model.parameters() if p.requires_grad]
@@ -315,9 +433,23 @@ def _train(cfg: Config, device: torch.device, dims: ParallelDims, is_main: bool)
     result = TrainResult(resumed_from=start_step, final_step=start_step)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
+    t_loop = time.perf_counter()
+    compile_stats = CompileStats(cfg.model.compile, device).__enter__()
+    last_step = min(cfg.train.steps, cfg.train.stop_after) if cfg.train.stop_after else cfg.train.steps
+    result.stop_reason = "stop_after" if last_step < cfg.train.steps else "steps"
     try:
-        last_step = min(cfg.train.steps, cfg.train.stop_after) if cfg.train.stop_after else cfg.train.steps
         for step in range(start_step + 1, last_step + 1):
+            # the next step is assumed as long as the last one, except after the first step of
+            # this process, whose time is mostly compilation
+            next_step_s = result.records[-1]["step_time_s"] if len(result.records) > 1 else 0.0
+            if cfg.train.max_seconds and step > start_step + 1 and _out_of_time(
+                    cfg.train.max_seconds, t_start, next_step_s, dims, device):
+                result.stop_reason = "max_seconds"
+                if is_main:
+                    print(f"stopping before step {step}: train.max_seconds = {cfg.train.max_seconds:g} would "
+                          f"be exceeded ({time.perf_counter() - t_start:.1f} s used, next step estimated "
+                          f"{next_step_s:.2f} s)", file=sys.stderr)
+                break
             profiler.begin(step)
             t0 = time.perf_counter()
             lr = optimizer.param_groups[0]["lr"]
@@ -358,6 +490,8 @@ def _train(cfg: Config, device: torch.device, dims: ParallelDims, is_main: bool)
             record.update({f"loss_{k}": dims.all_reduce_mean(v / cfg.train.grad_accum, device)
                            for k, v in part_sums.items()})
             result.records.append(record)
+            if len(result.records) <= 3:
+                phase(f"step {step} done in {dt:.2f} s (loss {loss_value:.4f})")
             profiler.end(step)
             result.final_step = step
             if step % cfg.log.every == 0 or not finite:
@@ -378,9 +512,43 @@ def _train(cfg: Config, device: torch.device, dims: ParallelDims, is_main: bool)
                 not cfg.checkpoint.every or result.final_step % cfg.checkpoint.every):
             save(result.final_step)
     finally:
+        compile_stats.__exit__(None, None, None)
         progress.close()
         log.close()
+    result.summary = run_summary(result, compile_stats, setup_s={
+        "process_group_s": t_init - t_start, "data_model_parallelize_s": t_loop - t_init}, world=dims.world)
+    if cfg.log.summary and is_main:
+        from .checkpoint import atomic_write_text
+        Path(cfg.log.summary).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(Path(cfg.log.summary), json.dumps(result.summary, indent=1))
     return result
+
+
+def _out_of_time(budget_s: float, t_start: float, last_step_s: float, dims: ParallelDims,
+                 device: torch.device) -> bool:
+    """True when the next step (`next_step_s` long) would end past the budget. Every
+    rank takes rank 0's decision, so all stop before the same step (no rank left in a collective)."""
+    late = float(time.perf_counter() - t_start + last_step_s > budget_s)
+    if dims.enabled:
+        import torch.distributed as dist
+        flag = torch.tensor([late], device=device)
+        dist.broadcast(flag, src=0)
+        late = float(flag.item())
+    return late > 0
+
+
+def run_summary(result: TrainResult, compile_stats: CompileStats, setup_s: dict, world: int) -> dict:
+    """Steps run and why the loop ended, setup seconds, and compile time separated from step time:
+    compile_s = sum over steps of the time above the steady step time (median of the second half of
+    the steps), which catches the first step's compile and any recompile later."""
+    times = [r["step_time_s"] for r in result.records]
+    steady = sorted(times[len(times) // 2:])[len(times[len(times) // 2:]) // 2] if len(times) > 1 else None
+    return {"steps_run": len(result.records), "final_step": result.final_step,
+            "resumed_from": result.resumed_from, "stop_reason": result.stop_reason, "world": world,
+            "setup_s": {k: round(v, 3) for k, v in setup_s.items()},
+            "first_step_s": times[0] if times else None, "steady_step_s": steady,
+            "compile_s": sum(max(0.0, t - steady) for t in times) if steady is not None else None,
+            "loop_s": sum(times), "compile": compile_stats.summary()}
 
 
 # ---------------------------------------------------------------------------------------------
