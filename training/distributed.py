@@ -117,8 +117,8 @@ class ExpertParallelDispatcher:
         self.n_local = n_experts // self.ep_size
 
     # The two exchanges run eagerly under torch.compile: their split sizes are data (token counts
-    # per rank) and, traced, every new list of counts would be a recompile. Counts cross the
-    # compiled region as tensors; the experts' compute between the exchanges stays compiled.
+    # per rank) and, traced, every new list of counts would be a recompile. (`__call__` below runs
+    # eagerly as a whole, so these markers matter only where a caller compiles them directly.)
     @torch.compiler.disable
     def _dispatch(self, x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch.Tensor):
         n_tokens, k = topk_idx.shape
@@ -143,6 +143,11 @@ class ExpertParallelDispatcher:
         back = _all_to_all(y_local, send_counts.tolist(), recv_counts.tolist(), self.group)
         return torch.zeros_like(like).index_add(0, token, back.to(like.dtype))
 
+    # The whole dispatch, the local experts' compute included, runs eagerly under torch.compile:
+    # traced (the glue, or the local dispatch called from here as a frame of its own), Dynamo failed
+    # its own guards on recompiling ("Guard failed on the same frame it was created ...
+    # __meta_utils_unknown_tensor", torch 2.13, FSDP2 + EP, backend="trex", gloo).
+    @torch.compiler.disable
     def __call__(self, x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch.Tensor, experts) -> torch.Tensor:
         recv_x, recv_w, recv_id, token, send_counts, recv_counts = self._dispatch(x, topk_idx, topk_weight)
         y_local = self.local_dispatch(recv_x, recv_id.unsqueeze(1), recv_w, experts)
