@@ -170,8 +170,8 @@ def greedy_generate_padded(model, prompts: Sequence[Sequence[int]], max_new_toke
     Batches are taken in the order of ``prompts`` (put the items that matter most first). Each step
     feeds the live rows up to the longest live row and appends each row's argmax at its own end;
     finished rows leave the batch. A row that reaches ``max_context`` tokens (default: the model's
-    limit) leaves the padded batch and is finished alone with a sliding window, as
-    ``greedy_generate`` does. ``deadline`` (a ``time.monotonic()`` value) bounds the wall time: once
+    limit) leaves the padded batch and slides the window, as ``greedy_generate`` does, batched with
+    the other rows at the window (they all feed exactly ``max_context`` tokens). ``deadline`` (a ``time.monotonic()`` value) bounds the wall time: once
     it has passed, no batch starts and no decode step runs; every prompt whose response was not
     complete by then (eos or ``max_new_tokens``) gets ``None``, never a response cut short by the
     clock (a caller scores ``None`` as "not evaluated", not as wrong).
@@ -207,40 +207,52 @@ def greedy_generate_padded(model, prompts: Sequence[Sequence[int]], max_new_toke
             for r, p in enumerate(fed):
                 seq[r, :len(p)] = torch.tensor(p, dtype=torch.long)
             new: list[list[int] | None] = [[] for _ in members]
-            overflow: list[int] = []
             live = [r for r in range(len(members)) if max_new_tokens > 0]
-            if window is not None:   # a prompt that already fills the window goes to the sliding path
-                overflow = [r for r in live if lengths[r] >= window]
-                live = [r for r in live if lengths[r] < window]
-            while live:
+            # Rows at the window slide it: each feeds exactly its last `window` tokens, so they form
+            # their own exact batch (``sliding`` rows, ``slide_seq[k]`` = row sliding[k]'s window).
+            sliding = [r for r in live if window is not None and lengths[r] >= window]
+            live = [r for r in live if r not in sliding]
+            slide_seq = seq[sliding, :window] if sliding else None
+            while live or sliding:
                 if deadline is not None and time.monotonic() > deadline:
-                    for r in live + overflow:
+                    for r in live + sliding:
                         new[r] = None
-                    live, overflow = [], []
                     break
-                rows = torch.tensor(live, device=device)
-                last = torch.tensor([lengths[r] - 1 for r in live], device=device)
-                feed = seq[rows, :int(last.max()) + 1]
-                next_ids = last_position_logits(model, feed, last).argmax(-1).tolist()
-                still = []
-                for r, tok in zip(live, next_ids):
-                    new[r].append(tok)
-                    if (eos_id is not None and tok == eos_id) or len(new[r]) >= max_new_tokens:
-                        continue
-                    if window is not None and lengths[r] >= window:
-                        overflow.append(r)
-                        continue
-                    seq[r, lengths[r]] = tok
-                    lengths[r] += 1
-                    still.append(r)
-                live = still
-            for r in overflow:   # rows at the window: slide it, one row at a time (rare)
-                if deadline is not None and time.monotonic() > deadline:
-                    new[r] = None
-                    continue
-                context = fed[r] + new[r]
-                new[r] += greedy_generate(model, context, max_new_tokens - len(new[r]), eos_id,
-                                          max_context=window, device=device)
+                joining: list[tuple[int, int]] = []   # (row, token) reaching the window this step
+                if live:
+                    rows = torch.tensor(live, device=device)
+                    last = torch.tensor([lengths[r] - 1 for r in live], device=device)
+                    feed = seq[rows, :int(last.max()) + 1]
+                    next_ids = last_position_logits(model, feed, last).argmax(-1).tolist()
+                    still = []
+                    for r, tok in zip(live, next_ids):
+                        new[r].append(tok)
+                        if (eos_id is not None and tok == eos_id) or len(new[r]) >= max_new_tokens:
+                            continue
+                        if window is not None and lengths[r] >= window:
+                            joining.append((r, tok))
+                            continue
+                        seq[r, lengths[r]] = tok
+                        lengths[r] += 1
+                        still.append(r)
+                    live = still
+                if sliding:
+                    last = torch.full((len(sliding),), window - 1, device=device)
+                    next_ids = last_position_logits(model, slide_seq, last).argmax(-1).tolist()
+                    keep = []
+                    for k, (r, tok) in enumerate(zip(sliding, next_ids)):
+                        new[r].append(tok)
+                        if not ((eos_id is not None and tok == eos_id) or len(new[r]) >= max_new_tokens):
+                            keep.append(k)
+                    step = torch.tensor(next_ids, device=device).unsqueeze(1)
+                    slide_seq = torch.cat([slide_seq[:, 1:], step], dim=1)[keep]
+                    sliding = [sliding[k] for k in keep]
+                if joining:
+                    rows = torch.tensor([r for r, _ in joining], device=device)
+                    step = torch.tensor([t for _, t in joining], device=device).unsqueeze(1)
+                    joined = torch.cat([seq[rows, 1:window], step], dim=1)
+                    slide_seq = joined if not sliding else torch.cat([slide_seq, joined], dim=0)
+                    sliding += [r for r, _ in joining]
             for r, i in enumerate(members):
                 results[i] = new[r]
         return results
