@@ -116,6 +116,11 @@ def add_model_args(ap: argparse.ArgumentParser, name: str, seq_len: int, micro_b
                          "(SWA, CSA, HCA, MTP) while cutting compile time")
     ap.add_argument("--seq-len", type=int, default=seq_len)
     ap.add_argument("--micro-batch", type=int, default=micro_batch)
+    ap.add_argument("--moe-dispatch", default="eager", choices=["eager", "per_expert", "traced"],
+                    help="model.compile_moe_dispatch for compiled modes. eager (default here): the routed "
+                         "experts' data-dependent dispatch runs eagerly in every mode, so modes compare the "
+                         "same compiled part and no step recompiles; per_expert compiles each expert call "
+                         "(dynamic row count; on CUDA trex then plans a kernel launch per new row count)")
     ap.add_argument("--out", default=None, help=f"result JSON (default bench/results/{name}.json)")
 
 
@@ -124,7 +129,7 @@ def model_overrides(args) -> dict:
     bf16 autocast matmuls are slow there and the smoke run checks the code path, not numbers)."""
     from training.model import get_config
     over = {"model.name": args.model, "train.device": args.device, "data.seq_len": args.seq_len,
-            "data.micro_batch": args.micro_batch}
+            "data.micro_batch": args.micro_batch, "model.compile_moe_dispatch": args.moe_dispatch}
     if args.device == "cpu":
         over["train.precision"] = "fp32"
     if args.n_layers:

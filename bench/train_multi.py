@@ -100,10 +100,10 @@ def main() -> int:
     workdir = scratch_dir("train_multi")
     # 4 threads per process for the CPU-side work on the GPU host; 1 for the gloo smoke run on a small CPU
     env = {**NCCL_ENV, "OMP_NUM_THREADS": "4" if args.device == "cuda" else "1"}
-    # routed experts eager in every run: under EP the dispatcher runs eagerly (training/distributed.py),
-    # so the 1-GPU runs do the same and all three compile the same parts of the model
+    # under EP the dispatcher runs eagerly whatever --moe-dispatch says (training/distributed.py); its
+    # default, eager, makes the 1-GPU runs do the same, so all three compile the same parts of the model
     common = {**model_overrides(args), "train.steps": args.steps, "model.compile": args.compile,
-              "model.compile_moe_dispatch": "eager", "schedule.warmup_steps": 2}
+              "schedule.warmup_steps": 2}
     parallel = args.device == "cuda" and not args.serial
 
     def limits(share: float) -> tuple[float, float]:
@@ -133,7 +133,8 @@ def main() -> int:
     multi_name = f"{n}gpu"
     runs[multi_name] = start_run(multi_name, {
         **common, "distributed.ep": ep, "train.max_seconds": budget,
-        "log.profile_steps": [prof_first, PROFILE_STEPS], "log.profile_dir": str(workdir / "profile")},
+        "log.profile_steps": [prof_first, PROFILE_STEPS], "log.profile_dir": str(workdir / "profile"),
+        "log.profile_trace": False},
         nproc=n, timeout_s=timeout, workdir=workdir, env=env).finish()
 
     result = {"1gpu": summarize(runs["1gpu"], args.warmup), "1gpu_ref": summarize(runs["1gpu_ref"], args.warmup),

@@ -99,6 +99,7 @@ class LogConfig:
     every: int = 1                     # steps between log records
     profile_steps: list[int] = field(default_factory=list)  # [first, count]: torch.profiler window
     profile_dir: str = ""              # where the profiler window writes rank_R.json (+ rank 0 trace)
+    profile_trace: bool = True         # rank 0 also exports a Chrome trace of the window (seconds, MBs)
     summary: str = ""                  # JSON path: rank 0 writes the run summary (steps run, why it
                                        # stopped, setup / compile seconds, trex fusion counts)
     phases: bool = False               # every rank prints "[trex train rank R +T s] <phase>" to stderr

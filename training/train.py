@@ -278,7 +278,8 @@ class StepProfiler:
     rank_R.json: wall time of the window and the device (else CPU) time per kernel / op name, which
     bench/train_multi.py turns into the all-to-all share; rank 0 also writes a Chrome trace."""
 
-    def __init__(self, steps: list[int], directory: str, rank: int, device: torch.device):
+    def __init__(self, steps: list[int], directory: str, rank: int, device: torch.device, trace: bool = True):
+        self.trace = trace
         self.first, self.count = (steps[0], steps[1]) if steps else (0, 0)
         self.dir, self.rank, self.device = Path(directory) if directory else None, rank, device
         self.prof, self.t0 = None, 0.0
@@ -306,7 +307,7 @@ class StepProfiler:
         self.dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.dir / f"rank_{self.rank}.json", json.dumps(
             {"first_step": self.first, "steps": self.count, "wall_s": wall, "ops": times}))
-        if self.rank == 0:
+        if self.rank == 0 and self.trace:
             self.prof.export_chrome_trace(str(self.dir / "trace_rank0.json"))
         self.prof = None
 
@@ -429,7 +430,7 @@ def _train(cfg: Config, device: torch.device, dims: ParallelDims, is_main: bool,
     mfu = MFUMeter(lib, args, cfg.data.seq_len, dims.world)
     log = JsonlLog(cfg.log.jsonl, is_main)
     progress = Progress(cfg.log.progress and is_main, cfg.train.steps, start_step)
-    profiler = StepProfiler(cfg.log.profile_steps, cfg.log.profile_dir, dims.rank, device)
+    profiler = StepProfiler(cfg.log.profile_steps, cfg.log.profile_dir, dims.rank, device, cfg.log.profile_trace)
     result = TrainResult(resumed_from=start_step, final_step=start_step)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
