@@ -133,3 +133,19 @@ def test_time_guard_records_what_it_skipped(tmp_path, monkeypatch):
     assert any("not complete" in e for e in on_disk["time_guard"]["events"])
     assert any("not run" in e for e in on_disk["time_guard"]["events"])
     assert result["wall_s"] == on_disk["wall_s"]
+
+
+def test_sandbox_preflight_fails_fast_and_says_why():
+    from training.or_eval.scoring import Outcome, RunStatus
+    assert E.sandbox_preflight(lambda code, p: Outcome(RunStatus.OPTIMAL, 7.0))["objective"] == 7.0
+    with pytest.raises(RuntimeError, match="site-packages"):
+        E.sandbox_preflight(lambda code, p: Outcome(RunStatus.ERROR, error="No module named 'highspy'"))
+    with pytest.raises(RuntimeError, match="objective 6.0"):
+        E.sandbox_preflight(lambda code, p: Outcome(RunStatus.OPTIMAL, 6.0))
+
+
+def test_sandbox_preflight_program_solves_in_the_real_sandbox():
+    pytest.importorskip("training.or_data.sandbox")
+    from training.or_eval.evaluate import SandboxExecutor
+    with SandboxExecutor(workers=1) as executor:
+        assert E.sandbox_preflight(executor) == {"status": "optimal", "objective": 7.0}

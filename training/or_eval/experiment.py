@@ -541,8 +541,9 @@ m.optimize()
 
 def sandbox_preflight(executor) -> dict:
     """Run one known program (optimum 7) in the sandbox before anything else, so a machine whose
-    sandbox cannot solve (e.g. highspy importable through PYTHONPATH only: the sandbox starts
-    ``python -I``, which ignores it) fails in seconds instead of scoring every arm 0%."""
+    sandbox cannot solve fails in seconds instead of scoring every arm 0%. The sandbox starts
+    ``python -I``, which ignores PYTHONPATH and the current folder: highspy and this checkout
+    must be importable from the interpreter's own site-packages."""
     from training.or_eval.benchmarks import RefStatus
     from training.or_eval.scoring import RunStatus
     probe = ORProblem(id="preflight", benchmark="generated", question="", reference_objective=7.0,
@@ -551,8 +552,10 @@ def sandbox_preflight(executor) -> dict:
     if outcome.status is not RunStatus.OPTIMAL or outcome.objective is None or abs(outcome.objective - 7.0) > 1e-6:
         raise RuntimeError(f"sandbox preflight failed: a known program (optimum 7) gave status "
                            f"{outcome.status.value}, objective {outcome.objective}, error {outcome.error!r}. "
-                           f"The sandbox runs `python -I` (PYTHONPATH ignored): install highspy into the "
-                           f"interpreter's own site-packages (pip install --no-index --no-deps <highspy wheel>)")
+                           f"The sandbox runs `python -I` (PYTHONPATH and the current folder ignored): install "
+                           f"highspy into the interpreter's own site-packages (pip install --no-index --no-deps "
+                           f"<highspy wheel>) and make this checkout importable there (pip install -e . or a "
+                           f".pth file in site-packages holding the checkout's path)")
     return {"status": outcome.status.value, "objective": outcome.objective}
 
 
