@@ -539,6 +539,12 @@ m.optimize()
 """
 
 
+PYTHON_I_HINT = ("The sandbox runs `python -I` (PYTHONPATH and the current folder ignored): install highspy "
+                 "into the interpreter's own site-packages (pip install --no-index --no-deps <highspy wheel>) "
+                 "and make this checkout importable there (pip install -e . or a .pth file in site-packages "
+                 "holding the checkout's path)")
+
+
 def sandbox_preflight(executor) -> dict:
     """Run one known program (optimum 7) in the sandbox before anything else, so a machine whose
     sandbox cannot solve fails in seconds instead of scoring every arm 0%. The sandbox starts
@@ -548,14 +554,14 @@ def sandbox_preflight(executor) -> dict:
     from training.or_eval.scoring import RunStatus
     probe = ORProblem(id="preflight", benchmark="generated", question="", reference_objective=7.0,
                       reference_status=RefStatus.OPTIMAL)
-    outcome = executor(PREFLIGHT_PROGRAM, probe)
+    try:
+        outcome = executor(PREFLIGHT_PROGRAM, probe)
+    except RuntimeError as exc:   # e.g. the zygote cannot import the checkout under `python -I`
+        raise RuntimeError(f"sandbox preflight failed: {exc}. {PYTHON_I_HINT}") from exc
     if outcome.status is not RunStatus.OPTIMAL or outcome.objective is None or abs(outcome.objective - 7.0) > 1e-6:
         raise RuntimeError(f"sandbox preflight failed: a known program (optimum 7) gave status "
                            f"{outcome.status.value}, objective {outcome.objective}, error {outcome.error!r}. "
-                           f"The sandbox runs `python -I` (PYTHONPATH and the current folder ignored): install "
-                           f"highspy into the interpreter's own site-packages (pip install --no-index --no-deps "
-                           f"<highspy wheel>) and make this checkout importable there (pip install -e . or a "
-                           f".pth file in site-packages holding the checkout's path)")
+                           f"{PYTHON_I_HINT}")
     return {"status": outcome.status.value, "objective": outcome.objective}
 
 
@@ -565,7 +571,11 @@ def run_experiment(cfg: ExperimentConfig, source: ORDataSource, command: str | N
     work.mkdir(parents=True, exist_ok=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     # its own short-lived sandbox: the evaluation's is opened after the data stage's process pool
-    with SandboxExecutor(workers=1) as probe:
+    try:
+        probe = SandboxExecutor(workers=1)
+    except RuntimeError as exc:
+        raise RuntimeError(f"sandbox preflight failed: {exc}. {PYTHON_I_HINT}") from exc
+    with probe:
         preflight = sandbox_preflight(probe)
     return _run_after_preflight(cfg, source, command, clock, work, out_dir, preflight)
 
