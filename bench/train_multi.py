@@ -25,6 +25,7 @@ Prints a table and writes --out (+ the per-run step records inside it).
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import time
@@ -142,7 +143,6 @@ def main() -> int:
                                     set(range(prof_first, prof_first + PROFILE_STEPS)))}
     multi = result[multi_name]
     profile_path = workdir / "profile" / "rank_0.json"
-    import json
     profile = json.loads(profile_path.read_text()) if profile_path.is_file() else None
     share, nccl, source = all_to_all_share(profile)
     multi["all_to_all_share"], multi["nccl_kernel_us"], multi["all_to_all_share_source"] = share, nccl, source
