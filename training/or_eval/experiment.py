@@ -582,14 +582,16 @@ def run_experiment(cfg: ExperimentConfig, source: ORDataSource, command: str | N
 
 def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: str | None, clock: "_Clock",
                          work: Path, out_dir: Path, preflight: dict) -> dict:
-    timing: dict[str, float] = {"preflight_s": round(clock.elapsed(), 1)}
+    t_data = clock.elapsed()
+    timing: dict[str, float] = {"preflight_s": round(t_data, 1)}
     split = split_families(cfg, source.families())
     built = build_corpora(cfg, source, split, work)
-    timing["data_s"] = round(clock.elapsed() - timing["preflight_s"], 1)
+    t_tokenizer = clock.elapsed()
+    timing["data_s"] = round(t_tokenizer - t_data, 1)
     problems: list[ORProblem] = built["problems"]
     tokenizer, tokenizer_path = train_tokenizer(cfg, work)
     built["manifests"]["sft"] = fit_sft_to_window(cfg, tokenizer, work, problems)
-    timing["tokenizer_s"] = round(clock.elapsed() - timing["data_s"] - timing["preflight_s"], 1)
+    timing["tokenizer_s"] = round(clock.elapsed() - t_tokenizer, 1)
     order = priority_order(problems)
     render = getattr(source, "render_prompt", lambda q: q)   # public questions get the same wrapper
     public_sets, public_unavailable = {}, {}
