@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The H200 runs of issues 6-10, as made on a lent 2 x H200 machine (the device tool: $OUT comes back,
+# at most 8 files, so everything lands in $WORK and is packed into $OUT/<part>.tgz at the end; the
+# key JSONs are also copied to $OUT directly). Each step has its own wall-clock limit, so the whole
+# part ends inside the call's limit even when a step hangs.
+#
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh multi    # both GPUs: bench/train_multi.py (~4.5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh single   # GPU 0: OR ablation + CUDA tests;
+#                                                                       # GPU 1: train_small, train_step, tune (~7.5 min)
+# Wheels the image lacks (highspy, liger-kernel) and the OR benchmark files travel in .whl/.
+set -uo pipefail
+part=${1:?usage: bench/h200_runs.sh multi|single}
+OUT=${OUT:?set OUT to the folder whose files come back}
+WORK=/tmp/trex_h200_$part
+mkdir -p "$WORK"
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  && export PYTHONPATH=/tmp/site:$PWD || exit 1
+# the OR sandbox runs `python -I` (no PYTHONPATH): highspy and this checkout must be in site-packages
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/highspy-*.whl || echo "WARN: highspy not in site-packages"
+python3 -c "import site,os; open(os.path.join(site.getsitepackages()[0],'trex_checkout.pth'),'w').write(os.getcwd()+'\n')"
+export TREX_OR_BENCHMARKS=$PWD/.whl/or_benchmarks
+nvidia-smi --query-gpu=index,name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
+
+pack() {
+  cp bench/results/train_multi_* "$WORK"/ 2>/dev/null
+  tar czf "$OUT/$part.tgz" -C "$WORK" . && ls -la "$OUT"
+}
+
+if [ "$part" = multi ]; then
+  timeout -k 10 290 python3 bench/train_multi.py --nproc 2 --n-layers 2 --steps 10 --warmup 3 --loss-steps 5 \
+    --budget-s 250 --out "$WORK/train_multi.json" > "$WORK/train_multi_log.txt" 2>&1
+  echo "train_multi rc=$?"; tail -n 25 "$WORK/train_multi_log.txt"
+  cp "$WORK/train_multi.json" "$OUT"/ 2>/dev/null
+  pack; exit 0
+fi
+
+# GPU 0: the OR ablation (accuracy, not speed) and the CUDA tests side by side
+( export CUDA_VISIBLE_DEVICES=0
+  timeout -k 5 365 python3 -m training.or_eval.experiment --preset h200_6min --name or_cpt_ablation_h200_6min \
+    --out-dir "$WORK" > "$WORK/or_log.txt" 2>&1; echo "or rc=$?" >> "$WORK/or_log.txt" ) &
+( export CUDA_VISIBLE_DEVICES=0 TREX_CUDA_FUZZ_EXAMPLES=4
+  timeout -k 5 330 python3 -m pytest tests/gpu/test_gpu_cuda.py tests/gpu/test_fuzz_cuda.py -q -m cuda \
+    -p no:cacheprovider -p pytest_timeout --timeout 120 -rfs -s > "$WORK/cuda_tests_log.txt" 2>&1
+  echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt" ) &
+# GPU 1: the timed runs, one after another
+( export CUDA_VISIBLE_DEVICES=1
+  timeout -k 10 170 python3 bench/train_small.py --n-layers 4 --steps 200 --max-seconds 140 \
+    --out "$WORK/train_small.json" > "$WORK/train_small_log.txt" 2>&1; echo "train_small rc=$?" >> "$WORK/train_small_log.txt"
+  timeout -k 10 175 python3 bench/train_step.py --n-layers 2 --steps 6 --warmup 2 \
+    --modes eager,trex,inductor,trex_inductor --budget-s 150 --reserve-s 15 \
+    --out "$WORK/train_step.json" > "$WORK/train_step_log.txt" 2>&1; echo "train_step rc=$?" >> "$WORK/train_step_log.txt"
+  timeout -k 5 125 python3 -m tuning.bench --target cuda --budget-s 95 --out "$WORK/tuning_h200.json" -v \
+    > "$WORK/tuning_log.txt" 2>&1; echo "tuning rc=$?" >> "$WORK/tuning_log.txt" ) &
+wait
+for f in or_log cuda_tests_log train_small_log train_step_log tuning_log; do echo "== $f"; tail -n 12 "$WORK/$f.txt"; done
+cp "$WORK"/or_cpt_ablation_h200_6min.json "$WORK"/train_small.json "$WORK"/train_step.json "$WORK"/tuning_h200.json "$OUT"/ 2>/dev/null
+pack
