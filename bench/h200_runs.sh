@@ -41,7 +41,7 @@ fi
     --out-dir "$WORK" > "$WORK/or_log.txt" 2>&1; echo "or rc=$?" >> "$WORK/or_log.txt" ) &
 ( export CUDA_VISIBLE_DEVICES=0 TREX_CUDA_FUZZ_EXAMPLES=4
   timeout -k 5 330 python3 -m pytest tests/gpu/test_gpu_cuda.py tests/gpu/test_fuzz_cuda.py -q -m cuda \
-    -p no:cacheprovider -p pytest_timeout --timeout 120 -rfs -s > "$WORK/cuda_tests_log.txt" 2>&1
+    -p no:cacheprovider --timeout 120 -rfs -s > "$WORK/cuda_tests_log.txt" 2>&1
   echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt" ) &
 # GPU 1: the timed runs, one after another
 ( export CUDA_VISIBLE_DEVICES=1
