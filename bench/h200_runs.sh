@@ -5,11 +5,11 @@
 # part ends inside the call's limit even when a step hangs.
 #
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh multi    # both GPUs: bench/train_multi.py (~4.5 min)
-#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh single   # GPU 0: OR ablation + CUDA tests;
-#                                                                       # GPU 1: train_small, train_step, tune (~7.5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh timed    # 1 GPU: train_small, train_step, tune (~6.5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh accuracy # 1 GPU: OR ablation + CUDA tests (~5.5 min)
 # Wheels the image lacks (highspy, liger-kernel) and the OR benchmark files travel in .whl/.
 set -uo pipefail
-part=${1:?usage: bench/h200_runs.sh multi|single}
+part=${1:?usage: bench/h200_runs.sh multi|timed|accuracy}
 OUT=${OUT:?set OUT to the folder whose files come back}
 WORK=/tmp/trex_h200_$part
 mkdir -p "$WORK"
@@ -35,24 +35,27 @@ if [ "$part" = multi ]; then
   pack; exit 0
 fi
 
-# GPU 0: the OR ablation (accuracy, not speed) and the CUDA tests side by side
-( export CUDA_VISIBLE_DEVICES=0
-  timeout -k 5 365 python3 -m training.or_eval.experiment --preset h200_6min --name or_cpt_ablation_h200_6min \
-    --out-dir "$WORK" > "$WORK/or_log.txt" 2>&1; echo "or rc=$?" >> "$WORK/or_log.txt" ) &
-( export CUDA_VISIBLE_DEVICES=0 TREX_CUDA_FUZZ_EXAMPLES=4
-  timeout -k 5 330 python3 -m pytest tests/gpu/test_gpu_cuda.py tests/gpu/test_fuzz_cuda.py -q -m cuda \
-    -p no:cacheprovider --timeout 120 -rfs -s > "$WORK/cuda_tests_log.txt" 2>&1
-  echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt" ) &
-# GPU 1: the timed runs, one after another
-( export CUDA_VISIBLE_DEVICES=1
-  timeout -k 10 170 python3 bench/train_small.py --n-layers 4 --steps 200 --max-seconds 140 \
+if [ "$part" = timed ]; then     # one GPU: the timed runs, one after another
+  timeout -k 10 135 python3 bench/train_small.py --n-layers 2 --steps 300 --max-seconds 110 \
     --out "$WORK/train_small.json" > "$WORK/train_small_log.txt" 2>&1; echo "train_small rc=$?" >> "$WORK/train_small_log.txt"
-  timeout -k 10 175 python3 bench/train_step.py --n-layers 2 --steps 6 --warmup 2 \
-    --modes eager,trex,inductor,trex_inductor --budget-s 150 --reserve-s 15 \
+  timeout -k 10 140 python3 bench/train_step.py --n-layers 2 --steps 6 --warmup 2 \
+    --modes eager,trex,inductor,trex_inductor --budget-s 125 --reserve-s 12 \
     --out "$WORK/train_step.json" > "$WORK/train_step_log.txt" 2>&1; echo "train_step rc=$?" >> "$WORK/train_step_log.txt"
-  timeout -k 5 125 python3 -m tuning.bench --target cuda --budget-s 95 --out "$WORK/tuning_h200.json" -v \
-    > "$WORK/tuning_log.txt" 2>&1; echo "tuning rc=$?" >> "$WORK/tuning_log.txt" ) &
+  timeout -k 5 95 python3 -m tuning.bench --target cuda --budget-s 72 --out "$WORK/tuning_h200.json" -v \
+    > "$WORK/tuning_log.txt" 2>&1; echo "tuning rc=$?" >> "$WORK/tuning_log.txt"
+  for f in train_small_log train_step_log tuning_log; do echo "== $f"; tail -n 14 "$WORK/$f.txt"; done
+  cp "$WORK"/train_small.json "$WORK"/train_step.json "$WORK"/tuning_h200.json "$OUT"/ 2>/dev/null
+  pack; exit 0
+fi
+
+# accuracy runs (no timing): the OR ablation and the CUDA tests side by side on one GPU
+( timeout -k 5 320 python3 -m training.or_eval.experiment --preset h200_6min --name or_cpt_ablation_h200_6min \
+    --time-budget-s 290 --out-dir "$WORK" > "$WORK/or_log.txt" 2>&1; echo "or rc=$?" >> "$WORK/or_log.txt" ) &
+( export TREX_CUDA_FUZZ_EXAMPLES=4
+  timeout -k 5 300 python3 -m pytest tests/gpu/test_gpu_cuda.py tests/gpu/test_fuzz_cuda.py -q -m cuda \
+    -p no:cacheprovider --timeout 100 -rfs -s > "$WORK/cuda_tests_log.txt" 2>&1
+  echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt" ) &
 wait
-for f in or_log cuda_tests_log train_small_log train_step_log tuning_log; do echo "== $f"; tail -n 12 "$WORK/$f.txt"; done
-cp "$WORK"/or_cpt_ablation_h200_6min.json "$WORK"/train_small.json "$WORK"/train_step.json "$WORK"/tuning_h200.json "$OUT"/ 2>/dev/null
+for f in or_log cuda_tests_log; do echo "== $f"; tail -n 16 "$WORK/$f.txt"; done
+cp "$WORK"/or_cpt_ablation_h200_6min.json "$OUT"/ 2>/dev/null
 pack
