@@ -274,13 +274,23 @@ class _Zygote:
         self.network_namespace = bool(network_namespace and unshare_available())
         if self.network_namespace:
             cmd = [shutil.which("unshare"), "-n", *cmd]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, bufsize=1,
-                                     env=sandbox_runner.minimal_env(tmp_root), cwd=tmp_root)
+        # the zygote's stderr goes to a file: when it dies before its hello, the error says why
+        # (on the H200 image it died there once with nothing to show for it)
+        self.stderr_path = os.path.join(tmp_root, "zygote_stderr.txt")
+        with open(self.stderr_path, "w") as err:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=err, text=True, bufsize=1,
+                                         env=sandbox_runner.minimal_env(tmp_root), cwd=tmp_root)
         hello = self.proc.stdout.readline()
         if not hello:
-            raise RuntimeError("sandbox zygote failed to start (see `python -I "
-                               f"{RUNNER_PATH} --zygote`)")
+            self.proc.wait()
+            try:
+                with open(self.stderr_path) as f:
+                    tail = f.read()[-1500:].strip()
+            except OSError:
+                tail = ""
+            raise RuntimeError(f"sandbox zygote failed to start (exit code {self.proc.returncode}, command "
+                               f"{' '.join(cmd)}): {tail or 'no stderr'}")
         self.ready = json.loads(hello)["ready"]
         self.lock = threading.Lock()
 
