@@ -51,11 +51,14 @@ fi
 # accuracy runs (no timing): the OR ablation and the CUDA tests side by side on one GPU
 ( timeout -k 5 320 python3 -m training.or_eval.experiment --preset h200_6min --name or_cpt_ablation_h200_6min \
     --time-budget-s 290 --out-dir "$WORK" > "$WORK/or_log.txt" 2>&1; echo "or rc=$?" >> "$WORK/or_log.txt" ) &
+# -v: one PASSED/FAILED line per test as it ends, so a run cut by its limit still says which failed
+# (run 3's -q log kept only ".....F...": the report was lost); the fuzz runs after the sample tests
 ( export TREX_CUDA_FUZZ_EXAMPLES=4
-  timeout -k 5 300 python3 -m pytest tests/gpu/test_gpu_cuda.py tests/gpu/test_fuzz_cuda.py -q -m cuda \
-    -p no:cacheprovider --timeout 100 -rfs -s > "$WORK/cuda_tests_log.txt" 2>&1
+  timeout -k 5 300 python3 -m pytest tests/gpu/test_gpu_cuda.py tests/gpu/test_fuzz_cuda.py -v -m cuda \
+    -p no:cacheprovider --timeout 100 --tb=short -rfs > "$WORK/cuda_tests_log.txt" 2>&1
   echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt" ) &
 wait
-for f in or_log cuda_tests_log; do echo "== $f"; tail -n 16 "$WORK/$f.txt"; done
+echo "== or_log"; tail -n 16 "$WORK/or_log.txt"
+echo "== cuda_tests_log"; grep -E "FAILED|ERROR|passed|failed|rc=" "$WORK/cuda_tests_log.txt" | tail -n 20
 cp "$WORK"/or_cpt_ablation_h200_6min.json "$OUT"/ 2>/dev/null
 pack
