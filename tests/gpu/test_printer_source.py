@@ -92,3 +92,20 @@ def test_unbound_size_is_an_error():
 def test_tiling_rejects_non_power_of_two():
     with pytest.raises(IRError, match="power of two"):
         Tiling(rows_per_tile=3)
+
+
+def test_mhc_streams_knobs_print_prefetch_and_split_dots():
+    """`prefetch`: every row tile of the chunk loop is loaded once before the loop and once per
+    iteration for the next chunk; `dot_bf16_split`: the projection of a bf16 x is two bf16 dots
+    (w_hi, w_lo) and never casts x to fp32 for the dot."""
+    from codegen_triton.printer import Tiling, print_program
+    from passes.ir_mhc_pre import build_mhc_pre_fwd_streams
+    from trex_compiler.kernel_ir import size
+    sizes = {size("N"): 4, size("HD"): 7168, size("ITERS"): 20}
+    plain = print_program(build_mhc_pre_fwd_streams("bf16", 4), sizes, Tiling(rows_per_tile=128, col_chunk=32)).source
+    knobs = print_program(build_mhc_pre_fwd_streams("bf16", 4), sizes,
+                          Tiling(rows_per_tile=128, col_chunk=32, prefetch=True, dot_bf16_split=True)).source
+    assert plain.count("tl.load(x0_ptr") == 2 and knobs.count("tl.load(x0_ptr") == 4   # 2 passes; +1 ahead each
+    assert "_pfn_offs = ((" in knobs and "_pfn_offs" not in plain
+    assert plain.count("tl.dot(") == 4 and knobs.count("tl.dot(") == 8                  # 4 streams
+    assert knobs.count(".to(tl.bfloat16)") >= 8 and "tl.dot(v_xf0_in_cur0" in knobs
