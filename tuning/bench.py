@@ -160,9 +160,9 @@ def tune_one(target: str, name: str, sizes: dict, store: Store, verifier: Verifi
         verdict = ("the search's best is the cost model's choice" if res.config == res.baseline_config else
                    "the search's best was not strictly faster on re-measurement: the cost model's choice is kept")
         tuned_config, tuned_s, tuned_each = res.baseline_config, model_s, model_each
+    program = harness.build_program(name, "bf16", target, sizes)     # what the target runs (cuda mHC: per-stream)
     store.put({"op": name, "sizes": dict(sizes), "dtype": "bf16", "target": target,
-               "program": harness.build_program(name, "bf16").name,
-               "fingerprint": harness.build_program(name, "bf16").fingerprint(),
+               "program": program.name, "fingerprint": program.fingerprint(),
                "config": tuned_config, "time_s": tuned_s, "profile": res.profile_label,
                "baseline": {"config": res.baseline_config, "time_s": model_s},
                "gain": 1.0 - tuned_s / model_s if model_s else 0.0, "candidates": res.compiled,

@@ -69,7 +69,8 @@ class CudaBackend:
         from codegen_triton import tiling as tiling_mod
         self.tiling_mod = tiling_mod
         self.target, self.pattern, self.dtype = target, pattern, dtype
-        self.program: Program = harness.build_program(pattern, dtype)
+        # the program the cuda target runs (mHC: the per-stream variant, harness.build_program)
+        self.program: Program = harness.build_program(pattern, dtype, target, named_sizes)
         self.named_sizes = dict(named_sizes)
         self.sizes = harness.symbol_sizes(named_sizes)
         self.scalars = harness.scalars_for(pattern, self.program, self.named_sizes)
@@ -92,7 +93,39 @@ class CudaBackend:
         best = next(q for q in self.tiling_mod.explain(self.program, self.sizes) if q.feasible)
         config = dataclasses.asdict(best.tiling)
         self.fixed_knobs = self._inert_knobs(config)
+        if interpreted():
+            # Triton 3.6's interpreter computes bf16 x bf16 tl.dot wrong: a dot_bf16_split candidate
+            # would be rejected for the interpreter's fault, not the kernel's (the GPU decides it)
+            self.fixed_knobs |= {"dot_bf16_split"}
         return config, self._pred_dict(best)
+
+    def start_points(self) -> list[tuple[str, dict]]:
+        """Configurations the search evaluates right after the root, besides the moves: the tilings
+        measured best for this program (codegen_triton's calibration `measured_tilings`, from
+        bench/gpu_patterns.py's sweeps), those of this program's size bucket first, then those
+        measured at other sizes (or for an earlier IR) of the same program (a measured best elsewhere
+        is a better guess than a single move). Each is checked for feasibility, compiled, verified and profiled like any
+        candidate and becomes the checkpoint when it is faster. Under the interpreter dot_bf16_split
+        is turned off in them (see `initial`)."""
+        measured = self.tiling_mod._hardware().get("measured_tilings") or {}
+        exact = self.tiling_mod.measured_key(self.program, self.sizes)
+        prefix = f"{self.program.name}|"      # any fingerprint: a guess from an earlier IR is still verified
+        keys = ([exact] if exact in measured else []) + sorted(k for k in measured if k.startswith(prefix) and k != exact)
+        fields = {f.name for f in dataclasses.fields(self._tiling_cls())}
+        out, seen = [], set()
+        for k in keys:
+            cfg = {f: v for f, v in measured[k].items() if f in fields}
+            if interpreted() and cfg.get("dot_bf16_split"):
+                cfg["dot_bf16_split"] = False
+            key = tuple(sorted(cfg.items()))
+            if key not in seen:
+                seen.add(key)
+                out.append(("measured" if k == exact else "measured_other_sizes", cfg))
+        return out
+
+    def _tiling_cls(self):
+        from codegen_triton.printer import Tiling
+        return Tiling
 
     def _inert_knobs(self, config: dict) -> frozenset:
         """Knobs whose moves cannot change this program's kernel: a flag whose flip prints the same
@@ -144,10 +177,11 @@ class CudaBackend:
         from codegen_triton.launcher import run_program
         install_source(self.program, self.named_sizes, art.config, art.source)
         ins = harness.make_inputs(self.program, self.named_sizes, seed, device=self.device)
+        outs = harness.output_views(self.program, ins)    # the adapter's output layout (mHC backward's dx)
         tiling = self._tiling(art.config)
 
         def call():
-            return run_program(self.program, ins, self.scalars, tiling=tiling)
+            return run_program(self.program, ins, self.scalars, tiling=tiling, out=outs)
         if self.device == "cpu":
             return self._profile_interpreted(art, call)
         for _ in range(2):      # Triton JIT compile (or its disk cache) + warm-up

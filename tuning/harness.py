@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 
 import sympy
 import torch
@@ -35,8 +36,29 @@ def pattern_spec(name: str):
     return pattern(name)
 
 
-def build_program(pattern: str, dtype: str) -> Program:
+# The cuda target does not run the AscendC-layout mHC programs of codegen_ascendc.patterns: its adapters
+# (codegen_triton/target.py) run the per-stream variants (passes/ir_mhc_pre.py, "the per-stream
+# layout": x0..x{N-1} row-strided views of one [ROWS, N, HD] tensor, fn0..fn{N-1} per stream
+# [(2+N)*N, HD], outputs dx0..dx{N-1}; dfn = dh^T x is computed by the caller). Tuning for cuda tunes
+# those, so a stored configuration is the one the launcher looks up (by program fingerprint).
+CUDA_STREAM_BUILDERS = {"mhc_pre": "build_mhc_pre_fwd_streams", "mhc_pre_bwd": "build_mhc_pre_bwd_streams"}
+_STREAM_PROGRAM = re.compile(r"^mhc_pre_(fwd|bwd)_streams(\d+)_")
+
+
+def build_program(pattern: str, dtype: str, target: str | None = None, named_sizes: dict | None = None) -> Program:
+    """The Kernel IR program `target` runs for `pattern`: the pattern's own program (the AscendC
+    layout), except on cuda where mHC runs its per-stream variant for N = named_sizes["N"]."""
+    if target == "cuda" and pattern in CUDA_STREAM_BUILDERS:
+        from passes import ir_mhc_pre
+        n = int((named_sizes or pattern_spec(pattern).sizes)["N"])
+        return getattr(ir_mhc_pre, CUDA_STREAM_BUILDERS[pattern])(DType(dtype), n)
     return pattern_spec(pattern).build(DType(dtype))
+
+
+def stream_program_pattern(program: Program) -> str | None:
+    """'mhc_pre' / 'mhc_pre_bwd' for a per-stream mHC program, else None."""
+    m = _STREAM_PROGRAM.match(program.name)
+    return None if m is None else ("mhc_pre" if m.group(1) == "fwd" else "mhc_pre_bwd")
 
 
 def parse_shape(text: str | dict | None, pattern: str) -> dict:
@@ -108,7 +130,24 @@ def make_inputs(program: Program, named_sizes: dict, seed: int, scale: float = 1
                 distribution: str = "normal", device: str | torch.device = "cpu") -> dict:
     """Seeded random input views in the program's dtypes, drawn on `device` (on a GPU the inputs of a
     DeepSeek-V4 shape take milliseconds instead of the CPU's seconds; a seed gives different values on
-    different devices, which only matters for comparing runs across devices)."""
+    different devices, which only matters for comparing runs across devices).
+
+    A per-stream mHC program gets its inputs in the layout the cuda target gives it: the AscendC-layout
+    program's inputs (x [ROWS, N, HD], fn [2+N, N, N, HD], ...) drawn as for that program, then
+    `passes.ir_mhc_pre.stream_views` (x0..x{N-1} row-strided views of x, fn0..fn{N-1} per stream), so
+    the kernel is verified and profiled on the strides it runs on."""
+    stream_of = stream_program_pattern(program)
+    if stream_of is not None:
+        from passes.ir_mhc_pre import stream_views
+        full = make_inputs(build_program(stream_of, program.tensor("x0").dtype.value), named_sizes, seed, scale,
+                           distribution, device)
+        ins, *_ = stream_views(full["x"], full["fn"], full["scale"], full["base"])
+        ins.update({k: v for k, v in full.items() if k not in ("x", "fn", "scale", "base")})
+        missing = sorted({t.name for t in program.inputs} - set(ins))
+        if missing:
+            raise ValueError(f"make_inputs: per-stream program {program.name} has inputs {missing} that "
+                             f"stream_views does not make; extend harness.make_inputs for them")
+        return {t.name: ins[t.name] for t in program.inputs}
     g = torch.Generator(device=device).manual_seed(int(seed) % (2 ** 63))
     ins = {}
     for name, shape in input_shapes(program, named_sizes).items():
@@ -118,6 +157,18 @@ def make_inputs(program: Program, named_sizes: dict, seed: int, scale: float = 1
     if "rstd" in ins:
         ins["rstd"] = ins["rstd"].abs() + 0.5
     return ins
+
+
+def output_views(program: Program, inputs: dict) -> dict | None:
+    """Preallocated row outputs in the layout the target's adapter passes (`run_program(out=...)`): the
+    per-stream mHC backward writes dx0..dx{N-1} into row-strided views dx[:, s, :] of one
+    [ROWS, N, HD] tensor. None for every other program (the launcher allocates its outputs)."""
+    if stream_program_pattern(program) != "mhc_pre_bwd":
+        return None
+    x0 = inputs["x0"]
+    n = sum(1 for t in program.outputs if re.fullmatch(r"dx\d+", t.name))
+    dx = torch.empty(x0.shape[0], n, x0.shape[1], dtype=program.tensor("dx0").dtype.torch, device=x0.device)
+    return {f"dx{s}": dx[:, s, :] for s in range(n)}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -217,11 +268,74 @@ def reference_fp64(program: Program, inputs: dict, scalars: dict) -> dict:
         return kernel_ir.interpret(program, ins, scalars)
 
 
-def reference_eager(program: Program, inputs: dict, scalars: dict) -> dict:
+def reference_eager(program: Program, inputs: dict, scalars: dict, tf32: str | None = None,
+                    truncate_bf16: bool = False) -> dict:
     """The program in its own dtypes through the reference interpreter (fp32 compute): the 'eager'
-    comparator of the DESIGN.md numerics rule."""
-    with _on_inputs_device(inputs):
+    comparator of the DESIGN.md numerics rule. tf32 = "rn" / "trunc": every matrix product of the
+    chain takes its fp32 operands rounded to TF32 first (see `tf32_products`). truncate_bf16: fp32 ->
+    bf16 casts truncate, as Triton's interpreter does (see `truncating_bf16_casts`)."""
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_on_inputs_device(inputs))
+        if tf32:
+            stack.enter_context(tf32_products(tf32))
+        if truncate_bf16:
+            stack.enter_context(truncating_bf16_casts())
         return kernel_ir.interpret(program, inputs, scalars)
+
+
+# ------------------------------------------------------------------------------------------------
+# TF32 contractions (cuda)
+
+TF32_ROUNDINGS = ("rn", "trunc")
+
+
+def tensor_core_contractions(program: Program, target: str) -> bool:
+    """True when `target` may run this program's contractions in TF32: on cuda, the printer turns
+    `matvec`/`matvec_t` into tl.dot (TF32 tensor cores for fp32 operands, as DeepSeek's mHC kernels
+    do; issue 6 allows it) and the `rows_matmul` host step is a TF32 GEMM (codegen_triton/gemm.py)."""
+    if target != "cuda":
+        return False
+    stmts = (*program.prologue, *program.body, *program.epilogue)
+    return (any(op.opcode in ("matvec", "matvec_t") for op, _ in kernel_ir.walk(stmts))
+            or any(h.kind == "rows_matmul" for h in program.finalize))
+
+
+def round_tf32(x: torch.Tensor, rounding: str) -> torch.Tensor:
+    """fp32 -> the nearest TF32 value (10 mantissa bits): "rn" rounds to nearest, ties away from zero
+    (PTX cvt.rna.tf32.f32), "trunc" drops the 13 low mantissa bits (a tensor core reading fp32
+    operands unconverted). Other dtypes unchanged."""
+    if x.dtype != torch.float32:
+        return x
+    bits = x.contiguous().view(torch.int32)
+    if rounding == "rn":
+        bits = bits + 0x1000
+    elif rounding != "trunc":
+        raise ValueError(f"round_tf32: rounding {rounding!r}; use one of {TF32_ROUNDINGS}")
+    out = (bits & ~0x1FFF).view(torch.float32)
+    return torch.where(torch.isfinite(x), out, x)
+
+
+_MATMULS = {torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__, torch.mm, torch.Tensor.mm,
+            torch.bmm, torch.Tensor.bmm}
+
+
+class tf32_products(torch.overrides.TorchFunctionMode):
+    """While active, every matrix product (matmul, @, mm, bmm) rounds its fp32 operands to TF32 first
+    and multiplies the rounded values in fp32: the arithmetic of a TF32 tensor-core contraction
+    (exact products of 10-bit mantissas, fp32 accumulation), emulated the same way on the CPU and the
+    GPU (not torch.backends.cuda.matmul.allow_tf32, whose operand rounding is cuBLAS's choice)."""
+
+    def __init__(self, rounding: str):
+        super().__init__()
+        if rounding not in TF32_ROUNDINGS:
+            raise ValueError(f"tf32_products: rounding {rounding!r}; use one of {TF32_ROUNDINGS}")
+        self.rounding = rounding
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _MATMULS:
+            args = tuple(round_tf32(a, self.rounding) if torch.is_tensor(a) else a for a in args)
+        return func(*args, **kwargs)
 
 
 def row_window_inputs(program: Program, inputs: dict, sizes: dict, lo: int, hi: int) -> dict:
@@ -246,3 +360,27 @@ def row_window_inputs(program: Program, inputs: dict, sizes: dict, lo: int, hi: 
             start = lo // div
             out[t.name] = x.roll(-start, 0) if t.row_map.mod is not None else x[start:-(-hi // div)]
     return out
+
+
+def truncate_to_bf16(x: torch.Tensor) -> torch.Tensor:
+    """fp32 -> bf16 dropping the 16 low bits (round toward zero), non-finite values kept."""
+    bits = x.contiguous().view(torch.int32) & ~0xFFFF
+    return torch.where(torch.isfinite(x), bits.view(torch.float32), x).to(torch.bfloat16)
+
+
+class truncating_bf16_casts(torch.overrides.TorchFunctionMode):
+    """While active, `Tensor.to(torch.bfloat16)` of an fp32 tensor truncates instead of rounding to
+    nearest even. Triton 3.6's interpreter converts fp32 -> bf16 that way (runtime/interpreter.py
+    `_convert_float` without a rounding mode; the GPU rounds to nearest even, as the IR's `cast`
+    says): under the interpreter the verifier's eager baseline casts like the kernel it is compared
+    with, so bf16 outputs are not rejected for the interpreter's rounding (up to 2x the rmse of
+    round-to-nearest, more on a few heavy-tailed elements)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.to and args and torch.is_tensor(args[0]) and args[0].dtype == torch.float32:
+            want = kwargs.get("dtype", next((a for a in args[1:] if isinstance(a, torch.dtype)), None))
+            if want == torch.bfloat16 and not any(isinstance(a, (str, torch.device)) for a in args[1:]) \
+                    and "device" not in kwargs:
+                return truncate_to_bf16(args[0])
+        return func(*args, **kwargs)

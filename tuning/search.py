@@ -230,6 +230,20 @@ class Search:
             start = root
         best = min((n for n in self.nodes if n.status in ("root", "committed")), key=lambda n: n.time_s)
         seen = {space.config_key(n.config) for n in self.nodes}
+        # the backend's start points (cuda: tilings measured best for this program), evaluated from the
+        # start node like planted candidates: a faster one becomes the checkpoint the moves start from
+        if branch_from is None:
+            for label, cfg in getattr(self.b, "start_points", lambda: [])():
+                cfg = {**start.config, **cfg}
+                if space.config_key(cfg) in seen or self._out_of_budget(t0, 0):
+                    continue
+                seen.add(space.config_key(cfg))
+                node = self._evaluate(start.id, f"start:{label}", cfg)
+                self._decide(node, start, best)
+                if node.status == "committed":
+                    best = start = node
+                self.log(f"start point {label} {cfg}: {node.status} "
+                         + (f"{node.time_s * 1e6:.3f} us" if node.time_s is not None else node.reason[:200]))
         for p in self.planted:
             seen.add(space.config_key(p.config))
             node = self._evaluate(start.id, f"planted:{p.name}", p.config, p.source_transform)
