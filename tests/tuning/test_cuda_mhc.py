@@ -170,3 +170,48 @@ def test_the_search_evaluates_the_start_points_after_the_root(monkeypatch, tmp_p
     assert node.config["rows_per_tile"] == 2 * res.nodes[0].config["rows_per_tile"]
     assert node.status in ("committed", "rolled_back"), node.reason
     assert res.time_s <= res.baseline_time_s
+
+
+@needs_triton
+def test_a_tf32_kernel_passes_the_tf32_rule_and_its_error_is_the_tf32_chains(monkeypatch, tmp_path):
+    """The H200's failure mode on the CPU: Triton's interpreter made to compute tl.dot like a TF32
+    tensor core (fp32 operands truncated to TF32) runs the per-stream mHC forward: the verifier accepts
+    it under the TF32 rule; its comb error is the emulated TF32 chain's and hundreds of times an fp32
+    chain's (the first H200 record: comb rmse 1.5e-3 against an fp32 eager's 1.2e-5, a rejection)."""
+    import numpy as np
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setenv("TREX_TRITON_CACHE", str(tmp_path))
+    monkeypatch.setenv("TREX_TUNING_STORE", "none")
+    monkeypatch.delenv("TREX_TRITON_POISON", raising=False)    # verify.check sets it in this process: restored after
+    from triton.runtime import interpreter as triton_interpreter
+
+    from tuning import verify
+    from tuning.cuda import CudaBackend
+
+    def tf32_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        def tf32(x):
+            return (x.view(np.int32) & ~0x1FFF).view(np.float32) if x.dtype == np.float32 else x
+        return triton_interpreter.TensorHandle(np.matmul(tf32(a.data), tf32(b.data), dtype=d.data.dtype) + d.data,
+                                               d.dtype.scalar)
+    monkeypatch.setattr(triton_interpreter.InterpreterBuilder, "create_dot", tf32_dot)
+    sizes = {"ROWS": 32, "N": 4, "HD": 512, "ITERS": 20}
+    b = CudaBackend("cuda", "mhc_pre", "bf16", sizes)
+    cfg, _ = b.initial()
+    cfg = dict(cfg, rows_per_tile=16, num_warps=4)        # tl.dot needs >= 16 rows
+    req = {"target": "cuda", "pattern": "mhc_pre", "dtype": "bf16", "sizes": sizes, "scalars": b.scalars,
+           "kernel": b.compile(cfg).for_verifier(), "checks": 3}
+    assert verify.check(req) == {"ok": True, "checks": 3}
+    # why an fp32 eager is the wrong yardstick: the kernel's error is the TF32 chain's, hundreds of times
+    # an fp32 chain's (heavy-tailed inputs, the first H200 record's failing case)
+    from codegen_triton.launcher import run_program
+    from codegen_triton.printer import Tiling
+
+    def rmse(a, r):
+        return (a.double() - r).pow(2).mean().sqrt().item()
+    for seed in (0, 1, 2):
+        ins = harness.make_inputs(b.program, sizes, seed, 1.0, "heavy")
+        got = run_program(b.program, ins, b.scalars, tiling=Tiling(**cfg))["comb"]
+        ref = harness.reference_fp64(b.program, ins, b.scalars)["comb"]
+        tf32 = rmse(harness.reference_eager(b.program, ins, b.scalars, tf32="trunc")["comb"], ref)
+        fp32 = rmse(harness.reference_eager(b.program, ins, b.scalars)["comb"], ref)
+        assert abs(rmse(got, ref) - tf32) <= 0.05 * tf32 and rmse(got, ref) > 50 * fp32, (seed, rmse(got, ref), tf32, fp32)
