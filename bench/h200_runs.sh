@@ -5,7 +5,7 @@
 # part ends inside the call's limit even when a step hangs.
 #
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh multi    # both GPUs: bench/train_multi.py (~4.5 min)
-#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh timed    # 1 GPU: train_small, train_step, tune (~6.5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh timed    # 1 GPU: train_small, train_step, tune (~9.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh accuracy # 1 GPU: OR ablation + CUDA tests (~5.5 min)
 # Wheels the image lacks (highspy, liger-kernel) and the OR benchmark files travel in .whl/.
 set -uo pipefail
@@ -41,7 +41,7 @@ if [ "$part" = timed ]; then     # one GPU: the timed runs, one after another
   timeout -k 10 140 python3 bench/train_step.py --n-layers 2 --steps 6 --warmup 2 \
     --modes eager,trex,inductor,trex_inductor --budget-s 125 --reserve-s 12 \
     --out "$WORK/train_step.json" > "$WORK/train_step_log.txt" 2>&1; echo "train_step rc=$?" >> "$WORK/train_step_log.txt"
-  timeout -k 5 95 python3 -m tuning.bench --target cuda --budget-s 72 --out "$WORK/tuning_h200.json" -v \
+  timeout -k 5 290 python3 -m tuning.bench --target cuda --budget-s 240 --out "$WORK/tuning_h200.json" -v \
     > "$WORK/tuning_log.txt" 2>&1; echo "tuning rc=$?" >> "$WORK/tuning_log.txt"
   for f in train_small_log train_step_log tuning_log; do echo "== $f"; tail -n 14 "$WORK/$f.txt"; done
   cp "$WORK"/train_small.json "$WORK"/train_step.json "$WORK"/tuning_h200.json "$OUT"/ 2>/dev/null
