@@ -152,11 +152,14 @@ def run_program(p: Program, inputs: dict, scalars: dict | None = None, tiling: T
     given = out or {}
     for name, x in given.items():
         want = lp.out_shapes.get(name)
-        if want is None or tuple(x.shape) != tuple(want) or x.dtype != lp.out_dtypes[name] \
-                or (x.dim() > 1 and not x[0].is_contiguous()):
-            raise IRError(f"run_program(out={{{name!r}: ...}}): program {p.name} writes {name} as "
-                          f"{want} {lp.out_dtypes.get(name)} with contiguous columns; got {tuple(x.shape)} "
-                          f"{x.dtype} strides {x.stride()}")
+        t = p.tensor(name) if want is not None else None
+        ok = (t is not None and t.kind == TensorKind.ROW and tuple(x.shape) == tuple(want)
+              and x.dtype == lp.out_dtypes[name] and x.device == torch.device(device)
+              and (x.dim() <= 1 or x.shape[0] == 0 or x[0].is_contiguous()))
+        if not ok:
+            raise IRError(f"run_program(out={{{name!r}: ...}}): only row outputs can be given; program {p.name} "
+                          f"writes {name} as {want} {lp.out_dtypes.get(name)} on {device} with contiguous "
+                          f"columns; got {tuple(x.shape)} {x.dtype} on {x.device} strides {x.stride()}")
     outs = {}
     for name, shape in lp.out_shapes.items():
         x = given[name] if name in given else torch.empty(shape, dtype=lp.out_dtypes[name], device=device)

@@ -599,7 +599,12 @@ def _rule_cast(pr: _Printer, op: Op):
     var = pr.ident(op.out)
     pr.emit(f"{var} = {src.var}.to({TL_DTYPE[out.dtype]})")
     load_of = (src.load_of[0], out.dtype) if src.load_of else None
-    raw = (src.var, src.dtype) if out.dtype == DType.FP32 and src.dtype in (DType.BF16, DType.FP16) else None
+    raw = None
+    if out.dtype == DType.FP32 and src.dtype in (DType.BF16, DType.FP16):
+        # a fresh name for the 16-bit tile (free in Triton's SSA): the IR may reassign the source
+        # local before a matvec reads `raw` (review finding: the dot then read the newer tile)
+        raw = (pr.tmp("raw"), src.dtype)
+        pr.emit(f"{raw[0]} = {src.var}")
     pr.set_val(op.out, _Val(var, src.per_row, src.axes, out.dtype, load_of=load_of, raw=raw))
 
 

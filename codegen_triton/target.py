@@ -21,6 +21,7 @@ import functools
 import importlib
 import os
 import warnings
+import weakref
 
 import torch
 
@@ -112,22 +113,37 @@ _TABLES: collections.OrderedDict = collections.OrderedDict()
 _TABLES_MAX = 16
 
 
-def _expanded_tables(ir_rope, cos, sin, cos_v, sin_v, inverse: bool):
-    """The pair-expanded RoPE tables, cached per (cos, sin) storage and version: a model applies one
-    cos/sin table in every layer, forward (and inverse) and backward, so the 3-4 small expansion
-    kernels run once per table instead of once per call. The entry keeps cos and sin alive, so a
-    data pointer cannot be reused by another tensor while its entry exists; an in-place write bumps
-    the version and misses. Inference tensors have no version counter and are not cached."""
-    if cos.is_inference() or sin.is_inference() or (cos.is_cuda and torch.cuda.is_current_stream_capturing()):
+def _expanded_tables(ir_rope, cos, sin, cos_v, sin_v, inverse: bool, layout):
+    """The pair-expanded RoPE tables, cached per (cos, sin) tensor, version and row layout: a model
+    applies one cos/sin table in every layer, forward (and inverse) and backward, so the 3-4 small
+    expansion kernels run once per table instead of once per call. `layout` is whatever besides cos/sin
+    decides the tables' content (x's leading shape when cos is broadcast to every row).
+
+    Entries hold cos/sin (their bases, for views) by weak reference and die with them (no memory pinned, no data pointer reused
+    while an entry lives); an in-place write through autograd-visible ops bumps the version and misses.
+    Writes that bypass the version counter (`cos.data.mul_()`, raw kernels, DLPack/numpy aliases) are
+    not seen: set TREX_ROPE_TABLE_CACHE=0 for such tables. Inference tensors have no version counter
+    and are not cached, nor is anything during CUDA-graph capture."""
+    if os.environ.get("TREX_ROPE_TABLE_CACHE") == "0" or cos.is_inference() or sin.is_inference() \
+            or (cos.is_cuda and torch.cuda.is_current_stream_capturing()):
         return ir_rope.expand_tables(cos_v, sin_v, inverse)
-    key = (cos.data_ptr(), cos._version, tuple(cos.shape), cos.stride(), cos.dtype, sin.data_ptr(), sin._version,
-           tuple(sin.shape), sin.stride(), tuple(cos_v.shape), inverse, str(cos.device))
+    # a view (a model's `freqs[pos]`, the bench's `c[:, None, :]`) is a new tensor object per call:
+    # the entry is anchored on its base, which lives as long as the table does; views share the
+    # base's version counter, and the view's own pointer/shape/strides are in the key
+    cos_anchor = cos._base if cos._base is not None else cos
+    sin_anchor = sin._base if sin._base is not None else sin
+    key = (id(cos_anchor), cos.data_ptr(), cos._version, tuple(cos.shape), cos.stride(), cos.dtype,
+           id(sin_anchor), sin.data_ptr(), sin._version, tuple(sin.shape), sin.stride(), layout, inverse,
+           str(cos.device))
     hit = _TABLES.get(key)
-    if hit is not None:
+    if hit is not None and hit[0]() is cos_anchor and hit[1]() is sin_anchor:
         _TABLES.move_to_end(key)
         return hit[2], hit[3]
+
+    def drop(_ref, key=key):
+        _TABLES.pop(key, None)
     c2, s2 = ir_rope.expand_tables(cos_v, sin_v, inverse)
-    _TABLES[key] = (cos, sin, c2, s2)
+    _TABLES[key] = (weakref.ref(cos_anchor, drop), weakref.ref(sin_anchor, drop), c2, s2)
     if len(_TABLES) > _TABLES_MAX:
         _TABLES.popitem(last=False)
     return c2, s2
@@ -152,7 +168,7 @@ def _rope(x, cos, sin, rope_dim, inverse):
         return NotImplemented
     ir_rope = importlib.import_module("passes.ir_rope")
     if hasattr(ir_rope, "expand_tables"):    # y = x*C + swap(x)*S with pair-expanded tables
-        c2, s2 = _expanded_tables(ir_rope, cos, sin, cos_v, sin_v, bool(inverse))
+        c2, s2 = _expanded_tables(ir_rope, cos, sin, cos_v, sin_v, bool(inverse), lead if m is None else m)
         p = _build("passes.ir_rope", "build_rope", _dt(x), _dt(cos))
         ins = {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}
     else:                                    # the earlier form: slices of even/odd lanes

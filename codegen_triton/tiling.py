@@ -140,11 +140,12 @@ def predict(p: Program, sizes: dict, tiling: Tiling, hw: dict | None = None) -> 
     if tiling.programs:
         programs = tiling.programs
         tiles_per_prog = -(-n_tiles // programs)
-        wave_eff = n_tiles / (tiles_per_prog * programs) if programs <= slots else min(1.0, slots / programs)
+        wave_eff = (n_tiles / (tiles_per_prog * programs) if n_tiles else 1.0) if programs <= slots \
+            else min(1.0, slots / programs)
         wave_eff = min(1.0, wave_eff) * min(1.0, programs / slots) ** 0.25   # idle slots hurt in-flight bytes
     else:
         waves = -(-n_tiles // slots)
-        wave_eff = n_tiles / (waves * slots)
+        wave_eff = n_tiles / (waves * slots) if n_tiles else 1.0     # zero rows: nothing launches
     # bytes: first pass of every tensor from DRAM; later passes partly from L2
     l2 = hw.get("l2_bytes", 50 * 2 ** 20) * 0.8
     dram = 0.0

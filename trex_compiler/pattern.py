@@ -378,11 +378,13 @@ class Matcher:
                 raise MatchFailure(f"{pn.target} would match two graph nodes", self.depth)
             self.covered.update(casts)
             return
-        if pn.target in _VIEWS and view_groups(pn) == ((), ()) and not (
-                g.op == "call_function" and g.target in _VIEWS and view_groups(g) == ((), ())):
+        if pn.target in _VIEWS and _rank(pn.args[0]) >= 2 and _rank(pn) >= 2 and view_groups(pn) == ((), ()) \
+                and not (g.op == "call_function" and g.target in _VIEWS and view_groups(g) == ((), ())):
             # a fold/unfold of the leading (row) dims only, such as matmul's x.view(-1, k) and its
             # _unsafe_view inverse in a chain traced at rank > 2: the same chain on rank-2 inputs has
-            # none, and row-wise math does not depend on how the rows are grouped
+            # none, and row-wise math does not depend on how the rows are grouped (rank >= 2 on both
+            # sides: a rank-1 weight reshape such as base.view(n, n) is not a row fold); a wrong
+            # pairing changes the broadcast output shape, which the replacement's shape check refuses
             self._node(pn.args[0], gn)
             self.m[pn] = self.m.get(_strip_casts(pn.args[0]), g)
             return

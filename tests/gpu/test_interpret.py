@@ -142,3 +142,36 @@ def test_rope_tables_are_expanded_once_per_table_version():
     assert len(target._TABLES) == 2
     from passes.rope import rope_reference
     torch.testing.assert_close(y3, rope_reference(x, cos, sin, 4, False), rtol=1e-5, atol=1e-5)
+
+
+def test_rope_table_cache_keys_on_the_row_layout_and_dies_with_the_table():
+    """Review findings: with cos broadcast to every row, the expanded tables depend on x's leading
+    shape (two shapes with the same row count must not share an entry); a view of a live table hits;
+    an entry goes away with its table (no memory pinned)."""
+    import gc
+
+    import passes.ir_rope as ir_rope
+    from codegen_triton import target
+    from passes.rope import rope_reference
+    if not hasattr(ir_rope, "expand_tables"):
+        pytest.skip("the RoPE IR has no expanded tables")
+    target._TABLES.clear()
+    ang = torch.rand(2, 1, 2, 1, 4)
+    cos, sin = ang.cos(), ang.sin()
+    for lead in ((2, 3, 2, 5), (2, 5, 2, 3)):
+        x = torch.randn(*lead, 8)
+        torch.testing.assert_close(target._rope(x, cos, sin, 8, False), rope_reference(x, cos, sin, 8, False),
+                                   rtol=1e-5, atol=1e-5)
+    base = torch.rand(3, 2)
+    x = torch.randn(3, 2, 4)
+    n = len(target._TABLES)
+    target._rope(x, base.cos()[:, None, :], base.sin()[:, None, :], 4, False)   # temporaries: entry dies
+    gc.collect()
+    assert len(target._TABLES) == n
+    c, s = base.cos(), base.sin()
+    target._rope(x, c[:, None, :], s[:, None, :], 4, False)
+    target._rope(x, c[:, None, :], s[:, None, :], 4, False)                     # new views of live tables
+    assert len(target._TABLES) == n + 1
+    del c, s
+    gc.collect()
+    assert len(target._TABLES) == n

@@ -108,4 +108,32 @@ def test_mhc_streams_knobs_print_prefetch_and_split_dots():
     assert plain.count("tl.load(x0_ptr") == 2 and knobs.count("tl.load(x0_ptr") == 4   # 2 passes; +1 ahead each
     assert "_pfn_offs = ((" in knobs and "_pfn_offs" not in plain
     assert plain.count("tl.dot(") == 4 and knobs.count("tl.dot(") == 8                  # 4 streams
-    assert knobs.count(".to(tl.bfloat16)") >= 8 and "tl.dot(v_xf0_in_cur0" in knobs
+    assert knobs.count(".to(tl.bfloat16)") >= 8 and "_raw" in knobs and "v_xf0_in_cur0" in knobs
+
+
+def test_bf16_split_dot_reads_the_tile_that_was_cast():
+    """Review finding: `xin = load(x0); xa = cast(xin); xin = load(x1); matvec(xa, w)` must dot the x0
+    tile; the split path once read the bf16 local by name and got the x1 tile."""
+    from codegen_triton.printer import Tiling, print_program
+    from trex_compiler.kernel_ir import DType, ProgramBuilder, TensorKind, size
+    K = size("K")
+    b = ProgramBuilder("alias_probe")
+    b.gm("x0", DType.BF16, (K,))
+    b.gm("x1", DType.BF16, (K,))
+    b.gm("w", DType.FP32, (16, K), kind=TensorKind.SHARED)
+    b.gm("h", DType.FP32, (16,), role="out")
+    b.gm("y", DType.FP32, (K,), role="out")
+    b.op("load", "xin", "x0", dtype=DType.BF16, cols=(K,))
+    b.op("cast", "xa", "xin", dtype=DType.FP32, cols=(K,))
+    b.op("load", "xin", "x1", dtype=DType.BF16, cols=(K,))
+    b.op("cast", "xb", "xin", dtype=DType.FP32, cols=(K,))
+    b.op("load", "wt", "w", dtype=DType.FP32, cols=(16, K), per_row=False)
+    b.op("matvec", "hp", "xa", "wt", dtype=DType.FP32, cols=(16,))
+    b.op("store", None, "h", "hp")
+    b.op("store", None, "y", "xb")
+    src = print_program(b.build(), {K: 32}, Tiling(rows_per_tile=16, dot_bf16_split=True)).source
+    lines = src.splitlines()
+    alias = next(ln.split("=")[0].strip() for ln in lines if "_raw" in ln and ln.strip().endswith("= v_xin"))
+    first_alias_line = next(i for i, ln in enumerate(lines) if ln.strip().startswith(f"{alias} ="))
+    second_load = [i for i, ln in enumerate(lines) if ln.strip().startswith("v_xin = tl.load(x1_ptr")][0]
+    assert first_alias_line < second_load and f"tl.dot({alias}" in src

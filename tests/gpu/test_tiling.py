@@ -78,3 +78,13 @@ def test_fallback_uses_the_cost_model_description(monkeypatch):
     monkeypatch.delenv("TREX_TRITON_CALIBRATION", raising=False)
     calibration.use(None)
     assert calibration.current()["copy_bandwidth_bytes_per_s"] == float(H200.copy_bw)
+
+
+def test_zero_rows_choose_a_tiling():
+    """Review finding: 0 rows divided by zero in the wave-efficiency term (a zero-row CUDA batch
+    crashed instead of launching nothing)."""
+    from codegen_triton import tiling
+    from passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
+    from trex_compiler.kernel_ir import ROWS, size
+    for p in (build_rms_norm_fwd("bf16", True), build_rms_norm_bwd("bf16", True)):
+        assert tiling.choose(p, {ROWS: 0, size("D"): 64}) is not None
