@@ -82,7 +82,7 @@ class Tiling:
     #                                  an apply pass without a dot can stream wider chunks
     hist_scratch: bool = True        # history locals (Sinkhorn iterates) in a per-program global scratch
     #                                  buffer (L1/L2-resident) instead of registers, where they spill
-    prefetch: bool = False           # ChunkLoops load chunk i+1's row tiles while chunk i is computed
+    prefetch: bool = False           # ChunkLoops load chunk i+1's tiles (row and shared) while chunk i is computed
     #                                  (register double buffer: one DRAM latency per loop, not per chunk)
     dot_bf16_split: bool = False     # a matvec whose row operand is an up-cast bf16 tile runs as two bf16
     #                                  dots against w = w_hi + w_lo (both bf16): products exact, ~16-bit w,
