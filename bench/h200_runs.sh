@@ -8,7 +8,8 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh train    # 1 GPU: train_small, train_step (~6 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh tune     # 1 GPU: trex tune, every pattern (~5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh accuracy # 1 GPU: OR ablation + CUDA tests (~5.5 min)
-# Wheels the image lacks (highspy, liger-kernel) and the OR benchmark files travel in .whl/.
+# Wheels the image lacks (highspy, liger-kernel) and the OR benchmark files travel in .whl/ (git-ignored;
+# fill it with bench/fetch_device_wheels.sh and name `.whl` in the device call's carry).
 set -uo pipefail
 part=${1:?usage: bench/h200_runs.sh multi|train|tune|accuracy}
 OUT=${OUT:?set OUT to the folder whose files come back}
