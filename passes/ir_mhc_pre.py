@@ -220,6 +220,23 @@ def _bwd_coefficients(b: ProgramBuilder, hc_eps: str, rms_eps: str, dpre_t):
     b.op("muls", "c2", "c2", -1 / (N * HD))
 
 
+def _declare_bwd_tail(b: ProgramBuilder, host_dfn: bool):
+    """The backward's outputs after dx (dh, per-core partials of dscale/dbase and their host sums;
+    with `host_dfn`, dfn = dh^T @ x as a host step), its scalars, and the partial accumulators."""
+    b.gm("dh", F32, (2 + N, N), role="out")     # per-row d(projection); dfn = dh^T @ x on the host
+    b.gm("dscale_partial", F32, (3, 1), kind=PARTIAL, role="out")
+    b.gm("dbase_partial", F32, (2 + N, N), kind=PARTIAL, role="out")
+    b.finalize += ([HostOp("rows_matmul", "dfn", ("dh", "x"))] if host_dfn else []) + [
+        HostOp("sum_cores", "dscale", ("dscale_partial",)), HostOp("sum_cores", "dbase", ("dbase_partial",))]
+    hc_eps, rms_eps = _declare_scalars(b)
+    _prologue(b)
+    b.section("prologue")
+    b.op("fill", "dsc_acc", 0.0, dtype=F32, cols=(3, 1), per_row=False)
+    b.op("fill", "db_acc", 0.0, dtype=F32, cols=(2 + N, N), per_row=False)
+    b.section("body")
+    return hc_eps, rms_eps
+
+
 def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
     dtype = DType(dtype)
     b = ProgramBuilder(f"mhc_pre_bwd_{dtype.value}",
@@ -229,18 +246,7 @@ def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
     b.gm("dcomb", F32, (N, N))
     _declare_common(b, dtype)
     b.gm("dx", dtype, (N, HD), role="out")
-    b.gm("dh", F32, (2 + N, N), role="out")     # per-row d(projection); dfn = dh^T @ x on the host
-    b.gm("dscale_partial", F32, (3, 1), kind=PARTIAL, role="out")
-    b.gm("dbase_partial", F32, (2 + N, N), kind=PARTIAL, role="out")
-    b.finalize += [HostOp("rows_matmul", "dfn", ("dh", "x")),
-                   HostOp("sum_cores", "dscale", ("dscale_partial",)),
-                   HostOp("sum_cores", "dbase", ("dbase_partial",))]
-    hc_eps, rms_eps = _declare_scalars(b)
-    _prologue(b)
-    b.section("prologue")
-    b.op("fill", "dsc_acc", 0.0, dtype=F32, cols=(3, 1), per_row=False)
-    b.op("fill", "db_acc", 0.0, dtype=F32, cols=(2 + N, N), per_row=False)
-    b.section("body")
+    hc_eps, rms_eps = _declare_bwd_tail(b, host_dfn=True)
     b.op("fill", "ss", 0.0, dtype=F32, cols=(1, 1))
     b.op("fill", "h", 0.0, dtype=F32, cols=(2 + N, N))
     b.op("fill", "dpre", 0.0, dtype=F32, cols=(N, 1))
@@ -377,17 +383,7 @@ def build_mhc_pre_bwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Pr
     xs, fns = _declare_streams(b, dtype, n)
     for s in range(n):
         b.gm(f"dx{s}", dtype, (HD,), role="out")
-    b.gm("dh", F32, (2 + N, N), role="out")
-    b.gm("dscale_partial", F32, (3, 1), kind=PARTIAL, role="out")
-    b.gm("dbase_partial", F32, (2 + N, N), kind=PARTIAL, role="out")
-    b.finalize += [HostOp("sum_cores", "dscale", ("dscale_partial",)),
-                   HostOp("sum_cores", "dbase", ("dbase_partial",))]
-    hc_eps, rms_eps = _declare_scalars(b)
-    _prologue(b)
-    b.section("prologue")
-    b.op("fill", "dsc_acc", 0.0, dtype=F32, cols=(3, 1), per_row=False)
-    b.op("fill", "db_acc", 0.0, dtype=F32, cols=(2 + N, N), per_row=False)
-    b.section("body")
+    hc_eps, rms_eps = _declare_bwd_tail(b, host_dfn=False)
     _streams_reduce_pass(b, dtype, n, with_dli=True)
     _bwd_coefficients(b, hc_eps, rms_eps, lambda: None)
     b.op("view", "dhf", "dhv", dtype=F32, cols=((2 + N) * N,))
