@@ -23,6 +23,16 @@ import torch
 from training.or_eval.tokenizer import format_prompt
 
 
+def _model_device(model, device):
+    """`device`, else the model's (its first parameter's), else the CPU."""
+    if device is not None:
+        return device
+    try:
+        return next(model.parameters()).device
+    except (StopIteration, AttributeError):
+        return torch.device("cpu")
+
+
 def context_limit(model) -> int | None:
     """The model's maximum sequence length, if it declares one (ModelArgs.max_seq_len & co.)."""
     base = getattr(model, "_orig_mod", model)   # torch.compile wraps the module
@@ -52,11 +62,7 @@ def greedy_generate(model, prompt_ids: Sequence[int], max_new_tokens: int, eos_i
         raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
     if not prompt_ids:
         raise ValueError("prompt_ids is empty; start generation from at least a bos token")
-    if device is None:
-        try:
-            device = next(model.parameters()).device
-        except (StopIteration, AttributeError):
-            device = torch.device("cpu")
+    device = _model_device(model, device)
     window = max_context or context_limit(model)
     was_training = getattr(model, "training", False)
     if hasattr(model, "eval"):
@@ -89,11 +95,7 @@ def greedy_generate_batch(model, prompts: Sequence[Sequence[int]], max_new_token
     gives the same computation as one-by-one decoding (up to floating-point reduction order).
     Finished rows leave the batch.
     """
-    if device is None:
-        try:
-            device = next(model.parameters()).device
-        except (StopIteration, AttributeError):
-            device = torch.device("cpu")
+    device = _model_device(model, device)
     window = max_context or context_limit(model)
     groups: dict[int, list[int]] = {}
     for i, p in enumerate(prompts):
@@ -180,11 +182,7 @@ def greedy_generate_padded(model, prompts: Sequence[Sequence[int]], max_new_toke
         raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    if device is None:
-        try:
-            device = next(model.parameters()).device
-        except (StopIteration, AttributeError):
-            device = torch.device("cpu")
+    device = _model_device(model, device)
     window = max_context or context_limit(model)
     for i, p in enumerate(prompts):
         if not p:
