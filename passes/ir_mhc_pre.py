@@ -220,6 +220,14 @@ def _bwd_coefficients(b: ProgramBuilder, hc_eps: str, rms_eps: str, dpre_t):
     b.op("muls", "c2", "c2", -1 / (N * HD))
 
 
+def _declare_output_grads(b: ProgramBuilder, dtype: DType):
+    """The backward's inputs that are gradients of the forward's outputs (first, as in the op's
+    signature): d layer_input (x's dtype), d post and d comb (fp32)."""
+    b.gm("dli", dtype, (HD,))
+    b.gm("dpost", F32, (N,))
+    b.gm("dcomb", F32, (N, N))
+
+
 def _declare_bwd_tail(b: ProgramBuilder, host_dfn: bool):
     """The backward's outputs after dx (dh, per-core partials of dscale/dbase and their host sums;
     with `host_dfn`, dfn = dh^T @ x as a host step), its scalars, and the partial accumulators."""
@@ -241,9 +249,7 @@ def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
     dtype = DType(dtype)
     b = ProgramBuilder(f"mhc_pre_bwd_{dtype.value}",
                        doc="mHC pre backward: recompute (Sinkhorn iterates kept in UB), reverse, 2-pass over HD")
-    b.gm("dli", dtype, (HD,))
-    b.gm("dpost", F32, (N,))
-    b.gm("dcomb", F32, (N, N))
+    _declare_output_grads(b, dtype)
     _declare_common(b, dtype)
     b.gm("dx", dtype, (N, HD), role="out")
     hc_eps, rms_eps = _declare_bwd_tail(b, host_dfn=True)
@@ -377,9 +383,7 @@ def build_mhc_pre_bwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Pr
     dtype = DType(dtype)
     b = ProgramBuilder(f"mhc_pre_bwd_streams{n}_{dtype.value}",
                        doc="mHC pre backward, per-stream 2-d tiles (dfn = dh^T x left to the caller)")
-    b.gm("dli", dtype, (HD,))
-    b.gm("dpost", F32, (N,))
-    b.gm("dcomb", F32, (N, N))
+    _declare_output_grads(b, dtype)
     xs, fns = _declare_streams(b, dtype, n)
     for s in range(n):
         b.gm(f"dx{s}", dtype, (HD,), role="out")
