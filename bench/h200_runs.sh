@@ -5,8 +5,8 @@
 # part ends inside the call's limit even when a step hangs.
 #
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh multi    # both GPUs: bench/train_multi.py (~4.5 min)
-#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh train    # 1 GPU: train_small, train_step (~6 min)
-#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh tune     # 1 GPU: trex tune, every pattern (~5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh train    # 1 GPU: train_small, swap_optimizer, train_step (~9 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh tune     # 1 GPU: trex tune, every pattern; gpu_patterns mHC+RMSNorm (~8 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh accuracy # 1 GPU: OR ablation + CUDA tests (~5.5 min)
 # Wheels the image lacks (highspy, liger-kernel) and the OR benchmark files travel in .whl/ (git-ignored;
 # fill it with bench/fetch_device_wheels.sh and name `.whl` in the device call's carry).
@@ -37,27 +37,40 @@ if [ "$part" = multi ]; then
   pack; exit 0
 fi
 
-if [ "$part" = train ]; then     # one GPU: the timed training runs
-  timeout -k 10 135 python3 bench/train_small.py --n-layers 2 --steps 300 --max-seconds 110 \
+if [ "$part" = train ]; then     # one GPU, timed runs one after another (~9 min)
+  # the full small config (12 trunk layers); 4 x 1024 tokens per step so that a few hundred steps fit
+  timeout -k 10 250 python3 bench/train_small.py --steps 300 --micro-batch 4 --max-seconds 225 \
     --out "$WORK/train_small.json" > "$WORK/train_small_log.txt" 2>&1; echo "train_small rc=$?" >> "$WORK/train_small_log.txt"
-  # run 3 gave Inductor 73 s and its compile did not finish: 200 s in all this time
-  timeout -k 10 220 python3 bench/train_step.py --n-layers 2 --steps 6 --warmup 2 \
-    --modes eager,trex,inductor,trex_inductor --budget-s 200 --reserve-s 12 \
+  timeout -k 10 75 python3 bench/swap_optimizer.py --params-m 1000 --steps 6 \
+    --out "$WORK/swap_optimizer.json" > "$WORK/swap_optimizer_log.txt" 2>&1; echo "swap rc=$?" >> "$WORK/swap_optimizer_log.txt"
+  # run 3 gave Inductor 73 s and its compile did not finish: 215 s in all this time
+  timeout -k 10 230 python3 bench/train_step.py --n-layers 2 --steps 6 --warmup 2 \
+    --modes eager,trex,inductor,trex_inductor --budget-s 215 --reserve-s 12 \
     --out "$WORK/train_step.json" > "$WORK/train_step_log.txt" 2>&1; echo "train_step rc=$?" >> "$WORK/train_step_log.txt"
-  for f in train_small_log train_step_log; do echo "== $f"; tail -n 14 "$WORK/$f.txt"; done
-  cp "$WORK"/train_small.json "$WORK"/train_step.json "$OUT"/ 2>/dev/null
+  for f in train_small_log swap_optimizer_log train_step_log; do echo "== $f"; tail -n 14 "$WORK/$f.txt"; done
+  cp "$WORK"/train_small.json "$WORK"/swap_optimizer.json "$WORK"/train_step.json "$OUT"/ 2>/dev/null
   pack; exit 0
 fi
 
-if [ "$part" = tune ]; then      # one GPU: trex tune over every pattern (the mHC searches need ~90 s each)
+if [ "$part" = tune ]; then      # one GPU: trex tune over every pattern, then the mHC/RMSNorm re-measure (~8 min)
   timeout -k 5 290 python3 -m tuning.bench --target cuda --budget-s 240 --out "$WORK/tuning_h200.json" -v \
     > "$WORK/tuning_log.txt" 2>&1; echo "tuning rc=$?" >> "$WORK/tuning_log.txt"
   tail -n 14 "$WORK/tuning_log.txt"
   cp "$WORK"/tuning_h200.json "$OUT"/ 2>/dev/null
+  # the matcher fix (trex_compile/trex_inductor fuse mHC) and the tuned rms_norm_bwd tiling, measured
+  timeout -k 5 200 python3 bench/gpu_patterns.py --cases mhc_pre,rmsnorm_weighted --sweep 0 --out "$WORK" \
+    > "$WORK/gpu_patterns_log.txt" 2>&1; echo "gpu_patterns rc=$?" >> "$WORK/gpu_patterns_log.txt"
+  tail -n 30 "$WORK/gpu_patterns_log.txt"
+  cp "$WORK"/gpu_patterns*.json "$OUT"/ 2>/dev/null
   pack; exit 0
 fi
 
-# accuracy runs (no timing): the OR ablation and the CUDA tests side by side on one GPU
+# accuracy runs (no timing): the OR ablation and the CUDA tests side by side on one GPU.
+# First the sandbox's interpreter, with and without `unshare -n` (run 4's zygote died before its hello).
+for pre in "" "unshare -n"; do
+  ( cd /tmp && env -i PATH=/usr/bin:/bin HOME=/tmp $pre python3 -I -c "import numpy, highspy, training.or_data.gurobi_shim; print('ok')" ) \
+    > "$WORK/sandbox_probe.txt" 2>&1; echo "sandbox probe [$pre] rc=$?: $(tail -c 400 "$WORK/sandbox_probe.txt")"
+done
 ( timeout -k 5 320 python3 -m training.or_eval.experiment --preset h200_6min --name or_cpt_ablation_h200_6min \
     --time-budget-s 290 --out-dir "$WORK" > "$WORK/or_log.txt" 2>&1; echo "or rc=$?" >> "$WORK/or_log.txt" ) &
 # -v: one PASSED/FAILED line per test as it ends, so a run cut by its limit still says which failed

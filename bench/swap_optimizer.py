@@ -1,6 +1,6 @@
 """SwapAdamW against on-device AdamW on one GPU (H200): memory saved, step-time overhead, overlap.
 
-    python bench/swap_optimizer.py [--params-m 1500] [--tensor-m 50] [--chunk-mb 512] [--steps 10]
+    python bench/swap_optimizer.py [--params-m 1500] [--tensor-m 50] [--chunk-mb 512] [--steps 10] [--out FILE]
 
 For a synthetic set of fp32 parameters (like a model's weight matrices) with fixed random gradients:
 * device memory held by optimizer state: AdamW's two fp32 moments per parameter vs SwapAdamW's two
@@ -10,7 +10,7 @@ For a synthetic set of fp32 parameters (like a model's weight matrices) with fix
   pipelined step: hidden = (sum - step) / (sum - max phase), 1.0 = everything but the longest
   phase hidden, 0 = serial;
 * equivalence on the GPU: max |param difference| to torch AdamW after the same steps.
-Prints a table and writes bench/results/swap_optimizer.json.
+Prints a table and writes --out (default bench/results/swap_optimizer.json).
 """
 from __future__ import annotations
 
@@ -86,6 +86,7 @@ def main() -> int:
     ap.add_argument("--tensor-m", type=float, default=50, help="parameters per tensor, millions")
     ap.add_argument("--chunk-mb", type=float, default=512, help="SwapAdamW chunk (MB of state)")
     ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--out", default=None, help="result JSON (default bench/results/swap_optimizer.json)")
     args = ap.parse_args()
     require_cuda("bench/swap_optimizer.py")
     device = torch.device("cuda")
@@ -124,7 +125,7 @@ def main() -> int:
           f"overhead x{swap['overhead_vs_adamw_foreach']:.2f} vs foreach; saved "
           f"{swap['device_bytes_saved_vs_adamw'] / 2**30:.2f} GiB; max |diff| vs AdamW "
           f"{swap['max_abs_param_diff_vs_adamw']:.2e}")
-    path = write_results("swap_optimizer", {"args": vars(args), "results": results})
+    path = write_results("swap_optimizer", {"args": vars(args), "results": results}, args.out)
     print(f"wrote {path}")
     return 0
 

@@ -231,3 +231,26 @@ def test_input_files_are_readable_not_writable(sandbox, isolation):
     for bad in ("../x.json", ".hidden", "a/b"):
         with pytest.raises(ValueError, match="bad file name"):
             sandbox.run(READS_DATA, files={bad: "{}"})
+
+
+def test_zygote_that_cannot_start_in_a_network_namespace_runs_without_it(monkeypatch):
+    """On the H200 image (gVisor) the zygote died under `unshare -n`: the sandbox must fall back to
+    running without the namespace, warn once, and stop listing the layer as enforced."""
+    import training.or_data.sandbox as sbx
+
+    real = sbx._Zygote
+
+    def zygote_failing_in_netns(network_namespace, tmp_root):
+        if network_namespace:
+            raise RuntimeError("sandbox zygote failed to start (exit code 1, command unshare -n ...): planted")
+        return real(network_namespace, tmp_root)
+
+    monkeypatch.setattr(sbx, "unshare_available", lambda: True)
+    monkeypatch.setattr(sbx, "_Zygote", zygote_failing_in_netns)
+    with Sandbox(workers=1) as sb:
+        with pytest.warns(RuntimeWarning, match="without the network namespace"):
+            first = sb.run(GOOD, SandboxLimits(**FAST))
+        second = sb.run(GOOD, SandboxLimits(**FAST))  # no second warning, no zygote restart
+    for r in (first, second):
+        assert r.ok and r.objective == pytest.approx(14.0, abs=1e-9), r
+        assert "network_namespace" not in r.enforced

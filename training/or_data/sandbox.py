@@ -43,6 +43,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -185,12 +186,16 @@ def imported_modules(code: str) -> list[str]:
 # ----------------------------------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def unshare_available() -> bool:
-    """Whether `unshare -n` (a private, empty network namespace) works on this machine."""
+    """Whether this interpreter starts inside `unshare -n` (a private, empty network namespace).
+    Probed with the interpreter itself, not `true`: under gVisor (the H200 image) `unshare -n true`
+    succeeds while the zygote died before its hello, so only a real start proves the layer works."""
     exe = shutil.which("unshare")
     if exe is None:
         return False
     try:
-        return subprocess.run([exe, "-n", "true"], capture_output=True, timeout=10).returncode == 0
+        return subprocess.run([exe, "-n", sys.executable, "-I", "-c", "import json, numpy"], capture_output=True,
+                              timeout=60, env=sandbox_runner.minimal_env(tempfile.gettempdir()),
+                              cwd=tempfile.gettempdir()).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -339,6 +344,7 @@ class Sandbox:
         self.tmp_root = tmp_root or tempfile.mkdtemp(prefix="or-sandbox-")
         os.chmod(self.tmp_root, 0o711)  # per-run uids must traverse it, not list it
         self._zygotes: list[_Zygote | None] = [None] * workers
+        self._netns_error: str | None = None  # why a zygote failed under `unshare -n`, once it has
         self._free: list[int] = list(range(workers))
         self._cond = threading.Condition()
         self._pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
@@ -358,11 +364,22 @@ class Sandbox:
             self._cond.notify()
 
     def _zygote(self, slot: int, network_namespace: bool) -> _Zygote:
+        netns = network_namespace and unshare_available() and self._netns_error is None
         z = self._zygotes[slot]
-        if z is None or not z.alive() or z.network_namespace != (network_namespace and unshare_available()):
+        if z is None or not z.alive() or z.network_namespace != netns:
             if z is not None:
                 z.close()
-            z = _Zygote(network_namespace, self.tmp_root)
+            try:
+                z = _Zygote(netns, self.tmp_root)
+            except RuntimeError as exc:
+                if not netns:
+                    raise
+                # the namespace is one layer of eight (the audit hook still refuses sockets): run
+                # without it rather than score every program as a sandbox failure, and say so
+                self._netns_error = str(exc)
+                warnings.warn(f"sandbox: the zygote did not start under `unshare -n`, so programs run without "
+                              f"the network namespace ({exc})", RuntimeWarning, stacklevel=3)
+                z = _Zygote(False, self.tmp_root)
             self._zygotes[slot] = z
         return z
 

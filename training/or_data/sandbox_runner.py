@@ -75,10 +75,15 @@ def uid_for_pid(pid: int) -> int:
 
 
 def minimal_env(home: str) -> dict[str, str]:
-    """The only environment a program (and the zygote) sees; GRB_LICENSE_FILE never passes."""
-    return {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
-            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "NUMEXPR_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+    """The only environment a program (and the zygote) sees; GRB_LICENSE_FILE never passes.
+    LD_LIBRARY_PATH passes when set: an interpreter built against a shared libpython outside the
+    loader's default paths cannot start without it (it is a search path, not a secret)."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "NUMEXPR_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+    if os.environ.get("LD_LIBRARY_PATH"):
+        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
+    return env
 
 
 # ----------------------------------------------------------------------------------------------
