@@ -2,8 +2,10 @@
 
 Every fused op that has a Triton adapter runs on CUDA tensors through torch.ops.trex.* (the CUDA kernel
 registered by codegen_triton) on the registry's sample inputs and on hypothesis-drawn odd shapes, with
-outputs poisoned (NaN) before launch; results and gradients must stay within the contract's bound of
-the fp64 reference: 3x the eager chain's error (bf16/fp16), 2x (fp32), plus a floor for TF32 products.
+outputs poisoned (NaN) before launch; results and gradients must keep the DESIGN.md rule against the
+fp64 reference (3x the eager chain's error for bf16/fp16, 2x for fp32; mHC against its TF32 chain).
+The rule, not a norm-relative one: three H200 runs failed rms_norm_bwd's width-1 sample, whose dx
+cancels to ~1e-6 of its terms, where FMA-contracted kernel and eager chain round differently.
 """
 from __future__ import annotations
 
@@ -28,35 +30,26 @@ def _poison(monkeypatch):
     monkeypatch.setenv("TREX_TRITON_POISON", "1")
 
 
-def _err(out, ref, scale=0.0):
-    """Relative error; `scale` floors the denominator for outputs that cancel to ~0 (e.g. RMSNorm's dx
-    at width 1), where a relative error measures rounding of the inputs, not the kernel."""
+def _err(out, ref):
     out, ref = out.double(), ref.double()
     if not torch.isfinite(out).all():
         return float("inf")
-    return float((out - ref).norm() / max(float(ref.norm()), scale, 1e-30))
+    return float((out - ref).norm() / max(float(ref.norm()), 1e-30))
 
 
-def _check(name, args, rule=3.0, floor=2e-6):
-    from trex_compiler import registry
-    fop = registry.fused_ops()[name]
-    cuda_args = [a.cuda() if isinstance(a, torch.Tensor) else a for a in args]
-    out = getattr(torch.ops.trex, name)(*cuda_args)
-    ref64 = fop.reference(*[a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-                            for a in args])
-    eager = fop.reference(*cuda_args)          # the composite chain at the input precision
-    outs = out if isinstance(out, tuple) else (out,)
-    refs = ref64 if isinstance(ref64, tuple) else (ref64,)
-    eags = eager if isinstance(eager, tuple) else (eager,)
-    first = next(a for a in args if isinstance(a, torch.Tensor))
-    scale = 1e-3 * float(first.double().norm())
-    for i, (o, r, e) in enumerate(zip(outs, refs, eags)):
-        if r.numel() == 0:
-            continue
-        assert o.shape == e.shape and o.dtype == e.dtype, (name, i)
-        bound = max(rule * _err(e.cpu(), r, scale), floor)
-        err = _err(o.cpu(), r, scale)
-        assert err <= bound, f"{name} output {i}: {err:.3g} > {bound:.3g}"
+def _check(name, args):
+    """The DESIGN.md rule (trex_compiler.strategies.check_fused_op, as the fuzz suite uses): the
+    kernel's error against the fp64 reference within 3x (bf16/fp16) or 2x (fp32) of the eager chain's,
+    both run on the GPU. mHC's projection runs in TF32 (issue 6 allows it): its eager baseline is the
+    chain with TF32 matmuls. Returns "kernel", or "reference: ..." where the adapter declined."""
+    from trex_compiler.strategies import check_fused_op
+    cuda_args = tuple(a.cuda() if isinstance(a, torch.Tensor) else a for a in args)
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = name.startswith("mhc") or saved
+    try:
+        return check_fused_op(name, cuda_args, ["cuda"])["cuda"]
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
 
 
 OPS = ["rms_norm", "rms_norm_bwd", "swiglu_limited", "swiglu_limited_bwd", "rope", "mhc_pre", "mhc_pre_bwd"]
@@ -69,9 +62,8 @@ def test_sample_inputs(name, dtype):
     ops = registry.fused_ops()
     if name not in ops:
         pytest.skip(f"torch.ops.trex.{name} is not registered by passes/ yet")
-    tf32 = name.startswith("mhc")
-    for args in ops[name].sample_inputs(dtype):
-        _check(name, args, rule=2.0 if dtype == torch.float32 else 3.0, floor=2e-3 if tf32 else 2e-6)
+    ran = [_check(name, args) for args in ops[name].sample_inputs(dtype)]
+    assert "kernel" in ran, ran
 
 
 @settings(max_examples=6, deadline=None)
@@ -81,11 +73,10 @@ def test_rms_norm_fuzz(rows, d, weighted, dtype):
     g = torch.Generator().manual_seed(rows * 1000 + d)
     x = torch.randn(rows, d, generator=g).to(dtype)
     w = torch.randn(d, generator=g).to(dtype) if weighted else None
-    _check("rms_norm", (x, w, 1e-6, None), rule=3.0 if dtype != torch.float32 else 2.0)
+    _check("rms_norm", (x, w, 1e-6, None))
     from passes.rmsnorm import rms_norm_reference
     y, rstd = rms_norm_reference(x, w, 1e-6, None)
-    _check("rms_norm_bwd", (torch.randn(y.shape, generator=g).to(dtype), x, w, rstd),
-           rule=3.0 if dtype != torch.float32 else 2.0)
+    _check("rms_norm_bwd", (torch.randn(y.shape, generator=g).to(dtype), x, w, rstd))
 
 
 @settings(max_examples=6, deadline=None)
