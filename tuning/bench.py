@@ -103,6 +103,11 @@ def environment() -> dict:
         env["device_memory_gib"] = round(props.total_memory / 2 ** 30, 1)
     else:
         env["device"] = "cpu"
+    # the device tool's copy of the tree carries a .git of the session's first checkout (run 4 recorded
+    # that stale commit, "dirty"): a commit passed in TREX_COMMIT (where the run was launched) wins
+    if os.environ.get("TREX_COMMIT"):
+        env["commit"], env["dirty"] = os.environ["TREX_COMMIT"], False
+        return env
     root = Path(__file__).resolve().parent.parent
     for key, cmd in (("commit", ["git", "rev-parse", "HEAD"]), ("dirty", ["git", "status", "--porcelain"])):
         try:
@@ -111,8 +116,6 @@ def environment() -> dict:
         except (OSError, subprocess.TimeoutExpired):
             val = None
         env[key] = bool(val) if key == "dirty" and val is not None else val
-    if env["commit"] is None:
-        env["commit"] = os.environ.get("TREX_COMMIT")    # a copy of the tree without .git: the caller says
     return env
 
 
