@@ -5,7 +5,9 @@
 # part ends inside the call's limit even when a step hangs.
 #
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh multi    # both GPUs: bench/train_multi.py (~4.5 min)
-#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh train    # 1 GPU: train_small, swap_optimizer, train_step (~9 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh train    # 1 GPU: train_small, full small config, 300 steps (~7.5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh timed    # 1 GPU: swap_optimizer, train_step (~5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh patterns # 1 GPU: gpu_patterns, every mHC variant (~7 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh tune     # 1 GPU: trex tune, every pattern; gpu_patterns mHC+RMSNorm (~8 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh accuracy # 1 GPU: OR ablation + CUDA tests (~5.5 min)
 # Wheels the image lacks (highspy, liger-kernel) and the OR benchmark files travel in .whl/ (git-ignored;
@@ -40,18 +42,31 @@ if [ "$part" = multi ]; then
   pack; exit 0
 fi
 
-if [ "$part" = train ]; then     # one GPU, timed runs one after another (~9 min)
-  # the full small config (12 trunk layers); 4 x 1024 tokens per step so that a few hundred steps fit
-  timeout -k 10 250 python3 bench/train_small.py --steps 300 --micro-batch 4 --max-seconds 225 \
+if [ "$part" = train ]; then     # one GPU: the full small config for a few hundred steps (~7.5 min)
+  # run 4: 1.02 s a step at 4 x 1024 tokens, compile 50 s: 300 steps need ~6 min
+  timeout -k 10 430 python3 bench/train_small.py --steps 300 --micro-batch 4 --max-seconds 400 \
     --out "$WORK/train_small.json" > "$WORK/train_small_log.txt" 2>&1; echo "train_small rc=$?" >> "$WORK/train_small_log.txt"
+  tail -n 20 "$WORK/train_small_log.txt"
+  cp "$WORK"/train_small.json "$OUT"/ 2>/dev/null
+  pack; exit 0
+fi
+
+if [ "$part" = timed ]; then     # one GPU, timed runs one after another (~9 min; run 4's train part)
   timeout -k 10 75 python3 bench/swap_optimizer.py --params-m 1000 --steps 6 \
     --out "$WORK/swap_optimizer.json" > "$WORK/swap_optimizer_log.txt" 2>&1; echo "swap rc=$?" >> "$WORK/swap_optimizer_log.txt"
-  # run 3 gave Inductor 73 s and its compile did not finish: 215 s in all this time
   timeout -k 10 230 python3 bench/train_step.py --n-layers 2 --steps 6 --warmup 2 \
     --modes eager,trex,inductor,trex_inductor --budget-s 215 --reserve-s 12 \
     --out "$WORK/train_step.json" > "$WORK/train_step_log.txt" 2>&1; echo "train_step rc=$?" >> "$WORK/train_step_log.txt"
-  for f in train_small_log swap_optimizer_log train_step_log; do echo "== $f"; tail -n 14 "$WORK/$f.txt"; done
-  cp "$WORK"/train_small.json "$WORK"/swap_optimizer.json "$WORK"/train_step.json "$OUT"/ 2>/dev/null
+  for f in swap_optimizer_log train_step_log; do echo "== $f"; tail -n 14 "$WORK/$f.txt"; done
+  cp "$WORK"/swap_optimizer.json "$WORK"/train_step.json "$OUT"/ 2>/dev/null
+  pack; exit 0
+fi
+
+if [ "$part" = patterns ]; then  # one GPU: every variant of the mHC case (run 4 cut it at 200 s in its compiles)
+  timeout -k 5 400 python3 bench/gpu_patterns.py --cases mhc_pre --sweep 0 --out "$WORK" \
+    > "$WORK/gpu_patterns_log.txt" 2>&1; echo "gpu_patterns rc=$?" >> "$WORK/gpu_patterns_log.txt"
+  tail -n 30 "$WORK/gpu_patterns_log.txt"
+  cp "$WORK"/gpu_patterns*.json "$OUT"/ 2>/dev/null
   pack; exit 0
 fi
 
@@ -70,20 +85,26 @@ fi
 
 # accuracy runs (no timing): the OR ablation and the CUDA tests side by side on one GPU.
 # First the sandbox's interpreter, with and without `unshare -n` (run 4's zygote died before its hello).
+py=$(command -v python3)   # the image's venv interpreter, as the sandbox starts it (sys.executable)
 for pre in "" "unshare -n"; do
-  ( cd /tmp && env -i PATH=/usr/bin:/bin HOME=/tmp $pre python3 -I -c "import numpy, highspy, training.or_data.gurobi_shim; print('ok')" ) \
+  ( cd /tmp && env -i PATH=/usr/bin:/bin HOME=/tmp $pre "$py" -I -c "import numpy, highspy, training.or_data.gurobi_shim; print('ok')" ) \
     > "$WORK/sandbox_probe.txt" 2>&1; echo "sandbox probe [$pre] rc=$?: $(tail -c 400 "$WORK/sandbox_probe.txt")"
 done
 ( timeout -k 5 320 python3 -m training.or_eval.experiment --preset h200_6min --name or_cpt_ablation_h200_6min \
     --time-budget-s 290 --out-dir "$WORK" > "$WORK/or_log.txt" 2>&1; echo "or rc=$?" >> "$WORK/or_log.txt" ) &
-# -v: one PASSED/FAILED line per test as it ends, so a run cut by its limit still says which failed
-# (run 3's -q log kept only ".....F...": the report was lost); the fuzz runs after the sample tests
+# -v: one PASSED/FAILED line per test as it ends; the two files run one after the other, each with its
+# own limit, so the first one's failure report is printed even when the fuzz is cut (runs 3 and 4
+# lost theirs to the call's limit). The mHC fuzz compiles a new kernel per drawn shape: 200 s a test.
 ( export TREX_CUDA_FUZZ_EXAMPLES=4
-  timeout -k 5 300 python3 -m pytest tests/gpu/test_gpu_cuda.py tests/gpu/test_fuzz_cuda.py -v -m cuda \
+  timeout -k 5 240 python3 -m pytest tests/gpu/test_gpu_cuda.py -v -m cuda \
     -p no:cacheprovider --timeout 100 --tb=short -rfs > "$WORK/cuda_tests_log.txt" 2>&1
-  echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt" ) &
+  echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt"
+  timeout -k 5 290 python3 -m pytest tests/gpu/test_fuzz_cuda.py -v -s -m cuda \
+    -p no:cacheprovider --timeout 200 --tb=short -rfs > "$WORK/cuda_fuzz_log.txt" 2>&1
+  echo "cuda fuzz rc=$?" >> "$WORK/cuda_fuzz_log.txt" ) &
 wait
 echo "== or_log"; tail -n 16 "$WORK/or_log.txt"
-echo "== cuda_tests_log"; grep -E "FAILED|ERROR|passed|failed|rc=" "$WORK/cuda_tests_log.txt" | tail -n 20
+for f in cuda_tests_log cuda_fuzz_log; do
+  echo "== $f"; grep -E "FAILED|ERROR|passed|failed|rc=|kernel" "$WORK/$f.txt" | tail -n 20; done
 cp "$WORK"/or_cpt_ablation_h200_6min.json "$OUT"/ 2>/dev/null
 pack
