@@ -305,7 +305,7 @@ def kernel_programs(tokens: int, device: str):
     """(program, inputs, scalars) of every fused kernel at the bench shapes, for the tiling sweep."""
     from passes.ir_mhc_pre import build_mhc_pre_bwd_streams, build_mhc_pre_fwd_streams, stream_views
     from passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
-    from passes.ir_rope import build_rope
+    from passes.ir_rope import build_rope, expand_tables
     from passes.ir_swiglu_limited import build_swiglu_limited_bwd, build_swiglu_limited_fwd
     T = tokens
     g = torch.Generator(device=device).manual_seed(5)
@@ -323,12 +323,9 @@ def kernel_programs(tokens: int, device: str):
     mhc_sc = {"iters": SINKHORN_ITERS, "hc_eps": HC_EPS, "rms_eps": RMS_EPS}
 
     def rope_program(ang):
-        import passes.ir_rope as ir_rope
-        x = rb(T * 64, 64)
-        if hasattr(ir_rope, "expand_tables"):
-            c2, s2 = ir_rope.expand_tables(ang.cos(), ang.sin(), False)
-            return build_rope("bf16", "fp32"), {"x": x, "cos2": c2, "sin2": s2}, {"cdiv": 64}
-        return build_rope("bf16", False, "fp32"), {"x": x, "cos": ang.cos(), "sin": ang.sin()}, {"cdiv": 64}
+        # the cuda target's variant: the pairs swapped in registers (passes/ir_rope.py)
+        c2, s2 = expand_tables(ang.cos(), ang.sin(), False)
+        return build_rope("bf16", "fp32", swap="pairs"), {"x": rb(T * 64, 64), "cos2": c2, "sin2": s2}, {"cdiv": 64}
     return [
         (build_rms_norm_fwd("bf16", True), {"x": rb(T, 7168), "w": rb(7168)}, {"eps": RMS_EPS}),
         (build_rms_norm_bwd("bf16", True), {"dy": rb(T, 7168), "x": rb(T, 7168), "w": rb(7168), "rstd": rstd}, {}),

@@ -672,6 +672,22 @@ def _rule_parity_select(pr: _Printer, op: Op):
     pr.set_val(op.out, _Val(var, a.per_row or b.per_row, axes, out.dtype))
 
 
+def _rule_pair_swap(pr: _Printer, op: Op):
+    """Swap the interleaved pairs of the last axis in registers: split the block into its (even, odd)
+    lanes and join them the other way round. Padding lanes pair among themselves (even blocks)."""
+    src = pr.value(op.args[0])
+    out = _out_local(pr, op)
+    last = src.axes[-1]
+    if last.block % 2:
+        raise IRError(f"program {pr.p.name}: `{op}` needs an even block on the last axis, got {last.block}")
+    pairs = pr.block_shape(src.per_row, src.axes[:-1]).rstrip("]") + f", {last.block // 2}, 2]"
+    ev, od = pr.tmp("even"), pr.tmp("odd")
+    var = pr.ident(op.out)
+    pr.emit(f"{ev}, {od} = tl.split(tl.reshape({src.var}, {pairs}))")
+    pr.emit(f"{var} = tl.reshape(tl.join({od}, {ev}), {pr.block_shape(src.per_row, src.axes)})")
+    pr.set_val(op.out, _Val(var, src.per_row, pr.shape_of(out), out.dtype))
+
+
 def _rule_select(pr: _Printer, op: Op):
     out = _out_local(pr, op)
     a, b, x, y = (pr.arg(v) for v in op.args)
@@ -900,6 +916,7 @@ RULES: dict[str, Callable[[_Printer, Op], None]] = {
     "acc_rows": _rule_acc_rows,
     "select": _rule_select,
     "parity_select": _rule_parity_select,
+    "pair_swap": _rule_pair_swap,
     "slice": _rule_slice,
     "set_slice": _rule_set_slice,
     "transpose": _rule_transpose,

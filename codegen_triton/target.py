@@ -166,14 +166,11 @@ def _rope(x, cos, sin, rope_dim, inverse):
         cos_v, sin_v, cdiv = _compact(cos, lead, h2), _compact(sin, lead, h2), m[0]
     if sin.dtype != cos.dtype:
         return NotImplemented
-    ir_rope = importlib.import_module("passes.ir_rope")
-    if hasattr(ir_rope, "expand_tables"):    # y = x*C + swap(x)*S with pair-expanded tables
-        c2, s2 = _expanded_tables(ir_rope, cos, sin, cos_v, sin_v, bool(inverse), lead if m is None else m)
-        p = _build("passes.ir_rope", "build_rope", _dt(x), _dt(cos))
-        ins = {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}
-    else:                                    # the earlier form: slices of even/odd lanes
-        p = _build("passes.ir_rope", "build_rope", _dt(x), bool(inverse), _dt(cos))
-        ins = {"x": x.reshape(rows, hd), "cos": cos_v, "sin": sin_v}
+    import passes.ir_rope as ir_rope
+    # y = x*C + swap(x)*S with pair-expanded tables; the pairs swapped in registers (one load of x)
+    c2, s2 = _expanded_tables(ir_rope, cos, sin, cos_v, sin_v, bool(inverse), lead if m is None else m)
+    p = _build("passes.ir_rope", "build_rope", _dt(x), _dt(cos), True, "pairs")
+    ins = {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}
     return run_program(p, ins, {"cdiv": cdiv})["y"].reshape(x.shape)
 
 

@@ -639,6 +639,13 @@ def _matvec_t(ctx: _Ctx, op: Op) -> list:
     return [Sync("V_S"), Loop(t, glead, [Vec("Duplicate", dst, (Scal("const", 0.0),), per, 4), Loop(m, M, body)])]
 
 
+def _pair_swap(ctx: _Ctx, op: Op) -> list:
+    # a UB -> UB copy at a one-element offset breaks the 32-byte alignment rule (reference/ascendc.md),
+    # and the vector unit has no lane shuffle: Ascend programs form swap(x) from shifted GM loads
+    raise IRError(f"`{op}`: pair_swap has no AscendC lowering (a one-element UB shift breaks the 32-byte "
+                  f"rule); build the Ascend program with swap='shifted_loads' (passes/ir_rope.build_rope)")
+
+
 def _view(ctx: _Ctx, op: Op) -> list:
     return []      # storage is aliased (see _allocate)
 
@@ -648,7 +655,7 @@ LOWERING_RULES: dict[str, Callable] = {
     **{k: _unary for k in ("exp", "ln", "abs", "sqrt", "relu", "copy", "neg", "rsqrt", "reciprocal", "sigmoid")},
     **{k: _scalar_op for k in _SCALAR_API},
     "fill": _fill, "cast": _cast, "reduce_sum": _reduce, "reduce_max": _reduce, "acc_rows": _acc_rows,
-    "select": _select, "parity_select": _parity_select, "slice": _slice_like, "set_slice": _slice_like, "hist_read": _slice_like,
+    "select": _select, "parity_select": _parity_select, "pair_swap": _pair_swap, "slice": _slice_like, "set_slice": _slice_like, "hist_read": _slice_like,
     "hist_write": _slice_like, "transpose": _transpose, "view": _view, "matvec": _matvec, "matvec_t": _matvec_t,
     # load/store are lowered by the plan (queues + transfers), see _load/_store
 }

@@ -26,12 +26,23 @@ CROWS = size("CROWS")  # table rows
 F32 = DType.FP32
 
 
+SWAPS = ("shifted_loads", "pairs")
+
+
 def build_rope(dtype: DType | str = DType.BF16, cs_dtype: DType | str | None = None,
-               passthrough: bool = True) -> Program:
-    """passthrough=False: rope_dim == head_dim (no untouched channels to copy)."""
+               passthrough: bool = True, swap: str = "shifted_loads") -> Program:
+    """passthrough=False: rope_dim == head_dim (no untouched channels to copy).
+
+    swap: how swap(x) is formed. "shifted_loads" (AscendC's form): two more loads of the rope slice
+    at GM offsets +1 / -1 and a parity select, since a UB copy at a one-element offset breaks the
+    32-byte rule. "pairs" (the GPU's form): the slice is loaded once and its pairs are swapped in
+    registers (`pair_swap`); the AscendC lowering has no rule for that op."""
+    if swap not in SWAPS:
+        raise IRError(f"build_rope(swap={swap!r}): choose one of {SWAPS}")
     dtype = DType(dtype)
     cdt = DType(cs_dtype or dtype)
-    b = ProgramBuilder(f"rope_{dtype.value}_cs{cdt.value}{'' if passthrough else '_full'}",
+    suffix = ("" if passthrough else "_full") + ("_pairs" if swap == "pairs" else "")
+    b = ProgramBuilder(f"rope_{dtype.value}_cs{cdt.value}{suffix}",
                        doc="y[-RD:] = x*C + swap(x)*S over interleaved pairs (pair-expanded tables C, S)")
     b.gm("x", dtype, (HD,))
     rm = RowMap(CDIV, CROWS)
@@ -46,9 +57,12 @@ def build_rope(dtype: DType | str = DType.BF16, cs_dtype: DType | str | None = N
         b.op("load", "xn", "x", col=(0, nope), dtype=dtype, cols=(nope,))
         b.op("store", None, "y", "xn", col=(0, nope))
     xa = _load_f32_cols(b, dtype, "xa", (nope, HD), (0, 0))
-    xl = _load_f32_cols(b, dtype, "xl", (nope + 1, HD), (0, 1))        # xl[j] = x[nope + j + 1]
-    xr = _load_f32_cols(b, dtype, "xr", (nope, HD - 1), (1, 0))        # xr[j] = x[nope + j - 1]
-    b.op("parity_select", "sw", xl, xr, dtype=F32, cols=(RD,))         # pair swap
+    if swap == "pairs":
+        b.op("pair_swap", "sw", xa, dtype=F32, cols=(RD,))
+    else:
+        xl = _load_f32_cols(b, dtype, "xl", (nope + 1, HD), (0, 1))    # xl[j] = x[nope + j + 1]
+        xr = _load_f32_cols(b, dtype, "xr", (nope, HD - 1), (1, 0))    # xr[j] = x[nope + j - 1]
+        b.op("parity_select", "sw", xl, xr, dtype=F32, cols=(RD,))     # pair swap
     c = _load_table(b, "cos2", cdt, "c")
     s = _load_table(b, "sin2", cdt, "s")
     b.op("mul", "yr", xa, c, dtype=F32, cols=(RD,))
@@ -105,7 +119,7 @@ def expand_tables(cos: torch.Tensor, sin: torch.Tensor, inverse: bool) -> tuple[
 
 
 def run_rope_ir(x, cos, sin, rope_dim: int, inverse: bool, schedule: Schedule | None = None,
-                execute=None):
+                execute=None, swap: str = "shifted_loads"):
     hd = x.shape[-1]
     if rope_dim % 2 or not 2 <= rope_dim <= hd or cos.shape[-1] != rope_dim // 2:
         raise IRError(f"rope: rope_dim={rope_dim} must be even, in [2, head_dim={hd}], and cos last dim "
@@ -119,7 +133,7 @@ def run_rope_ir(x, cos, sin, rope_dim: int, inverse: bool, schedule: Schedule | 
     else:
         cos_v, sin_v, cdiv = _compact(cos, lead, h2), _compact(sin, lead, h2), m[0]
     c2, s2 = expand_tables(cos_v, sin_v.to(cos.dtype), inverse)
-    p = build_rope(DType.from_torch(x.dtype), DType.from_torch(cos.dtype), passthrough=rope_dim < hd)
+    p = build_rope(DType.from_torch(x.dtype), DType.from_torch(cos.dtype), passthrough=rope_dim < hd, swap=swap)
     out = (execute or interpreter(schedule))(p, {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}, {"cdiv": cdiv})
     return out["y"].reshape(x.shape)
 

@@ -332,6 +332,7 @@ OPS: dict[str, OpSpec] = {
     "reduce_max": OpSpec("reduce", 1, "max over column axis `axis`, keepdim"),
     "acc_rows": OpSpec("reduce", 2, "acc += sum over the tile's rows of src (in place; out == acc, a per-core local)"),
     "parity_select": OpSpec("select", 2, "out[..., j] = a[..., j] if j is even else b[..., j] (pair swaps)"),
+    "pair_swap": OpSpec("layout", 1, "out[..., 2i] = src[..., 2i+1], out[..., 2i+1] = src[..., 2i] (even last axis)"),
     "select": OpSpec("select", 4, "where(a CMP b, x, y); b and y may be scalars; attr cmp in LT LE GT GE EQ NE"),
     "slice": OpSpec("layout", 1, "src[..., start:stop:step] along column axis `axis`"),
     "set_slice": OpSpec("layout", 2, "dst[..., start:stop:step] = src (in place; out == dst)"),
@@ -901,6 +902,12 @@ class _Interp:
             return
         if oc == "transpose":
             self.env[op.out] = self.env[op.args[0]].transpose(-1, -2).contiguous()
+            return
+        if oc == "pair_swap":
+            x = self.env[op.args[0]]
+            if x.shape[-1] % 2:
+                raise IRError(f"`{op}`: pair_swap needs an even last axis, got {x.shape[-1]}")
+            self.env[op.out] = x.reshape(*x.shape[:-1], -1, 2).flip(-1).reshape(x.shape)
             return
         if oc == "view":
             x = self.env[op.args[0]]

@@ -47,11 +47,15 @@ _STREAM_PROGRAM = re.compile(r"^mhc_pre_(fwd|bwd)_streams(\d+)_")
 
 def build_program(pattern: str, dtype: str, target: str | None = None, named_sizes: dict | None = None) -> Program:
     """The Kernel IR program `target` runs for `pattern`: the pattern's own program (the AscendC
-    layout), except on cuda where mHC runs its per-stream variant for N = named_sizes["N"]."""
+    layout), except on cuda where mHC runs its per-stream variant for N = named_sizes["N"] and RoPE
+    its register pair swap."""
     if target == "cuda" and pattern in CUDA_STREAM_BUILDERS:
         from passes import ir_mhc_pre
         n = int((named_sizes or pattern_spec(pattern).sizes)["N"])
         return getattr(ir_mhc_pre, CUDA_STREAM_BUILDERS[pattern])(DType(dtype), n)
+    if target == "cuda" and pattern == "rope":
+        from passes.ir_rope import build_rope   # cuda swaps the pairs in registers (swap="pairs")
+        return build_rope(DType(dtype), swap="pairs")
     return pattern_spec(pattern).build(DType(dtype))
 
 

@@ -114,12 +114,24 @@ def test_swiglu_limited_ir_matches_reference(dt, route, sched):
                                       ((3, 2, 10), (3, 1, 1), 2)])
 @pytest.mark.parametrize("inverse", [False, True])
 @pytest.mark.parametrize("dt", [torch.bfloat16, torch.float32])
-def test_rope_ir_matches_reference(xs, cs, rd, inverse, dt):
+@pytest.mark.parametrize("swap", ["shifted_loads", "pairs"])
+def test_rope_ir_matches_reference(xs, cs, rd, inverse, dt, swap):
     g = torch.Generator().manual_seed(3)
     x = torch.randn(xs, generator=g).to(dt)
     cos, sin = torch.randn(cs, generator=g), torch.randn(cs, generator=g)
-    got = run_rope_ir(x, cos, sin, rd, inverse, Schedule(rows_per_tile=3, cores=2))
+    got = run_rope_ir(x, cos, sin, rd, inverse, Schedule(rows_per_tile=3, cores=2), swap=swap)
     close(got, rope_reference(x, cos, sin, rd, inverse), dt)
+
+
+def test_pair_swap_has_no_ascend_lowering_and_says_why():
+    """The GPU's register swap cannot be lowered to AscendC (a UB copy at a one-element offset breaks
+    the 32-byte rule): asking for it names the form to use instead."""
+    from cost_models.ascend_lowering import LOWERING_RULES
+    from passes.ir_rope import build_rope
+    from trex_compiler.kernel_ir import IRError
+    with pytest.raises(IRError, match="shifted_loads"):
+        LOWERING_RULES["pair_swap"](None, next(op for op in build_rope("bf16", "fp32", swap="pairs").body
+                                              if getattr(op, "opcode", None) == "pair_swap"))
 
 
 def test_rope_row_map():

@@ -34,15 +34,12 @@ def program_variants():
         for r in (False, True):
             out.append((f"swiglu_fwd_{dt}_{r}", build_swiglu_limited_fwd(dt, r), {size("F"): 50}))
             out.append((f"swiglu_bwd_{dt}_{r}", build_swiglu_limited_bwd(dt, r), {size("F"): 50}))
-        import passes.ir_rope as ir_rope
-        if hasattr(ir_rope, "expand_tables"):   # y = x*C + swap(x)*S (loads with pads, parity_select)
-            for rd in (16, 24):
-                out.append((f"rope_{dt}_rd{rd}", build_rope(dt, "fp32"),
+        # y = x*C + swap(x)*S: swap by shifted loads (AscendC's form) or in registers (the GPU's);
+        # RD = 6 pads the lane block to 8: padding lanes pair among themselves
+        for swap in ("shifted_loads", "pairs"):
+            for rd in (6, 16, 24):
+                out.append((f"rope_{swap}_{dt}_rd{rd}", build_rope(dt, "fp32", swap=swap),
                             {size("HD"): 24, size("RD"): rd, size("CDIV"): 3, size("CROWS"): 5}))
-        else:                                   # the earlier even/odd-slice form
-            for inv in (False, True):
-                out.append((f"rope_{dt}_{inv}", build_rope(dt, inv, "fp32"),
-                            {size("HD"): 24, size("H2"): 8, size("CDIV"): 3, size("CROWS"): 5}))
         out.append((f"mhc_fwd_{dt}", build_mhc_pre_fwd(dt), {size("N"): 4, size("HD"): 40, size("ITERS"): 5}))
         out.append((f"mhc_bwd_{dt}", build_mhc_pre_bwd(dt), {size("N"): 4, size("HD"): 40, size("ITERS"): 5}))
         # the per-stream (GPU) variant
