@@ -7,7 +7,7 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh multi    # both GPUs: bench/train_multi.py (~4.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh train    # 1 GPU: train_small, full small config, 300 steps (~7.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh timed    # 1 GPU: swap_optimizer, train_step (~5 min)
-#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh patterns # 1 GPU: gpu_patterns, every mHC variant (~7 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh patterns # 1 GPU: gpu_patterns RoPE (swept) + every mHC variant (~7.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh tune     # 1 GPU: trex tune, every pattern; gpu_patterns mHC+RMSNorm (~8 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh accuracy # 1 GPU: OR ablation + CUDA tests (~5.5 min)
 # Wheels the image lacks (highspy, liger-kernel) and the OR benchmark files travel in .whl/ (git-ignored;
@@ -62,11 +62,17 @@ if [ "$part" = timed ]; then     # one GPU, timed runs one after another (~9 min
   pack; exit 0
 fi
 
-if [ "$part" = patterns ]; then  # one GPU: every variant of the mHC case (run 4 cut it at 200 s in its compiles)
-  timeout -k 5 400 python3 bench/gpu_patterns.py --cases mhc_pre --sweep 0 --out "$WORK" \
-    > "$WORK/gpu_patterns_log.txt" 2>&1; echo "gpu_patterns rc=$?" >> "$WORK/gpu_patterns_log.txt"
-  tail -n 30 "$WORK/gpu_patterns_log.txt"
-  cp "$WORK"/gpu_patterns*.json "$OUT"/ 2>/dev/null
+if [ "$part" = patterns ]; then  # one GPU: RoPE's register pair swap (swept), then every mHC variant (~7.5 min)
+  mkdir -p "$WORK/rope" "$WORK/mhc"
+  timeout -k 5 120 python3 bench/gpu_patterns.py --cases rope --sweep 2 --out "$WORK/rope" \
+    > "$WORK/rope/gpu_patterns_log.txt" 2>&1; echo "gpu_patterns rope rc=$?" >> "$WORK/rope/gpu_patterns_log.txt"
+  tail -n 8 "$WORK/rope/gpu_patterns_log.txt"
+  # run 4 cut the mHC case at 200 s in its compiles
+  timeout -k 5 330 python3 bench/gpu_patterns.py --cases mhc_pre --sweep 0 --out "$WORK/mhc" \
+    > "$WORK/mhc/gpu_patterns_log.txt" 2>&1; echo "gpu_patterns mhc rc=$?" >> "$WORK/mhc/gpu_patterns_log.txt"
+  tail -n 12 "$WORK/mhc/gpu_patterns_log.txt"
+  cp "$WORK/rope/gpu_patterns.json" "$OUT/gpu_patterns_rope.json" 2>/dev/null
+  cp "$WORK/mhc/gpu_patterns.json" "$OUT/gpu_patterns_mhc.json" 2>/dev/null
   pack; exit 0
 fi
 

@@ -72,23 +72,34 @@ class Gate(nn.Module):
         return weights, indices
 
 
+def expert_counts(flat_expert: torch.Tensor, n_experts: int) -> torch.Tensor:
+    """Rows routed to each expert, int64 ``[n_experts]``, computed on the device without a host read.
+
+    (``torch.bincount`` on CUDA reads the input's min and max back to the host to size its output:
+    two syncs per call; a scatter-add into a fixed-size buffer needs none and counts the same.)"""
+    counts = torch.zeros(n_experts, dtype=torch.int64, device=flat_expert.device)
+    return counts.scatter_add_(0, flat_expert, torch.ones_like(flat_expert))
+
+
 def sparse_dispatch(x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch.Tensor,
                     experts: nn.ModuleList) -> torch.Tensor:
     """Run each local expert on the rows routed to it (gather, expert, fp32 scatter-add).
 
-    Experts with no rows are skipped (their weights get no gradient this step)."""
+    Experts with no rows are skipped (their weights get no gradient this step). One host read per
+    call: the per-expert row counts, which size the expert calls."""
     n_rows, k = topk_idx.shape
     flat_expert = topk_idx.reshape(-1)
     order = torch.argsort(flat_expert, stable=True)
     rows = torch.div(order, k, rounding_mode="floor")
-    counts = torch.bincount(flat_expert, minlength=len(experts)).tolist()
+    counts = expert_counts(flat_expert, len(experts)).tolist()
     routed_x = x.index_select(0, rows)
     routed_w = topk_weight.reshape(-1).index_select(0, order).unsqueeze(-1)
-    outputs, start = [], 0
-    for expert, count in zip(experts, counts):
-        if count:
-            outputs.append(expert(routed_x[start:start + count], routed_w[start:start + count]))
-        start += count
+    # torch.split, not a slice per expert: the backward of the pieces is one cat, where a slice's
+    # backward writes a zero tensor of routed_x's full size per expert and autograd sums them
+    outputs = [expert(expert_x, expert_w)
+               for expert, count, expert_x, expert_w in zip(experts, counts, routed_x.split(counts),
+                                                            routed_w.split(counts))
+               if count]
     y = torch.zeros(n_rows, x.shape[-1], dtype=torch.float32, device=x.device)
     return y.index_add(0, rows, torch.cat(outputs).float()).to(x.dtype)
 
@@ -138,7 +149,7 @@ class MoE(nn.Module):
         topk_weight, topk_idx = self.gate(x_flat, ids)
         if self.track_load and not self.hash_routed:
             with torch.no_grad():
-                self.expert_load += torch.bincount(topk_idx.reshape(-1), minlength=self.expert_load.numel())
+                self.expert_load += expert_counts(topk_idx.reshape(-1), self.expert_load.numel())
         y = self.dispatcher(x_flat, topk_idx, topk_weight, self.experts)
         if self.shared_experts is not None:
             y = (y.float() + self.shared_experts(x_flat).float()).to(x.dtype)
