@@ -49,6 +49,11 @@ def test_corpora_respect_the_split_and_the_mixture(tmp_path):
     assert path.is_file()
     fit = fit_sft_to_window(cfg, tok, tmp_path, problems)
     assert fit["rows_dropped_too_long"] == 0 and fit["row_tokens_max"] <= cfg.stage.seq_len + 1
+    # the response lengths (eos included) that size max_new_tokens, recounted here
+    responses = sorted(len(tok.encode(r["response"])) + 1 for r in rows("sft.jsonl"))
+    q = fit["response_tokens_quantiles"]
+    assert q["1.0"] == responses[-1] and q["0.5"] == responses[(len(responses) + 1) // 2 - 1]
+    assert q["0.5"] <= q["0.9"] <= q["0.95"] <= q["0.99"] <= q["1.0"] < fit["row_tokens_max"]
     tight = preset("toy", stage=type(cfg.stage)(seq_len=8))
     with pytest.raises(ValueError, match="raise stage.seq_len"):
         fit_sft_to_window(tight, tok, tmp_path, problems)

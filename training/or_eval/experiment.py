@@ -116,16 +116,30 @@ class ExperimentConfig:
     arms: tuple[str, ...] = ARMS
     # evaluation
     max_new_tokens: int = 384
+    # When set, decoding generates at most this quantile of the SFT responses' token lengths (eos
+    # included, measured after the window fit) plus max_new_tokens_margin, capped by
+    # max_new_tokens and by the window (every decoded prompt plus its response must fit
+    # stage.seq_len, so no row slides the window and every row decodes with the KV cache). The
+    # numbers are recorded in the JSON ("decoding").
+    max_new_tokens_quantile: float | None = None
+    max_new_tokens_margin: int = 32
     eval_workers: int = 8
     eval_batch_size: int = 64           # rows per right-padded decoding batch (generate.greedy_generate_padded)
     public_benchmarks: tuple[str, ...] = ()   # e.g. ("nl4opt", "mamo_easy"): reported for honesty
     public_limit: int | None = 50
-    # wall-clock guard (seconds from the start of run_experiment; None = no guard). An arm whose
-    # predicted train + eval time (the previous arm's) would pass the budget is not run, and each
-    # arm's decoding stops at its share of the time left: responses not complete by then count as
-    # not evaluated, in every arm, so the comparisons stay paired. Both are recorded in the JSON.
+    # wall-clock guard (seconds from the start of run_experiment; None = no guard). After the first
+    # arm's training (which holds the compile) the time left is split: the later arms' training
+    # (at the step times seen) and every arm's evaluation overhead are set aside, and the rest is
+    # divided equally into one decoding share per arm, fixed for the run. An arm's decoding stops
+    # at its share (less only when earlier slippage left less: the later arms' shares stay
+    # reserved); responses not complete by then count as not evaluated, in every arm, so the
+    # comparisons stay paired. An arm is not run when its training, evaluation overhead and half
+    # a share no longer fit. Everything is recorded in the JSON ("time_guard").
     time_budget_s: float | None = None
     reserve_s: float = 15.0             # kept back at the end for scoring, the JSON and the plot
+    # planning guess of one arm's evaluation time outside decoding (model load, sandbox, reports),
+    # used for the decoding shares until the first arm's is measured
+    eval_overhead_s: float = 10.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -158,6 +172,26 @@ PRESETS["h200_6min"] = dict(
     cpt_steps=100, sft_steps=80, tokenizer_vocab=8192, max_new_tokens=640, eval_workers=16,
     eval_batch_size=160, public_benchmarks=("nl4opt", "mamo_easy"), public_limit=8,
     work_dir="/tmp/or_cpt_ablation_work", time_budget_s=330.0, reserve_s=20.0,
+    stage=StageConfig(compile="trex", seq_len=1536, micro_batch=16, precision="bf16", warmup_steps=10,
+                      model_overrides={"vocab_size": 8192}, device="cuda"))
+
+
+# The h200_10min preset: one 10-minute device call (600 s) with every arm evaluated. The guard's
+# budget (540 s + ~10 s of start-up before the clock) leaves ~50 s of the call unused. Planning
+# numbers, measured on the H200 by the h200_6min run (bench JSON or_cpt_ablation_h200_6min):
+# data 9.5 s for 5540 or_data instances (16 cores); BPE 3.9 s; first stage's compile 33 s (its first
+# step); 0.18-0.20 s per 16 x 1536 step; 3.4-4.5 s per stage set-up. Decoding with the KV cache
+# (generate._TransformerDecoder): one prefill forward, then per step ~2.6-2.8k eager aten ops
+# whatever the batch (counted on CPU), ~25-40 ms on the GPU (launch-bound, as the 6-min plan's
+# 30 ms/step), so an arm's decoding is about max_new_tokens steps: ~16-26 s at 659 tokens.
+# Predicted: data+BPE ~20 s, training 90 + 2 x 62 s, decoding 3 x ~25 s, sandbox 3 x ~8 s, writing
+# ~2 s: ~335 s in the clock, ~345 s for the call; the decoding share per arm comes out at ~75 s
+# (3x the prediction), so a slower decode still finishes inside its share.
+PRESETS["h200_10min"] = dict(
+    split_sizes=(6, 4, 4), cpt_docs_per_family=500, sft_pairs_per_family=500, test_per_family=20,
+    cpt_steps=160, sft_steps=120, tokenizer_vocab=8192, max_new_tokens=768, max_new_tokens_quantile=0.95,
+    max_new_tokens_margin=32, eval_workers=16, eval_batch_size=320, public_benchmarks=("nl4opt", "mamo_easy"),
+    public_limit=8, work_dir="/tmp/or_cpt_ablation_work", time_budget_s=540.0, reserve_s=20.0,
     stage=StageConfig(compile="trex", seq_len=1536, micro_batch=16, precision="bf16", warmup_steps=10,
                       model_overrides={"vocab_size": 8192}, device="cuda"))
 
@@ -317,8 +351,11 @@ def fit_sft_to_window(cfg: ExperimentConfig, tokenizer: ORTokenizer, work: Path,
     path = work / "data" / "sft.jsonl"
     rows = _read_jsonl(path)
     window = cfg.stage.seq_len + 1
-    lengths = [1 + len(tokenizer.encode(r["prompt"])) + len(tokenizer.encode(r["response"])) + 1 for r in rows]
+    prompt_tokens = [1 + len(tokenizer.encode(r["prompt"])) for r in rows]           # bos + prompt
+    response_tokens = [len(tokenizer.encode(r["response"])) + 1 for r in rows]       # response + eos
+    lengths = [p + q for p, q in zip(prompt_tokens, response_tokens)]
     kept = [r for r, n in zip(rows, lengths) if n <= window]
+    kept_response_tokens = sorted(q for q, n in zip(response_tokens, lengths) if n <= window)
     if not kept:
         raise ValueError(f"no SFT row fits data.seq_len = {cfg.stage.seq_len} (shortest row: {min(lengths)} "
                          f"tokens); raise stage.seq_len or shorten the prompts")
@@ -326,9 +363,48 @@ def fit_sft_to_window(cfg: ExperimentConfig, tokenizer: ORTokenizer, work: Path,
     prompt_lengths = sorted(1 + len(tokenizer.encode(format_prompt(p.question))) for p in problems)
     return {**manifest, "rows_before_fit": len(rows), "rows_dropped_too_long": len(rows) - len(kept),
             "row_tokens_max": max(lengths), "row_tokens_median": sorted(lengths)[len(lengths) // 2],
+            # what decoding must produce (sizes max_new_tokens: plan_max_new_tokens)
+            "response_tokens_quantiles": {str(q): quantile(kept_response_tokens, q) for q in sorted(
+                {0.5, 0.9, 0.95, 0.99, 1.0} | ({cfg.max_new_tokens_quantile} if cfg.max_new_tokens_quantile else set()))},
             "test_prompt_tokens_median": prompt_lengths[len(prompt_lengths) // 2],
             "test_prompt_tokens_max": prompt_lengths[-1],
             "test_prompts_longer_than_window": sum(n >= cfg.stage.seq_len for n in prompt_lengths)}
+
+
+def quantile(sorted_values: Sequence[int], q: float) -> int:
+    """The smallest value with at least a fraction ``q`` of ``sorted_values`` at or below it."""
+    if not sorted_values:
+        raise ValueError("quantile of an empty list")
+    if not 0 < q <= 1:
+        raise ValueError(f"quantile q must be in (0, 1], got {q}")
+    import math
+    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
+
+
+def plan_max_new_tokens(cfg: ExperimentConfig, sft_manifest: dict, prompt_tokens_max: int) -> dict:
+    """The decoding length: ``cfg.max_new_tokens``; or, with ``max_new_tokens_quantile``, that
+    quantile of the SFT responses' token lengths plus the margin, capped by ``cfg.max_new_tokens``
+    and by the window: the longest decoded prompt plus its response must fit ``stage.seq_len``, so
+    that no row slides the window and every row decodes with the KV cache."""
+    window_cap = cfg.stage.seq_len - prompt_tokens_max + 1
+    plan = {"max_new_tokens_config": cfg.max_new_tokens, "prompt_tokens_max": prompt_tokens_max,
+            "window": cfg.stage.seq_len, "window_cap": window_cap, "max_new_tokens": cfg.max_new_tokens,
+            "capped_by_window": False}
+    if cfg.max_new_tokens_quantile is None:
+        return plan
+    from_data = sft_manifest.get("response_tokens_quantiles", {}).get(str(cfg.max_new_tokens_quantile))
+    if from_data is None:
+        raise ValueError("max_new_tokens_quantile needs the SFT manifest's response_tokens_quantiles "
+                         "(fit_sft_to_window writes them)")
+    if window_cap < 1:
+        raise ValueError(f"a decoded prompt has {prompt_tokens_max} tokens, more than stage.seq_len = "
+                         f"{cfg.stage.seq_len}: raise stage.seq_len, or set max_new_tokens_quantile=null "
+                         f"to decode with a fixed max_new_tokens (long rows then slide the window)")
+    wanted = min(cfg.max_new_tokens, from_data + cfg.max_new_tokens_margin)
+    plan.update(quantile=cfg.max_new_tokens_quantile, margin=cfg.max_new_tokens_margin,
+                response_tokens_at_quantile=from_data, max_new_tokens=min(wanted, window_cap),
+                capped_by_window=wanted > window_cap)
+    return plan
 
 
 # ------------------------------------------------------------------------------------ training
@@ -500,7 +576,8 @@ class _Clock:
         return float("inf") if self.budget_s is None else self.budget_s - self.reserve_s - self.elapsed()
 
 
-def _generate_all(cfg: ExperimentConfig, model, tok, questions: list[str], deadline: float | None) -> list:
+def _generate_all(cfg: ExperimentConfig, model, tok, questions: list[str], deadline: float | None,
+                  max_new_tokens: int) -> list:
     import torch
 
     from training.or_eval.generate import generate_responses
@@ -510,12 +587,12 @@ def _generate_all(cfg: ExperimentConfig, model, tok, questions: list[str], deadl
     amp = (torch.autocast(device_type=device.type, dtype=torch.bfloat16)
            if cfg.stage.precision == "bf16" and device.type == "cuda" else contextlib.nullcontext())
     with amp:
-        return generate_responses(model, tok, questions, cfg.max_new_tokens, batch_size=cfg.eval_batch_size,
+        return generate_responses(model, tok, questions, max_new_tokens, batch_size=cfg.eval_batch_size,
                                   padded=True, deadline=deadline)
 
 
 def _evaluate_subset(problems: Sequence[ORProblem], responses: Sequence[str | None], executor,
-                     cfg: ExperimentConfig, meta: dict) -> tuple[dict | None, list[int]]:
+                     cfg: ExperimentConfig, max_new_tokens: int, meta: dict) -> tuple[dict | None, list[int]]:
     """evaluate() on the items that got a response; returns (report or None, their indices)."""
     done = [i for i, r in enumerate(responses) if r is not None]
     if not done:
@@ -524,7 +601,7 @@ def _evaluate_subset(problems: Sequence[ORProblem], responses: Sequence[str | No
     for i in done:
         by_question.setdefault(problems[i].question, responses[i])
     report = evaluate([problems[i] for i in done], lambda qs: [by_question[q] for q in qs], executor,
-                      EvalConfig(max_new_tokens=cfg.max_new_tokens, workers=cfg.eval_workers), meta=meta)
+                      EvalConfig(max_new_tokens=max_new_tokens, workers=cfg.eval_workers), meta=meta)
     return report, done
 
 
@@ -600,15 +677,26 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
             public_sets[bench] = load_benchmark(bench, limit=cfg.public_limit)
         except (FileNotFoundError, ValueError) as exc:   # e.g. a machine without ../shared: say so, go on
             public_unavailable[bench] = f"{type(exc).__name__}: {exc}"
+    questions = [problems[i].question for i in order]
+    public_items = [(b, p) for b, ps in public_sets.items() for p in ps]
+    questions += [render(p.question) for _, p in public_items]
+    # the prompt generate_responses builds: bos + the formatted question
+    prompt_tokens_max = max(1 + len(tokenizer.encode(format_prompt(q))) for q in questions)
+    decoding = plan_max_new_tokens(cfg, built["manifests"]["sft"], prompt_tokens_max)
+    max_new_tokens = decoding["max_new_tokens"]
     arms: dict = {}
     verdicts: dict[str, dict[str, list]] = {}
     item_reports: dict[str, dict] = {}
     skipped_arms: list[str] = []
     json_path = out_dir / f"{cfg.name}.json"
     items_path = out_dir / f"{cfg.name}_items.json"
-    last_eval_s: float | None = None
     step_s: list[float] = []      # median step time of every stage so far
     setup_s: list[float] = []     # per-stage time outside the steps
+    overhead_s: list[float] = []  # per arm: evaluation time outside decoding (model load, sandbox, reports)
+    decode_share_s: float | None = None   # every arm's decoding share, fixed after the first arm's training
+
+    def predicted_overhead_s() -> float:
+        return max(overhead_s) if overhead_s else cfg.eval_overhead_s
 
     def predicted_train_s() -> float:
         """One more arm's training: its steps at the median step time seen so far, plus two stage
@@ -631,8 +719,10 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
             "analysis": analyse(problems, common) if common else None,
             "primary": {"rule": PRIMARY_RULE, "split": "cpt_only",
                         "comparison": "cpt_* vs sft_only, exact McNemar on the same items"},
-            "sandbox_preflight": preflight,
-            "time_guard": {"budget_s": cfg.time_budget_s, "reserve_s": cfg.reserve_s, "events": clock.events},
+            "decoding": decoding, "sandbox_preflight": preflight,
+            "time_guard": {"budget_s": cfg.time_budget_s, "reserve_s": cfg.reserve_s,
+                           "decode_share_s": None if decode_share_s is None else round(decode_share_s, 1),
+                           "events": clock.events},
             "timing_s": timing, "wall_s": round(clock.elapsed(), 1), "commit": _git_commit(),
         }
 
@@ -640,11 +730,14 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
     with SandboxExecutor(workers=cfg.eval_workers) as executor:
         for n_arm, arm in enumerate(cfg.arms):
             t_arm = clock.elapsed()
-            if last_eval_s is not None and predicted_train_s() + last_eval_s > clock.left():
+            arms_left = len(cfg.arms) - n_arm
+            if decode_share_s is not None and \
+                    predicted_train_s() + predicted_overhead_s() + 0.5 * decode_share_s > clock.left():
                 skipped_arms += list(cfg.arms[n_arm:])
                 clock.events.append(f"{clock.elapsed():.0f}s: arms {skipped_arms} not run: one needs ~"
-                                    f"{predicted_train_s():.0f}s of training + {last_eval_s:.0f}s of evaluation "
-                                    f"and {clock.left():.0f}s of the budget were left")
+                                    f"{predicted_train_s():.0f}s of training + {predicted_overhead_s():.0f}s of "
+                                    f"evaluation + half a decoding share ({0.5 * decode_share_s:.0f}s) and "
+                                    f"{clock.left():.0f}s of the budget were left")
                 break
             ckpt, stages = train_arm(cfg, arm, work, tokenizer_path)
             step_s += [st["median_step_s"] for st in stages if st.get("median_step_s") is not None]
@@ -653,18 +746,26 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
             t_eval = clock.elapsed()
             from training.or_eval.model_io import load_for_eval
             model, tok, info = load_for_eval(ckpt, device=cfg.stage.device)
-            # decoding may use this arm's share of what is left (later arms each need as much)
-            # (the later arms' training is set aside first, at the step times seen so far)
-            deadline = None
+            deadline, allowance = None, None
             if cfg.time_budget_s is not None:
-                arms_left = len(cfg.arms) - n_arm
-                share = (clock.left() - (arms_left - 1) * predicted_train_s()) / arms_left
-                deadline = time.monotonic() + max(0.0, share)
-            questions = [problems[i].question for i in order]
-            public_items = [(b, p) for b, ps in public_sets.items() for p in ps]
-            questions += [render(p.question) for _, p in public_items]
+                later = arms_left - 1
+                if decode_share_s is None:
+                    # equal shares of what is left once the later arms' training (at the step times
+                    # seen, compile excluded) and every arm's evaluation overhead are set aside
+                    decode_share_s = max(0.0, (clock.left() - later * predicted_train_s()
+                                               - arms_left * predicted_overhead_s()) / arms_left)
+                    clock.events.append(f"{clock.elapsed():.0f}s: decoding share {decode_share_s:.0f}s per arm "
+                                        f"({later} later arms of ~{predicted_train_s():.0f}s training and every "
+                                        f"arm's ~{predicted_overhead_s():.0f}s evaluation overhead set aside)")
+                # this arm's share, less only what earlier slippage took: the later arms keep theirs
+                allowance = max(0.0, min(decode_share_s, clock.left() - predicted_overhead_s() - later * (
+                    predicted_train_s() + decode_share_s + predicted_overhead_s())))
+                if allowance < decode_share_s:
+                    clock.events.append(f"{clock.elapsed():.0f}s: {arm}: decoding allowance {allowance:.0f}s, "
+                                        f"below the {decode_share_s:.0f}s share (earlier stages ran long)")
+                deadline = time.monotonic() + allowance
             t_gen = time.perf_counter()
-            responses = _generate_all(cfg, model, tok, questions, deadline)
+            responses = _generate_all(cfg, model, tok, questions, deadline, max_new_tokens)
             gen_s = round(time.perf_counter() - t_gen, 1)
             test_responses: list[str | None] = [None] * len(problems)
             for k, i in enumerate(order):
@@ -673,7 +774,7 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
             if n_missing:
                 clock.events.append(f"{clock.elapsed():.0f}s: {arm}: decoding deadline passed; {n_missing} of "
                                     f"{len(responses)} responses not complete (not evaluated)")
-            report, done = _evaluate_subset(problems, test_responses, executor, cfg,
+            report, done = _evaluate_subset(problems, test_responses, executor, cfg, max_new_tokens,
                                             {"arm": arm, "checkpoint": info})
             verdicts[arm] = {r: [None] * len(problems) for r in (PRIMARY_RULE, "legacy_5pct_rounded")}
             if report is not None:
@@ -686,7 +787,8 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
             for bench, ps in public_sets.items():
                 bench_responses = responses[offset:offset + len(ps)]
                 offset += len(ps)
-                rep, _ = _evaluate_subset(ps, bench_responses, executor, cfg, {"arm": arm, "benchmark": bench})
+                rep, _ = _evaluate_subset(ps, bench_responses, executor, cfg, max_new_tokens,
+                                          {"arm": arm, "benchmark": bench})
                 item_reports[arm][bench] = rep
                 overall = rep["summary"]["overall"] if rep else {"n": 0}
                 public[bench] = {"n": overall["n"], "not_evaluated": len(ps) - overall["n"]}
@@ -701,9 +803,10 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
                          "n_evaluated": len(done), "n_not_evaluated": len(problems) - len(done),
                          "public_benchmarks": public,
                          "timing_s": {"train": round(t_eval - t_arm, 1), "generate": gen_s,
+                                      "decode_allowance": None if allowance is None else round(allowance, 1),
                                       "evaluate_total": round(clock.elapsed() - t_eval, 1)}}
             del model
-            last_eval_s = clock.elapsed() - t_eval
+            overhead_s.append(max(0.0, clock.elapsed() - t_eval - gen_s))
             atomic_write_json(json_path, result_so_far(final=False))   # a partial result survives a kill
     t_out = clock.elapsed()
     result = result_so_far(final=True)

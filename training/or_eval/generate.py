@@ -1,17 +1,21 @@
 """Greedy decoding for the training/model Transformer (Pass@1 = one greedy sample).
 
-No KV cache: each step re-runs the forward over the whole (window of the) sequence. It needs
-nothing from the model beyond ``forward(tokens[B, T]) -> logits[B, T, V]`` (or a tuple whose first
-item is the logits, as training.model.Transformer returns ``(logits, mtp_logits)``).
+``greedy_generate`` and ``greedy_generate_batch`` need nothing from the model beyond
+``forward(tokens[B, T]) -> logits[B, T, V]`` (or a tuple whose first item is the logits, as
+training.model.Transformer returns ``(logits, mtp_logits)``): each step re-runs the forward over the
+whole (window of the) sequence. They are the reference the faster paths are tested against.
 
-Two batchings: ``greedy_generate_batch`` groups prompts of equal length (bit-for-bit the one-by-one
-computation); ``greedy_generate_padded`` right-pads prompts of any length into one batch and reads
-each row's logits at its own last position. The second is what makes evaluation affordable on a
-GPU, where a decode step of a small model costs about the same for 1 row or 100 (launch-bound):
-with prompts of distinct lengths the first needs one decode loop per length. Right padding is exact
-for a causal model (a position never sees later positions); training.model's only departure is the
-CSA indexer's top-k, whose choice among exactly tied scores may differ with the row's padded
-length (torch.topk's order among ties is unspecified either way).
+``greedy_generate_batch`` groups prompts of equal length (bit-for-bit the one-by-one computation);
+``greedy_generate_padded`` (what the experiment uses) right-pads prompts of any length into one
+batch. For a training.model.Transformer it decodes with a KV cache (``_TransformerDecoder``: one
+forward over the prompts, then one new position per row per step; the per-step cost no longer grows
+with the sequence, which on the H200 took a 640-token decode of 156 rows from minutes to seconds);
+otherwise, and for rows that would slide the window, it feeds each step up to the longest live row
+and reads each row's logits at its own last position. Right padding is exact for a causal model (a
+position never sees later positions), and so is the cache; training.model's one departure is the
+CSA indexer's top-k, whose choice among exactly tied scores (e.g. several entries whose relu'd
+scores are all 0) may differ with the number of entries scored (torch.topk's order among ties is
+unspecified either way): a tie at the k-th place can change a token, not the greedy rule.
 """
 from __future__ import annotations
 
@@ -336,11 +340,11 @@ class _CompressorCache:
         w = self.mod
         return F.linear(xf, w.wkv.weight.float()).float(), F.linear(xf, w.wgate.weight.float()).float()
 
-    def write(self, rows: torch.Tensor, positions: list[int], x_step: torch.Tensor, freqs: torch.Tensor) -> None:
-        """Store the projections of ``x_step[k]`` (``[R, 1, dim]``) at ``positions[k]`` of row ``rows[k]``
-        and build every entry whose window this position completes."""
+    def write(self, rows: torch.Tensor, positions: list[int], pos: torch.Tensor, x_step: torch.Tensor,
+              freqs: torch.Tensor) -> None:
+        """Store the projections of ``x_step[k]`` (``[R, 1, dim]``) at ``positions[k]`` (``pos`` on the
+        device) of row ``rows[k]`` and build every entry whose window this position completes."""
         kv, gate = self._project(x_step)
-        pos = torch.tensor(positions, device=rows.device)
         self.kv[rows, pos], self.gate[rows, pos] = kv[:, 0], gate[:, 0]
         m, c = self.mod.ratio, self.mod.head_dim
         done = [k for k, p in enumerate(positions) if (p + 1) % m == 0]
@@ -383,12 +387,13 @@ class _AttentionCache:
         self.index = (_CompressorCache(attn.indexer.compressor, x_prompt, freqs[:x_prompt.shape[1]], capacity)
                       if attn.indexer is not None else None)
 
-    def step(self, x: torch.Tensor, rows: torch.Tensor, positions: list[int], freqs: torch.Tensor) -> torch.Tensor:
-        """``Attention.forward`` for one new position per row: x ``[R, 1, dim]`` at ``positions``."""
+    def step(self, x: torch.Tensor, rows: torch.Tensor, positions: list[int], pos: torch.Tensor,
+             freqs: torch.Tensor) -> torch.Tensor:
+        """``Attention.forward`` for one new position per row: x ``[R, 1, dim]`` at ``positions``
+        (``pos``: the same on the device)."""
         from training.model.attention import sink_attention, topk_selection
         from training.model.functional import rms_norm_noweight
         attn = self.attn
-        pos = torch.tensor(positions, device=x.device)
         f = freqs[pos].unsqueeze(1)                                          # [R, 1, r/2]
         q_latent = attn.q_norm(attn.wq_a(x))
         q = attn.wq_b(q_latent).unflatten(-1, (attn.n_heads, attn.head_dim))
@@ -402,20 +407,20 @@ class _AttentionCache:
         keys = self.kv[rows.unsqueeze(1), window_pos.clamp(min=0)]
         visible = (window_pos >= 0).unsqueeze(1)                             # [R, 1, window]
         if self.compressed is not None:
-            self.compressed.write(rows, positions, x, freqs)
+            self.compressed.write(rows, positions, pos, x, freqs)
             n_entries = max((p + 1) // attn.ratio for p in positions)
             if n_entries:
                 entries = self.compressed.entries[rows, :n_entries]
                 entry_visible = (torch.arange(n_entries, device=x.device)
                                  < torch.div(pos + 1, attn.ratio, rounding_mode="floor").unsqueeze(1)).unsqueeze(1)
                 if self.index is not None:
-                    self.index.write(rows, positions, x, freqs)
+                    self.index.write(rows, positions, pos, x, freqs)
                     index = self._index_scores(x, q_latent, f, rows, n_entries, entry_visible)
                     entry_visible = topk_selection(index, attn.index_topk) & entry_visible
                 keys = torch.cat([keys, entries], dim=1)
                 visible = torch.cat([visible, entry_visible], dim=-1)
             elif self.index is not None:
-                self.index.write(rows, positions, x, freqs)
+                self.index.write(rows, positions, pos, x, freqs)
         o = sink_attention(q, keys, visible, attn.attn_sink, attn.softmax_scale)
         o = apply_rope(o, f.unsqueeze(-2), inverse=True)
         return attn.output_projection(o)
@@ -474,13 +479,14 @@ class _TransformerDecoder:
         base, args = self.base, self.args
         device = self.rope[next(iter(self.rope))].device
         row_ids = torch.tensor(rows, device=device)
+        pos = torch.tensor(positions, device=device)
         token_ids = torch.tensor(tokens, device=device).unsqueeze(1)          # [R, 1]
         x = base.embed(token_ids).unsqueeze(-2).repeat(1, 1, args.hc_mult, 1)
         for block, cache in zip(base.layers, self.caches):
             # Block.forward with the attention read from the cache
             layer_input, post, comb = mhc_pre(x, block.hc_attn_fn, block.hc_attn_scale, block.hc_attn_base,
                                               block.hc_iters, block.hc_eps, block.norm_eps)
-            y = cache.step(block.attn_norm(layer_input), row_ids, positions, self.rope[block.rope_key])
+            y = cache.step(block.attn_norm(layer_input), row_ids, positions, pos, self.rope[block.rope_key])
             x = hc_post(y, x, post, comb)
             layer_input, post, comb = mhc_pre(x, block.hc_ffn_fn, block.hc_ffn_scale, block.hc_ffn_base,
                                               block.hc_iters, block.hc_eps, block.norm_eps)

@@ -1,0 +1,105 @@
+"""The KV-cached greedy decoding of training.model.Transformer (generate._TransformerDecoder): its
+logits equal the full forward's at every position, and its tokens equal one-by-one decoding."""
+import pytest
+import torch
+
+import training.model.attention as attention
+from training.or_eval.generate import _TransformerDecoder, greedy_generate, greedy_generate_padded
+
+
+def _model(**changes):
+    from training.model import Transformer, get_config
+    torch.manual_seed(0)
+    args = get_config("tiny").replace(**{"vocab_size": 300, "max_seq_len": 128, **changes})
+    return Transformer(args).eval()
+
+
+def _first_k_among_ties(index_scores: torch.Tensor, topk: int) -> torch.Tensor:
+    """topk_selection with a fixed order among exactly tied scores (the lowest entry first).
+
+    The indexer's scores tie exactly when relu zeroes every head (common in a random tiny model),
+    and torch.topk's choice among ties depends on the row's length: the full forward and the cache
+    see different lengths. With this order both pick the same entries, so the comparison below
+    checks the cache and not topk's tie order."""
+    k = min(topk, index_scores.shape[-1])
+    order = index_scores.sort(dim=-1, descending=True, stable=True).indices[..., :k]
+    return torch.zeros_like(index_scores, dtype=torch.bool).scatter(-1, order, True)
+
+
+def test_cached_steps_match_the_full_forward_at_every_position(monkeypatch):
+    # the tiny config's own index_topk (4): the CSA top-k chooses among the compressed entries
+    model = _model()
+    assert model.args.index_topk < 70 // 4 and sorted(set(model.args.compress_ratios)) == [0, 4, 16]
+    monkeypatch.setattr(attention, "topk_selection", _first_k_among_ties)
+    seq = torch.randint(3, 300, (4, 70), generator=torch.Generator().manual_seed(5))
+    # right-padded prompts of lengths below, at and past a window (16) and compress boundaries (4, 16)
+    prompt_lengths = [1, 7, 16, 33]
+    with torch.no_grad():
+        full = model(seq)[0]
+        padded = seq[:, :max(prompt_lengths)].clone()
+        for r, n in enumerate(prompt_lengths):
+            padded[r, n:] = 0
+        decoder = _TransformerDecoder(model, capacity=70)
+        logits = decoder.prefill(padded, torch.tensor(prompt_lengths) - 1)
+        assert torch.allclose(logits, full[torch.arange(4), torch.tensor(prompt_lengths) - 1], atol=1e-4)
+        position = list(prompt_lengths)
+        rows = [0, 1, 2, 3]
+        while rows:
+            logits = decoder.step(rows, [int(seq[r, position[r]]) for r in rows], [position[r] for r in rows])
+            expected = full[torch.tensor(rows), torch.tensor([position[r] for r in rows])]
+            assert torch.allclose(logits, expected, atol=1e-4), (rows, [position[r] for r in rows])
+            for r in rows:
+                position[r] += 1
+            # rows leave at different positions, as finished rows leave the decoding batch
+            rows = [r for r in rows if position[r] < 70 - 3 * r]
+
+
+def test_cached_decoding_gives_the_tokens_of_one_by_one_decoding():
+    # index_topk above the number of compressed entries: no exact tie for torch.topk to order
+    model = _model(index_topk=64)
+    g = torch.Generator().manual_seed(2)
+    prompts = [torch.randint(3, 300, (n,), generator=g).tolist() for n in (1, 15, 16, 31, 60)]
+    one_by_one = [greedy_generate(model, p, 20, eos_id=None) for p in prompts]
+    assert greedy_generate_padded(model, prompts, 20, eos_id=None, batch_size=4) == one_by_one
+    # with an eos, each greedy response is the one above cut after its first eos; rows finishing
+    # early leave the batch while the others go on
+    eos = one_by_one[1][5]
+    with_eos = [r[:r.index(eos) + 1] if eos in r else r for r in one_by_one]
+    assert any(len(r) < 20 for r in with_eos) and any(len(r) == 20 for r in with_eos)
+    assert greedy_generate_padded(model, prompts, 20, eos_id=eos) == with_eos
+
+
+class _CompiledStandIn(torch.nn.Module):
+    """What torch.compile returns, as far as decoding can tell (the module under ``_orig_mod``);
+    calling it fails, so a decoding that runs the wrapper (and would recompile per shape) fails."""
+
+    def __init__(self, module):
+        super().__init__()
+        self._orig_mod = module
+
+    def forward(self, *args, **kwargs):
+        raise AssertionError("decoding called the compiled wrapper instead of the eager module")
+
+
+def test_decoding_runs_the_eager_module_under_a_compiled_wrapper():
+    model = _model(index_topk=64)
+    prompts = [[1, 5, 9, 11], [1, 2]]
+    expected = [greedy_generate(model, p, 6, eos_id=None) for p in prompts]
+    assert greedy_generate_padded(_CompiledStandIn(model), prompts, 6, eos_id=None) == expected
+
+
+def test_rows_too_long_for_the_cache_take_the_sliding_window_path():
+    model = _model(index_topk=64, max_seq_len=40)
+    g = torch.Generator().manual_seed(3)
+    # 30 + 12 - 1 > 40: that row slides its window; 10 + 12 - 1 fits and is cached
+    prompts = [torch.randint(3, 300, (n,), generator=g).tolist() for n in (10, 30)]
+    one_by_one = [greedy_generate(model, p, 12, eos_id=None) for p in prompts]
+    assert greedy_generate_padded(model, prompts, 12, eos_id=None) == one_by_one
+
+
+@pytest.mark.parametrize("max_new", [0, 1])
+def test_cached_decoding_of_zero_or_one_token(max_new):
+    model = _model(index_topk=64)
+    prompts = [[1, 4, 4, 8], [1]]
+    assert greedy_generate_padded(model, prompts, max_new, eos_id=None) == \
+        [greedy_generate(model, p, max_new, eos_id=None) for p in prompts]
