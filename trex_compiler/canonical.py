@@ -17,6 +17,7 @@ spelling                            canonical form
 ``clamp_max``/``clamp_min``         ``clamp(x, lo, hi)``; nested clamps merged
 ``minimum/maximum(x, const)``       ``clamp``
 ``x * 1``, no-op casts, ``clone``   removed (clone only of dense tensors)
+``sum/mean(x, dtype=x.dtype)``      ``sum/mean(x)`` (CUDA autocast's spelling)
 ``_to_copy(x, dtype, layout, dev)`` ``_to_copy(x, dtype=...)``
 ==================================  ============================================
 """
@@ -120,6 +121,18 @@ def _to_copy(node):
     if set(node.kwargs) == {"dtype"}:
         return None  # already canonical
     return _insert(node, aten._to_copy.default, (x,), {"dtype": dtype})
+
+
+def _reduction_dtype(node):
+    """``sum/mean(x, ..., dtype=x.dtype)`` -> without the dtype: CUDA autocast calls sum with
+    dtype=float32 even on fp32 inputs (its fp32_set_opt_dtype policy; CPU autocast does not), which
+    hid the mHC chain's Sinkhorn column sums from the pattern on the H200."""
+    dtype = node.kwargs.get("dtype")
+    xv = val(node.args[0])
+    if dtype is None or not isinstance(xv, torch.Tensor) or dtype != xv.dtype:
+        return None
+    kwargs = {k: v for k, v in node.kwargs.items() if k != "dtype"}
+    return _insert(node, node.target, node.args, kwargs)
 
 
 def _clone(node):
@@ -263,6 +276,10 @@ RULES: dict[object, list[Rule]] = {
     aten.clamp.default: [_clamp],
     aten.clamp_max.default: [_clamp_max],
     aten.clamp_min.default: [_clamp_min],
+    aten.sum.dim_IntList: [_reduction_dtype],
+    aten.sum.default: [_reduction_dtype],
+    aten.mean.dim: [_reduction_dtype],
+    aten.mean.default: [_reduction_dtype],
     aten.minimum.default: [_min_max(True)],
     aten.maximum.default: [_min_max(False)],
 }

@@ -282,3 +282,48 @@ def test_mhc_pre_matches_rank3_streams_without_matmul_views(chain):
     expected = mhc.mhc_pre_reference(x, fn, scale, base, 5, 1e-6, 1e-6)
     for got, want in zip(outs, expected):
         torch.testing.assert_close(got.float(), want.float(), rtol=1e-2, atol=1e-2)
+
+
+def test_mhc_pre_matches_cuda_autocast_sums_with_an_explicit_fp32_dtype():
+    """CUDA autocast runs `sum` with dtype=float32 even on fp32 inputs (its fp32_set_opt_dtype policy;
+    CPU autocast does not), so on the H200 the model's Sinkhorn column sums carried a dtype kwarg the
+    chain lacks and mHC never fused in training (run 4: no mhc_pre among 44 fusions; 4 of 4 sites fuse
+    on the CPU). Canonicalisation drops a reduction's dtype equal to its input's: this spelling fuses."""
+    import passes.mhc_pre as mhc
+    from training.model.mhc import mhc_pre as model_mhc_pre
+
+    n, d = N_STREAMS, 8
+    f32 = torch.float32
+    fn = (torch.randn((2 + n) * n, n * d) * 0.2).requires_grad_()
+    scale, base = torch.rand(3) + 0.5, torch.randn((2 + n) * n) * 0.1
+    x = make_input((2, 3, n, d), torch.bfloat16, seed=4).requires_grad_()
+
+    def sinkhorn_cuda_autocast(logits, iters, eps):   # training.model.mhc.sinkhorn as CUDA autocast traces it
+        m = torch.softmax(logits, dim=-1, dtype=f32) + eps
+        m = m / (m.sum(-2, keepdim=True, dtype=f32) + eps)
+        for _ in range(iters - 1):
+            m = m / (m.sum(-1, keepdim=True, dtype=f32) + eps)
+            m = m / (m.sum(-2, keepdim=True, dtype=f32) + eps)
+        return m
+
+    def model(x, fn):
+        xf = x.flatten(-2).float()
+        r = torch.rsqrt(xf.square().mean(-1, keepdim=True) + 1e-6)
+        z = (xf @ fn.t()) * r
+        zp, zq, zc = z[..., :n], z[..., n:2 * n], z[..., 2 * n:].unflatten(-1, (n, n))
+        pre = torch.sigmoid(scale[0] * zp + base[:n]) + 1e-6
+        post = 2.0 * torch.sigmoid(scale[1] * zq + base[n:2 * n])
+        comb = sinkhorn_cuda_autocast(scale[2] * zc + base[2 * n:].view(n, n), 6, 1e-6)
+        layer_input = (pre[..., None] * xf.unflatten(-1, (n, -1))).sum(-2, dtype=f32).to(x.dtype)
+        return layer_input, post, comb
+
+    torch._dynamo.reset()
+    with logs.capture() as reports:
+        outs = torch.compile(model, backend="trex")(x, fn)
+        sum(o.float().sum() for o in outs).backward()
+    (report,) = reports
+    assert [m.pattern for m in report.matches] == ["mhc_pre"], report.near_misses
+    expected = model_mhc_pre(x.detach(), fn.detach(), scale, base, 6, 1e-6, 1e-6)
+    for got, want in zip(outs, expected):
+        torch.testing.assert_close(got.float(), want.float(), rtol=1e-2, atol=1e-2)
+    assert fn.grad is not None and torch.isfinite(fn.grad).all() and x.grad is not None
