@@ -222,27 +222,35 @@ def clip_grad_norm(params: list[nn.Parameter], max_norm: float, dims: ParallelDi
     by min(1, max_norm / norm) when max_norm > 0. Returns the norm before clipping (may be inf/nan)."""
     from torch.distributed.tensor import DTensor
     expert_ids = {id(p) for p in expert_params}
-    grads = [p.grad for p in params if p.grad is not None]
-    if not grads:
-        return torch.zeros(())
-    device = (grads[0].to_local() if isinstance(grads[0], DTensor) else grads[0]).device
-    total = torch.zeros((), dtype=torch.float32, device=device)
     replicas = dims.world // dims.ep
+    # each local gradient in the group whose squared norm is divided by the same count: expert
+    # replicas hold identical gradients after reduce_expert_grads, a replicated plain tensor is on
+    # every rank, a DTensor shard is counted once
+    groups: dict[int, list[torch.Tensor]] = {}
     for p in params:
         if p.grad is None:
             continue
         g = p.grad.to_local() if isinstance(p.grad, DTensor) else p.grad
-        sq = g.detach().float().pow(2).sum()
         if dims.enabled and id(p) in expert_ids:
-            sq = sq / replicas          # identical on each expert replica after reduce_expert_grads
+            count = replicas
         elif dims.enabled and not isinstance(p.grad, DTensor):
-            sq = sq / dims.world        # replicated plain tensor (not sharded): counted once
-        total += sq
+            count = dims.world
+        else:
+            count = 1
+        groups.setdefault(count, []).append(g.detach())
+    if not groups:
+        return torch.zeros(())
+    local = [g for gs in groups.values() for g in gs]
+    total = torch.zeros((), dtype=torch.float32, device=local[0].device)
+    for count, gs in groups.items():
+        # one foreach kernel per group instead of ~5 launches per parameter (~1600 in `small`)
+        norms = torch.stack(torch._foreach_norm(gs, 2, dtype=torch.float32))
+        sq = norms.square().sum()
+        total += sq / count if count > 1 else sq
     if dims.enabled:
         dist.all_reduce(total)
     norm = total.sqrt()
     if max_norm > 0 and torch.isfinite(norm):
         coef = torch.clamp(max_norm / (norm + 1e-6), max=1.0)
-        for g in grads:
-            g.mul_(coef)
+        torch._foreach_mul_(local, coef)
     return norm

@@ -44,6 +44,23 @@ def test_clip_matches_torch_single_process():
     assert math.isnan(float(clip_grad_norm(list(a.parameters()), 0.5, ParallelDims())))
 
 
+def test_clip_sums_squares_in_fp32_across_gradient_dtypes():
+    """The foreach norms are taken in fp32 whatever the gradient's dtype (bf16 gradients of a bf16
+    parameter must not round the norm), and every gradient is scaled by the same coefficient."""
+    g = torch.Generator().manual_seed(1)
+    params = [nn.Parameter(torch.zeros(300, dtype=dt)) for dt in (torch.float32, torch.bfloat16, torch.float32)]
+    for p in params:
+        p.grad = torch.randn(p.shape, generator=g).to(p.dtype)
+    before = [p.grad.double().clone() for p in params]
+    want = math.sqrt(sum(float(b.pow(2).sum()) for b in before))
+    norm = clip_grad_norm(params, 1.0, ParallelDims())
+    assert norm.dtype == torch.float32 and abs(float(norm) - want) <= 1e-6 * want
+    coef = 1.0 / (want + 1e-6)
+    for p, b in zip(params, before):
+        torch.testing.assert_close(p.grad.double(), (b * coef).to(p.dtype).double(),
+                                   rtol=2 ** -7 if p.dtype == torch.bfloat16 else 1e-6, atol=0)
+
+
 def test_bf16_autocast_and_profiler_window(make_config, tmp_path):
     cfg = make_config(**{"train.steps": 2, "train.precision": "bf16", "log.profile_steps": [2, 1],
                          "log.profile_dir": str(tmp_path / "prof")})
