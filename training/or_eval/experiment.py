@@ -760,7 +760,7 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
                 # this arm's share, less only what earlier slippage took: the later arms keep theirs
                 allowance = max(0.0, min(decode_share_s, clock.left() - predicted_overhead_s() - later * (
                     predicted_train_s() + decode_share_s + predicted_overhead_s())))
-                if allowance < decode_share_s:
+                if allowance < decode_share_s - 0.5:   # (not for rounding: min() of two near-equal sums)
                     clock.events.append(f"{clock.elapsed():.0f}s: {arm}: decoding allowance {allowance:.0f}s, "
                                         f"below the {decode_share_s:.0f}s share (earlier stages ran long)")
                 deadline = time.monotonic() + allowance

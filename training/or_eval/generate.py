@@ -38,6 +38,16 @@ def _model_device(model, device):
         return torch.device("cpu")
 
 
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    """``cuda`` and ``cuda:0`` name the same device when the current one is 0 (and so on)."""
+    if a.type != b.type:
+        return False
+    if a.type == "cuda" and (a.index is None or b.index is None):
+        current = torch.cuda.current_device()
+        return (a.index if a.index is not None else current) == (b.index if b.index is not None else current)
+    return a.index == b.index or a.type == "cpu"
+
+
 def context_limit(model) -> int | None:
     """The model's maximum sequence length, if it declares one (ModelArgs.max_seq_len & co.)."""
     base = getattr(model, "_orig_mod", model)   # torch.compile wraps the module
@@ -201,7 +211,7 @@ def greedy_generate_padded(model, prompts: Sequence[Sequence[int]], max_new_toke
         if not p:
             raise ValueError(f"prompt {i} is empty; start generation from at least a bos token")
     base = _transformer_base(model) if kv_cache else None
-    if base is not None and next(base.parameters()).device != torch.device(device):
+    if base is not None and not _same_device(next(base.parameters()).device, torch.device(device)):
         base = None   # the cache lives on the model's device; an explicit other device takes the old path
     results: list[list[int] | None] = [None] * len(prompts)
     was_training = getattr(model, "training", False)
