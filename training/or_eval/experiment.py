@@ -182,11 +182,11 @@ PRESETS["h200_6min"] = dict(
 # data 9.5 s for 5540 or_data instances (16 cores); BPE 3.9 s; first stage's compile 33 s (its first
 # step); 0.18-0.20 s per 16 x 1536 step; 3.4-4.5 s per stage set-up. Decoding with the KV cache
 # (generate._TransformerDecoder): one prefill forward, then per step ~2.6-2.8k eager aten ops
-# whatever the batch (counted on CPU), ~25-40 ms on the GPU (launch-bound, as the 6-min plan's
-# 30 ms/step), so an arm's decoding is about max_new_tokens steps: ~16-26 s at 659 tokens.
-# Predicted: data+BPE ~20 s, training 90 + 2 x 62 s, decoding 3 x ~25 s, sandbox 3 x ~8 s, writing
-# ~2 s: ~335 s in the clock, ~345 s for the call; the decoding share per arm comes out at ~75 s
-# (3x the prediction), so a slower decode still finishes inside its share.
+# whatever the batch (counted on CPU; more under autocast), ~30-70 ms on the GPU at ~10-22 us per
+# op (launch-bound), so an arm's decoding is about max_new_tokens steps: ~20-46 s at 659 tokens.
+# Predicted: data+BPE ~20 s, training 88 + 2 x 61 s, decoding 3 x 20-46 s, sandbox 3 x ~8 s,
+# writing ~2 s: ~340-410 s in the clock, ~350-420 s for the call; the decoding share per arm comes
+# out at ~85 s (~2x the slow prediction), so a slower decode still finishes inside its share.
 PRESETS["h200_10min"] = dict(
     split_sizes=(6, 4, 4), cpt_docs_per_family=500, sft_pairs_per_family=500, test_per_family=20,
     cpt_steps=160, sft_steps=120, tokenizer_vocab=8192, max_new_tokens=768, max_new_tokens_quantile=0.95,
