@@ -9,7 +9,7 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh timed    # 1 GPU: swap_optimizer, train_step (~5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh patterns # 1 GPU: gpu_patterns RoPE (swept) + every mHC variant (~7.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh tune     # 1 GPU: trex tune, every pattern; gpu_patterns mHC+RMSNorm (~8 min)
-#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh accuracy # 1 GPU: OR ablation + CUDA tests (~5.5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh accuracy # 1 GPU: OR ablation (h200_10min) + CUDA tests and fuzz (~9.5 min)
 # Wheels the image lacks (highspy, liger-kernel) and the OR benchmark files travel in .whl/ (git-ignored;
 # fill it with bench/fetch_device_wheels.sh and name `.whl` in the device call's carry).
 set -uo pipefail
@@ -96,8 +96,9 @@ for pre in "" "unshare -n"; do
   ( cd /tmp && env -i PATH=/usr/bin:/bin HOME=/tmp $pre "$py" -I -c "import numpy, highspy, training.or_data.gurobi_shim; print('ok')" ) \
     > "$WORK/sandbox_probe.txt" 2>&1; echo "sandbox probe [$pre] rc=$?: $(tail -c 400 "$WORK/sandbox_probe.txt")"
 done
-( timeout -k 5 320 python3 -m training.or_eval.experiment --preset h200_6min --name or_cpt_ablation_h200_6min \
-    --time-budget-s 290 --out-dir "$WORK" > "$WORK/or_log.txt" 2>&1; echo "or rc=$?" >> "$WORK/or_log.txt" ) &
+# the 10-minute preset: KV-cached decoding and an equal decoding share per arm (docs/or_eval.md)
+( timeout -k 5 570 python3 -m training.or_eval.experiment --preset h200_10min --name or_cpt_ablation_h200_10min \
+    --out-dir "$WORK" > "$WORK/or_log.txt" 2>&1; echo "or rc=$?" >> "$WORK/or_log.txt" ) &
 # -v: one PASSED/FAILED line per test as it ends; the two files run one after the other, each with its
 # own limit, so the first one's failure report is printed even when the fuzz is cut (runs 3 and 4
 # lost theirs to the call's limit). The mHC fuzz compiles a new kernel per drawn shape: 200 s a test.
@@ -112,5 +113,5 @@ wait
 echo "== or_log"; tail -n 16 "$WORK/or_log.txt"
 for f in cuda_tests_log cuda_fuzz_log; do
   echo "== $f"; grep -E "FAILED|ERROR|passed|failed|rc=|kernel" "$WORK/$f.txt" | tail -n 20; done
-cp "$WORK"/or_cpt_ablation_h200_6min.json "$OUT"/ 2>/dev/null
+cp "$WORK"/or_cpt_ablation_h200_10min.json "$OUT"/ 2>/dev/null
 pack
