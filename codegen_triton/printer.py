@@ -678,8 +678,10 @@ def _rule_pair_swap(pr: _Printer, op: Op):
     src = pr.value(op.args[0])
     out = _out_local(pr, op)
     last = src.axes[-1]
-    if last.block % 2:
-        raise IRError(f"program {pr.p.name}: `{op}` needs an even block on the last axis, got {last.block}")
+    if last.block % 2 or last.extent % 2:
+        # an odd extent in an even block would pair the last real lane with a padding lane
+        raise IRError(f"program {pr.p.name}: `{op}` needs an even last axis, got extent {last.extent} "
+                      f"in a block of {last.block}")
     pairs = pr.block_shape(src.per_row, src.axes[:-1]).rstrip("]") + f", {last.block // 2}, 2]"
     ev, od = pr.tmp("even"), pr.tmp("odd")
     var = pr.ident(op.out)

@@ -1,8 +1,9 @@
 """Fuzz/correctness of the "cuda" target on a real GPU (skipped without CUDA and Triton).
 
-Every fused op that has a Triton adapter runs on CUDA tensors through torch.ops.trex.* (the CUDA kernel
-registered by codegen_triton) on the registry's sample inputs and on hypothesis-drawn odd shapes, with
-outputs poisoned (NaN) before launch; results and gradients must keep the DESIGN.md rule against the
+Every fused op that has a Triton adapter runs on CUDA tensors through the cuda target's runner (the
+Triton kernel; `test_torch_ops_trex_runs_the_cuda_kernel` checks that torch.ops.trex.* dispatches to
+it) on the registry's sample inputs and on hypothesis-drawn odd shapes, with outputs poisoned (NaN)
+before launch; results and gradients must keep the DESIGN.md rule against the
 fp64 reference (3x the eager chain's error for bf16/fp16, 2x for fp32; mHC against its TF32 chain).
 The rule, not a norm-relative one: three H200 runs failed rms_norm_bwd's width-1 sample, whose dx
 cancels to ~1e-6 of its terms, where FMA-contracted kernel and eager chain round differently.
@@ -73,10 +74,10 @@ def test_rms_norm_fuzz(rows, d, weighted, dtype):
     g = torch.Generator().manual_seed(rows * 1000 + d)
     x = torch.randn(rows, d, generator=g).to(dtype)
     w = torch.randn(d, generator=g).to(dtype) if weighted else None
-    _check("rms_norm", (x, w, 1e-6, None))
+    assert _check("rms_norm", (x, w, 1e-6, None)) == "kernel"
     from passes.rmsnorm import rms_norm_reference
     y, rstd = rms_norm_reference(x, w, 1e-6, None)
-    _check("rms_norm_bwd", (torch.randn(y.shape, generator=g).to(dtype), x, w, rstd))
+    assert _check("rms_norm_bwd", (torch.randn(y.shape, generator=g).to(dtype), x, w, rstd)) == "kernel"
 
 
 @settings(max_examples=6, deadline=None)
@@ -85,8 +86,9 @@ def test_swiglu_fuzz(rows, f, limit):
     g = torch.Generator().manual_seed(rows * 7 + f)
     gate = (torch.randn(rows, f, generator=g) * 4).bfloat16()
     up = (torch.randn(rows, f, generator=g) * 4).bfloat16()
-    _check("swiglu_limited", (gate, up, limit, None, None))
-    _check("swiglu_limited_bwd", (torch.randn(rows, f, generator=g).bfloat16(), gate, up, limit, None))
+    assert _check("swiglu_limited", (gate, up, limit, None, None)) == "kernel"
+    dh = torch.randn(rows, f, generator=g).bfloat16()
+    assert _check("swiglu_limited_bwd", (dh, gate, up, limit, None)) == "kernel"
 
 
 @settings(max_examples=6, deadline=None)
@@ -96,7 +98,19 @@ def test_rope_fuzz(t, heads, half, nope, inverse):
     g = torch.Generator().manual_seed(t * 100 + heads)
     x = torch.randn(t, heads, nope + 2 * half, generator=g).bfloat16()
     ang = torch.rand(t, 1, half, generator=g) * 6
-    _check("rope", (x, ang.cos(), ang.sin(), 2 * half, inverse))
+    assert _check("rope", (x, ang.cos(), ang.sin(), 2 * half, inverse)) == "kernel"
+
+
+def test_torch_ops_trex_runs_the_cuda_kernel():
+    """torch.ops.trex.rms_norm on CUDA tensors is the Triton kernel, not the composite reference: its
+    output equals the cuda runner's bit for bit (the eager chain rounds differently)."""
+    from trex_compiler import targets
+    g = torch.Generator().manual_seed(2)
+    x, w = torch.randn(37, 300, generator=g).bfloat16().cuda(), torch.randn(300, generator=g).bfloat16().cuda()
+    via_ops = torch.ops.trex.rms_norm(x, w, 1e-6, None)
+    direct = targets.get_target("cuda").runner("rms_norm", (x, w, 1e-6, None))
+    for a, b in zip(via_ops, direct):
+        assert torch.equal(a, b)
 
 
 def test_tiling_is_feasible_at_model_shapes():

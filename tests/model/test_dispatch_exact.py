@@ -99,3 +99,14 @@ def test_track_load_counts_equal_bincount(tiny_args):
     moe(x)
     _, idx = moe.gate(x.reshape(-1, tiny_args.dim))
     assert torch.equal(moe.expert_load, 2 * torch.bincount(idx.reshape(-1), minlength=tiny_args.n_routed_experts))
+
+
+def test_sparse_dispatch_of_no_rows_returns_an_empty_result():
+    """An expert-parallel rank can receive no rows: the dispatch returns [0, dim] instead of failing
+    on torch.cat of no expert outputs (review finding)."""
+    experts = nn.ModuleList(Expert(8, 12, swiglu_limit=10.0) for _ in range(4))
+    x = torch.zeros(0, 8, requires_grad=True)
+    y = sparse_dispatch(x, torch.zeros(0, 2, dtype=torch.int64), torch.zeros(0, 2), experts)
+    assert y.shape == (0, 8) and y.dtype == x.dtype
+    y.sum().backward()
+    assert x.grad.shape == (0, 8)

@@ -148,4 +148,8 @@ def test_sandbox_preflight_program_solves_in_the_real_sandbox():
     pytest.importorskip("training.or_data.sandbox")
     from training.or_eval.evaluate import SandboxExecutor
     with SandboxExecutor(workers=1) as executor:
-        assert E.sandbox_preflight(executor) == {"status": "optimal", "objective": 7.0}
+        preflight = E.sandbox_preflight(executor)
+    assert {k: preflight[k] for k in ("status", "objective")} == {"status": "optimal", "objective": 7.0}
+    # the record says which isolation layers the run had (the network namespace may be absent here)
+    layers = preflight["isolation"]["enforced_in_every_run"]
+    assert {"static_check", "process_group", "audit_hook", "minimal_env"} <= set(layers), layers

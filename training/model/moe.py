@@ -101,6 +101,8 @@ def sparse_dispatch(x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch.
                                                             routed_w.split(counts))
                if count]
     y = torch.zeros(n_rows, x.shape[-1], dtype=torch.float32, device=x.device)
+    if not outputs:     # no rows at all (an expert-parallel rank that received none): zeros, still
+        return y.index_add(0, rows, routed_x.float()).to(x.dtype)     # in x's autograd graph
     return y.index_add(0, rows, torch.cat(outputs).float()).to(x.dtype)
 
 

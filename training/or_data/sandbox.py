@@ -352,6 +352,11 @@ class Sandbox:
         # Remove the temp root even when close() is never called (e.g. a pool worker that exits).
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.tmp_root, True) if self._own_tmp else None
 
+    @property
+    def network_namespace_error(self) -> str | None:
+        """Why zygotes run without `unshare -n` in this sandbox (None: the layer works or was not asked for)."""
+        return self._netns_error
+
     # -- zygote management -----------------------------------------------------------------------
     def _acquire(self) -> int:
         with self._cond:

@@ -19,6 +19,7 @@ import platform
 import re
 import subprocess
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -75,6 +76,8 @@ class SandboxExecutor:
         params = inspect.signature(execute_solver_code).parameters
         self._files_arg = next((p for p in ("files", "data_files", "extra_files") if p in params), None)
         self.infra_retries_used = 0
+        self._enforced: set[str] | None = None    # isolation layers every run so far had
+        self._enforced_lock = threading.Lock()
         # The sandbox's zygote processes die with the *thread* that started them (PR_SET_PDEATHSIG
         # is per thread on Linux), so every sandbox call runs on threads that live as long as this
         # executor, never on a short-lived pool of the caller.
@@ -98,7 +101,18 @@ class SandboxExecutor:
                 break
             self.infra_retries_used += 1
             result = self._execute(code, **kwargs)
+        layers = set(getattr(result, "enforced", None) or ())
+        if layers:
+            with self._enforced_lock:
+                self._enforced = layers if self._enforced is None else self._enforced & layers
         return Outcome.from_execution(result)
+
+    @property
+    def isolation(self) -> dict:
+        """What the runs had, for the record: the isolation layers enforced in EVERY run so far, and
+        why the network namespace is off when the sandbox had to drop it (training.or_data.sandbox)."""
+        return {"enforced_in_every_run": sorted(self._enforced or ()),
+                "network_namespace_error": self._sandbox.network_namespace_error}
 
     def close(self) -> None:
         self._sandbox.close()

@@ -639,7 +639,9 @@ def sandbox_preflight(executor) -> dict:
         raise RuntimeError(f"sandbox preflight failed: a known program (optimum 7) gave status "
                            f"{outcome.status.value}, objective {outcome.objective}, error {outcome.error!r}. "
                            f"{PYTHON_I_HINT}")
-    return {"status": outcome.status.value, "objective": outcome.objective}
+    isolation = getattr(executor, "isolation", None)
+    return {"status": outcome.status.value, "objective": outcome.objective,
+            **({"isolation": isolation} if isolation is not None else {})}
 
 
 def run_experiment(cfg: ExperimentConfig, source: ORDataSource, command: str | None = None) -> dict:
@@ -688,6 +690,7 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
     verdicts: dict[str, dict[str, list]] = {}
     item_reports: dict[str, dict] = {}
     skipped_arms: list[str] = []
+    isolation: dict | None = None     # the evaluation sandbox's layers, filled in as arms are scored
     json_path = out_dir / f"{cfg.name}.json"
     items_path = out_dir / f"{cfg.name}_items.json"
     step_s: list[float] = []      # median step time of every stage so far
@@ -719,7 +722,7 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
             "analysis": analyse(problems, common) if common else None,
             "primary": {"rule": PRIMARY_RULE, "split": "cpt_only",
                         "comparison": "cpt_* vs sft_only, exact McNemar on the same items"},
-            "decoding": decoding, "sandbox_preflight": preflight,
+            "decoding": decoding, "sandbox_preflight": preflight, "sandbox_isolation": isolation,
             "time_guard": {"budget_s": cfg.time_budget_s, "reserve_s": cfg.reserve_s,
                            "decode_share_s": None if decode_share_s is None else round(decode_share_s, 1),
                            "events": clock.events},
@@ -807,6 +810,7 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
                                       "evaluate_total": round(clock.elapsed() - t_eval, 1)}}
             del model
             overhead_s.append(max(0.0, clock.elapsed() - t_eval - gen_s))
+            isolation = executor.isolation
             atomic_write_json(json_path, result_so_far(final=False))   # a partial result survives a kill
     t_out = clock.elapsed()
     result = result_so_far(final=True)
