@@ -13,7 +13,7 @@
 # Wheels the image lacks (highspy, liger-kernel) and the OR benchmark files travel in .whl/ (git-ignored;
 # fill it with bench/fetch_device_wheels.sh and name `.whl` in the device call's carry).
 set -uo pipefail
-part=${1:?usage: bench/h200_runs.sh multi|train|tune|accuracy}
+part=${1:?usage: bench/h200_runs.sh multi|train|timed|patterns|tune|accuracy}
 OUT=${OUT:?set OUT to the folder whose files come back}
 WORK=/tmp/trex_h200_$part
 mkdir -p "$WORK"
@@ -89,6 +89,8 @@ if [ "$part" = tune ]; then      # one GPU: trex tune over every pattern, then t
   cp "$WORK"/gpu_patterns*.json "$OUT"/ 2>/dev/null
   pack; exit 0
 fi
+
+[ "$part" = accuracy ] || { echo "bench/h200_runs.sh: unknown part '$part' (multi|train|timed|patterns|tune|accuracy)"; exit 2; }
 
 # accuracy runs (no timing): the OR ablation and the CUDA tests side by side on one GPU.
 # First the sandbox's interpreter, with and without `unshare -n` (run 4's zygote died before its hello).
