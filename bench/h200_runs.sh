@@ -14,6 +14,8 @@
 # fill it with bench/fetch_device_wheels.sh and name `.whl` in the device call's carry).
 set -uo pipefail
 part=${1:?usage: bench/h200_runs.sh multi|train|timed|patterns|tune|accuracy}
+case "$part" in multi|train|timed|patterns|tune|accuracy) ;;
+  *) echo "bench/h200_runs.sh: unknown part '$part' (multi|train|timed|patterns|tune|accuracy)"; exit 2 ;; esac
 OUT=${OUT:?set OUT to the folder whose files come back}
 WORK=/tmp/trex_h200_$part
 mkdir -p "$WORK"
@@ -89,8 +91,6 @@ if [ "$part" = tune ]; then      # one GPU: trex tune over every pattern, then t
   cp "$WORK"/gpu_patterns*.json "$OUT"/ 2>/dev/null
   pack; exit 0
 fi
-
-[ "$part" = accuracy ] || { echo "bench/h200_runs.sh: unknown part '$part' (multi|train|timed|patterns|tune|accuracy)"; exit 2; }
 
 # accuracy runs (no timing): the OR ablation and the CUDA tests side by side on one GPU.
 # First the sandbox's interpreter, with and without `unshare -n` (run 4's zygote died before its hello).
