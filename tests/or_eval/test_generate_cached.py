@@ -79,6 +79,23 @@ def test_cached_decoding_gives_the_tokens_of_one_by_one_decoding():
     assert greedy_generate_padded(model, prompts, 20, eos_id=eos) == with_eos
 
 
+def test_a_failing_cache_falls_back_to_the_same_tokens_with_a_warning(monkeypatch):
+    """A cache that raises (a device or dtype it was never run on) costs a warning, not the
+    evaluation: the batch and every later one decode without it, to the same tokens."""
+    import training.or_eval.generate as generate
+    model = _model(index_topk=64)
+    prompts = [[1, 5, 9, 11], [1, 2], [7, 3, 3]]
+    expected = [greedy_generate(model, p, 5, eos_id=None) for p in prompts]
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("planted cache failure")
+
+    monkeypatch.setattr(generate, "_decode_cached", broken)
+    with pytest.warns(RuntimeWarning, match="planted cache failure"):
+        got = greedy_generate_padded(model, prompts, 5, eos_id=None, batch_size=2)
+    assert got == expected
+
+
 class _CompiledStandIn(torch.nn.Module):
     """What torch.compile returns, as far as decoding can tell (the module under ``_orig_mod``);
     calling it fails, so a decoding that runs the wrapper (and would recompile per shape) fails."""

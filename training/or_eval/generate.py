@@ -20,6 +20,7 @@ unspecified either way): a tie at the k-th place can change a token, not the gre
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Sequence
 
 import torch
@@ -227,9 +228,17 @@ def greedy_generate_padded(model, prompts: Sequence[Sequence[int]], max_new_toke
             cached = [i for i in members if base is not None
                       and (window is None or len(fed[i]) + max_new_tokens - 1 <= window)]
             if cached:
-                outs = _decode_cached(base, [fed[i] for i in cached], max_new_tokens, eos_id, pad_id, deadline)
-                for i, out in zip(cached, outs):
-                    results[i] = out
+                try:
+                    outs = _decode_cached(base, [fed[i] for i in cached], max_new_tokens, eos_id, pad_id, deadline)
+                except Exception as exc:    # noqa: BLE001 - the cache-free path computes the same tokens
+                    # a cache that fails on a new device or dtype must not cost a whole evaluation:
+                    # say so, and decode these rows and every later batch without it
+                    warnings.warn(f"KV-cached decoding failed ({type(exc).__name__}: {exc}); decoding without "
+                                  f"the cache from here on", RuntimeWarning, stacklevel=2)
+                    base, cached = None, []
+                else:
+                    for i, out in zip(cached, outs):
+                        results[i] = out
             rest = [i for i in members if i not in set(cached)]
             if rest:
                 outs = _decode_uncached(model, [fed[i] for i in rest], max_new_tokens, eos_id, pad_id, window,
