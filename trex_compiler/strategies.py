@@ -288,12 +288,6 @@ def _to_device(args: tuple, device: str) -> tuple:
     return tuple(a.to(device) if isinstance(a, torch.Tensor) else a for a in args)
 
 
-def _cpu(x: Any) -> Any:
-    if isinstance(x, torch.Tensor):
-        return x.cpu()
-    return type(x)(_cpu(t) for t in x) if isinstance(x, (tuple, list)) else x
-
-
 def _check_nonfinite(actual: torch.Tensor, eager: torch.Tensor, label: str) -> None:
     a, e = actual.detach().double(), eager.detach().double()
     for what, fn in (("NaN", torch.isnan), ("+Inf", lambda t: t == math.inf), ("-Inf", lambda t: t == -math.inf)):
@@ -314,6 +308,9 @@ def compare_outputs(actual: Any, eager: Any, reference64: Any, *, label: str) ->
         raise AssertionError(f"{label}: {len(acts)} outputs, the reference has {len(eags)}")
     for i, (a, e, r) in enumerate(zip(acts, eags, refs)):
         name = f"{label} output {i}"
+        # compared on the CPU: a kernel's outputs and the eager chain / fp64 reference of CUDA
+        # arguments may sit on different devices (the NaN/Inf position check raised on every H200 case)
+        a, e, r = a.cpu(), e.cpu(), r.cpu()
         if a.shape != e.shape or a.dtype != e.dtype:
             raise AssertionError(f"{name}: {a.dtype}{tuple(a.shape)}, the reference gives {e.dtype}{tuple(e.shape)}")
         _check_nonfinite(a, e, name)
@@ -354,13 +351,10 @@ def check_fused_op(op_name: str, args: tuple, targets: list[str] | None = None, 
         else:
             runner = (runners or {}).get(name) or target_registry.get_target(name).runner
             device = "cuda" if name == "cuda" else None
-            out = runner(op_name, _to_device(args, device) if device else args)
-            if out is NotImplemented:
+            actual = runner(op_name, _to_device(args, device) if device else args)
+            if actual is NotImplemented:
                 results[name] = "reference: the target has no kernel for these inputs"
                 continue
-            actual = out
-        # compared on the CPU: with CUDA arguments the eager chain and the fp64 reference ran on the
-        # GPU too, and the NaN/Inf position check cannot mix devices (it raised on every H200 case)
-        compare_outputs(_cpu(actual), _cpu(eager), _cpu(reference64), label=f"{op_name} on {name}")
+        compare_outputs(actual, eager, reference64, label=f"{op_name} on {name}")
         results[name] = "kernel"
     return results
