@@ -127,18 +127,35 @@ class Compressor(nn.Module):
 
     def forward(self, x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
         """x ``[B, T, dim]``, freqs_cis ``[T, r/2]`` -> entries ``[B, T // ratio, head_dim]``."""
-        m, c = self.ratio, self.head_dim
+        m = self.ratio
         n_windows = x.shape[1] // m
+        kv, gate = self.project(x[:, :n_windows * m], windows=(n_windows, m))
+        entries = self.pool(kv, gate, x.dtype)
+        return apply_rope(entries, freqs_cis[: n_windows * m: m])
+
+    def project(self, x: torch.Tensor, windows: tuple[int, int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The fp32 projections ``(kv, gate)`` ``[B, T, width]`` of x ``[B, T, dim]`` (gate without
+        ``ape``), or ``[B, W, ratio, width]`` with ``windows = (W, ratio)`` (T = W * ratio)."""
         # pooling math in fp32 (spec §5.3; under torch.autocast the two GEMMs run in bf16)
-        xf = x[:, :n_windows * m].float()
-        kv = F.linear(xf, self.wkv.weight.float()).unflatten(1, (n_windows, m)).float()
-        gate = F.linear(xf, self.wgate.weight.float()).unflatten(1, (n_windows, m)).float() + self.ape.float()
+        xf = x.float()
+        kv = F.linear(xf, self.wkv.weight.float())
+        kv = (kv if windows is None else kv.unflatten(1, windows)).float()
+        gate = F.linear(xf, self.wgate.weight.float())
+        gate = (gate if windows is None else gate.unflatten(1, windows)).float()
+        return kv, gate
+
+    def pool(self, kv: torch.Tensor, gate: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """Normed, not yet rotated entries ``[B, W, head_dim]`` in ``dtype`` from the projections of W
+        consecutive complete windows, kv and gate ``[B, W, ratio, width]`` (``project``'s). With
+        ``overlap`` window w also pools the first half of window w-1's channels; window 0 has none
+        (the incremental decoder, training.model.decode, passes each window with the one before)."""
+        c = self.head_dim
+        gate = gate + self.ape.float()
         if self.overlap:
             kv = torch.cat([_shift_windows(kv[..., :c], 0.0), kv[..., c:]], dim=2)
             gate = torch.cat([_shift_windows(gate[..., :c], float("-inf")), gate[..., c:]], dim=2)
         entries = (kv * gate.softmax(dim=2)).sum(dim=2)
-        entries = self.norm(entries.to(x.dtype))
-        return apply_rope(entries, freqs_cis[: n_windows * m: m])
+        return self.norm(entries.to(dtype))
 
 
 # ---------------------------------------------------------------------------- lightning indexer
@@ -158,9 +175,19 @@ class Indexer(nn.Module):
     def forward(self, x: torch.Tensor, q_latent: torch.Tensor, freqs_cis: torch.Tensor,
                 visible: torch.Tensor) -> torch.Tensor:
         """Index scores ``[B, T, T // 4]`` fp32, ``-inf`` where not causally visible."""
-        q = self.wq_b(q_latent).unflatten(-1, (self.n_heads, self.head_dim))
-        q = apply_rope(q, freqs_cis.unsqueeze(-2))
+        q = self.queries(q_latent, freqs_cis)
         keys = self.compressor(x, freqs_cis)
+        return self.scores(x, q, keys, visible)
+
+    def queries(self, q_latent: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
+        """Rotated indexer queries ``[B, T, n_heads, head_dim]`` (freqs_cis broadcastable to ``[B, T, r/2]``)."""
+        q = self.wq_b(q_latent).unflatten(-1, (self.n_heads, self.head_dim))
+        return apply_rope(q, freqs_cis.unsqueeze(-2))
+
+    def scores(self, x: torch.Tensor, q: torch.Tensor, keys: torch.Tensor, visible: torch.Tensor) -> torch.Tensor:
+        """Index scores ``[B, T, S]`` of the queries ``q`` at x ``[B, T, dim]`` over the indexer entries
+        ``keys [B, S, head_dim]`` (``forward``'s own, or the incremental decoder's cached ones),
+        ``-inf`` where not ``visible``."""
         weights = self.weights_proj(x).float() * self.weight_scale
         scores = torch.einsum("bthd,bsd->bths", q.float(), keys.float())
         index = (F.relu(scores) * weights.unsqueeze(-1)).sum(dim=2)
@@ -199,12 +226,8 @@ class Attention(nn.Module):
     def forward(self, x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
         """x ``[B, T, dim]``; freqs_cis ``[T, rope_dim/2]`` complex (this layer's base / YaRN)."""
         batch, seq_len, _ = x.shape
-        q_latent = self.q_norm(self.wq_a(x))
-        q = self.wq_b(q_latent).unflatten(-1, (self.n_heads, self.head_dim))
-        q = rms_norm_noweight(q, self.eps)
-        q = apply_rope(q, freqs_cis.unsqueeze(-2))
-        kv = self.kv_norm(self.wkv(x))
-        kv = apply_rope(kv, freqs_cis)
+        q_latent, q = self.queries(x, freqs_cis)
+        kv = self.shared_kv(x, freqs_cis)
 
         keys = kv
         visible = window_visibility(seq_len, self.window, x.device).expand(batch, seq_len, seq_len)
@@ -216,7 +239,7 @@ class Attention(nn.Module):
                 # The indexer gets no LM gradient: its inputs are detached and the top-k choice is
                 # not differentiable (docs/model.md, "indexer training").
                 index = self.indexer(x.detach(), q_latent.detach(), freqs_cis, entry_visible)
-                entry_visible = topk_selection(index, self.index_topk) & entry_visible
+                entry_visible = self.select_entries(index, entry_visible)
             entry_visible = entry_visible.expand(batch, seq_len, entries.shape[1])
             keys = torch.cat([kv, entries], dim=1)
             visible = torch.cat([visible, entry_visible], dim=-1)
@@ -228,6 +251,28 @@ class Attention(nn.Module):
             o = AddAuxiliaryLoss.apply(o, kl * self.indexer_loss_weight)
         else:
             o = sink_attention(q, keys, visible, self.attn_sink, self.softmax_scale)
+        return self.output(o, freqs_cis)
+
+    # The pieces of ``forward`` that the incremental decoder (training.model.decode) runs on one new
+    # position per row; freqs_cis there is ``[B, 1, r/2]`` (each row's own position).
+    def queries(self, x: torch.Tensor, freqs_cis: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(q_latent ``[B, T, q_lora_rank]``, rotated per-head-normed queries ``[B, T, H, D]``)."""
+        q_latent = self.q_norm(self.wq_a(x))
+        q = self.wq_b(q_latent).unflatten(-1, (self.n_heads, self.head_dim))
+        q = rms_norm_noweight(q, self.eps)
+        return q_latent, apply_rope(q, freqs_cis.unsqueeze(-2))
+
+    def shared_kv(self, x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
+        """The rotated shared K=V ``[B, T, D]`` of every position of x."""
+        kv = self.kv_norm(self.wkv(x))
+        return apply_rope(kv, freqs_cis)
+
+    def select_entries(self, index: torch.Tensor, entry_visible: torch.Tensor) -> torch.Tensor:
+        """The CSA selection: the indexer's top-``index_topk`` entries among the visible ones."""
+        return topk_selection(index, self.index_topk) & entry_visible
+
+    def output(self, o: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
+        """Rotate the attention output ``[B, T, H, D]`` back, then the output projection."""
         o = apply_rope(o, freqs_cis.unsqueeze(-2), inverse=True)
         return self.output_projection(o)
 

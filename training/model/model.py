@@ -6,6 +6,8 @@ the official tensor names (checkpoint.py).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -60,9 +62,16 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor, token_ids: torch.Tensor | None,
                 rope: dict[str, torch.Tensor]) -> torch.Tensor:
         """x ``[B, T, n, dim]`` streams -> new streams."""
+        return self.run_with_attention(x, token_ids, lambda h: self.attn(h, rope[self.rope_key]))
+
+    def run_with_attention(self, x: torch.Tensor, token_ids: torch.Tensor | None,
+                           attend: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        """``forward`` with the attention sub-layer given as ``attend(normed input) -> output``
+        (``forward``'s is ``self.attn`` over the whole sequence; the incremental decoder's reads its
+        cache: training.model.decode)."""
         layer_input, post, comb = mhc_pre(x, self.hc_attn_fn, self.hc_attn_scale, self.hc_attn_base,
                                           self.hc_iters, self.hc_eps, self.norm_eps)
-        x = hc_post(self.attn(self.attn_norm(layer_input), rope[self.rope_key]), x, post, comb)
+        x = hc_post(attend(self.attn_norm(layer_input)), x, post, comb)
         layer_input, post, comb = mhc_pre(x, self.hc_ffn_fn, self.hc_ffn_scale, self.hc_ffn_base,
                                           self.hc_iters, self.hc_eps, self.norm_eps)
         x = hc_post(self.ffn(self.ffn_norm(layer_input), token_ids), x, post, comb)
@@ -158,17 +167,25 @@ class Transformer(nn.Module):
         args = self.args
         _, seq_len = tokens.shape
         rope = rope_tables(args, seq_len, tokens.device)
-        h = self.embed(tokens)
-        x = h.unsqueeze(-2).repeat(1, 1, args.hc_mult, 1)
+        x = self.embed_streams(tokens)
         for layer in self.layers:
             x = self._run(layer, x, tokens, rope)
-        out = hc_head(x, self.hc_head_fn, self.hc_head_scale, self.hc_head_base, args.hc_eps, args.norm_eps)
-        logits = self.head(self.norm(out))
+        logits = self.head_logits(x)
         if not self.mtp:
             return logits, None
         next_tokens = torch.cat([tokens[:, 1:], tokens[:, -1:]], dim=1)
         mtp_hidden = self._run(self.mtp[0], x, self.embed(next_tokens), rope)
         return logits, self.head(mtp_hidden)
+
+    def embed_streams(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens ``[B, T]`` -> the ``hc_mult`` residual streams ``[B, T, n, dim]`` (copies of the embedding)."""
+        return self.embed(tokens).unsqueeze(-2).repeat(1, 1, self.args.hc_mult, 1)
+
+    def head_logits(self, x: torch.Tensor) -> torch.Tensor:
+        """Trunk streams ``[B, T, n, dim]`` -> logits ``[B, T, V]`` (hc_head, final norm, LM head)."""
+        args = self.args
+        out = hc_head(x, self.hc_head_fn, self.hc_head_scale, self.hc_head_base, args.hc_eps, args.norm_eps)
+        return self.head(self.norm(out))
 
     def _run(self, block: nn.Module, *inputs):
         if self.args.activation_checkpointing and torch.is_grad_enabled():

@@ -7,9 +7,10 @@ whole (window of the) sequence. They are the reference the faster paths are test
 
 ``greedy_generate_batch`` groups prompts of equal length (bit-for-bit the one-by-one computation);
 ``greedy_generate_padded`` (what the experiment uses) right-pads prompts of any length into one
-batch. For a training.model.Transformer it decodes with a KV cache (``_TransformerDecoder``: one
-forward over the prompts, then one new position per row per step; the per-step cost no longer grows
-with the sequence, which on the H200 took a 640-token decode of 156 rows from minutes to seconds);
+batch. For a training.model.Transformer it decodes with the model's KV cache
+(``training.model.decode``: ``prefill`` over the prompts, then ``decode_step``, one new position per
+row per step; the per-step cost no longer grows with the sequence, which on the H200 took a 640-token
+decode of 156 rows from minutes to seconds);
 otherwise, and for rows that would slide the window, it feeds each step up to the longest live row
 and reads each row's logits at its own last position. Right padding is exact for a causal model (a
 position never sees later positions), and so is the cache; training.model's one departure is the
@@ -24,7 +25,6 @@ import warnings
 from collections.abc import Sequence
 
 import torch
-import torch.nn.functional as F
 
 from training.or_eval.tokenizer import format_prompt
 
@@ -155,26 +155,15 @@ def greedy_generate_batch(model, prompts: Sequence[Sequence[int]], max_new_token
 def last_position_logits(model, tokens: torch.Tensor, last: torch.Tensor) -> torch.Tensor:
     """Logits ``[B, V]`` at position ``last[b]`` of each row of ``tokens[B, T]``.
 
-    For training.model.Transformer this runs the trunk only and applies the head to the gathered
-    positions: the MTP block and the ``[B, T, V]`` logits of a full forward are most of a decode
-    step's memory traffic and are not needed to pick the next token (the same layers, in the same
-    order, as ``Transformer.forward``; a test checks the two agree). Any other model: full forward."""
-    base = getattr(model, "_orig_mod", model)
+    For training.model.Transformer this is ``training.model.decode.logits_at``: the trunk only, the
+    head at the gathered positions (the MTP block and the ``[B, T, V]`` logits of a full forward are
+    most of a decode step's memory traffic and are not needed to pick the next token; a test checks
+    it agrees with ``Transformer.forward``). Any other model: its full forward."""
+    base = _transformer_base(model)
+    if base is not None:
+        from training.model.decode import logits_at
+        return logits_at(base, tokens, last)
     rows = torch.arange(tokens.shape[0], device=tokens.device)
-    try:
-        from training.model.mhc import hc_head
-        from training.model.model import Transformer, rope_tables
-    except ImportError:
-        Transformer = None
-    if Transformer is not None and isinstance(base, Transformer):
-        args = base.args
-        rope = rope_tables(args, tokens.shape[1], tokens.device)
-        x = base.embed(tokens).unsqueeze(-2).repeat(1, 1, args.hc_mult, 1)
-        for layer in base.layers:
-            x = layer(x, tokens, rope)
-        x = x[rows, last].unsqueeze(1)                                  # [B, 1, n, dim]
-        out = hc_head(x, base.hc_head_fn, base.hc_head_scale, base.hc_head_base, args.hc_eps, args.norm_eps)
-        return base.head(base.norm(out))[:, 0]
     return _logits(model(tokens))[rows, last]
 
 
@@ -191,7 +180,7 @@ def greedy_generate_padded(model, prompts: Sequence[Sequence[int]], max_new_toke
     With ``kv_cache`` (default) and a training.model.Transformer (compiled or not: the eager
     module is used), a row whose prompt plus response fits the window is decoded incrementally:
     one forward over the padded prompts, then one new position per row per step
-    (``_TransformerDecoder``): a step costs O(window + compressed entries) per row instead of a
+    (``training.model.decode.prefill`` / ``decode_step``): a step costs O(window + compressed entries) per row instead of a
     forward over the whole sequence. Other rows (those that would slide the window, or any row of
     another model) take the cache-free path: each step feeds the live rows up to the longest live
     row and reads each row's logits at its own end; a row that reaches ``max_context`` tokens
@@ -323,197 +312,6 @@ def _transformer_base(model):
     return base if isinstance(base, Transformer) else None
 
 
-def apply_rope(x: torch.Tensor, freqs_cis: torch.Tensor, inverse: bool = False) -> torch.Tensor:
-    """training.model's RoPE (imported on use, as everything else here from training.model)."""
-    from training.model.functional import apply_rope as rope
-    return rope(x, freqs_cis, inverse=inverse)
-
-
-class _CompressorCache:
-    """A Compressor's state for incremental decoding: its two fp32 projections of every position
-    (``kv``, ``gate`` without ``ape``) and the entries built so far (``entries[b, w]``).
-
-    Entry ``w`` pools positions ``[w*m, (w+1)*m)`` (and, with overlap, the first half of the channels
-    of the window before it); it is built once, at the step that writes position ``(w+1)*m - 1``,
-    from the cached projections, exactly as ``Compressor.forward`` computes it from the whole
-    sequence. Entries of windows that were incomplete in the (right-padded) prompt hold padding
-    garbage until then, and no query can see them before (``compressed_visibility``)."""
-
-    def __init__(self, compressor, x_prompt: torch.Tensor, freqs: torch.Tensor, capacity: int):
-        self.mod = compressor
-        m, c = compressor.ratio, compressor.head_dim
-        batch, prompt_len, _ = x_prompt.shape
-        kv, gate = self._project(x_prompt)
-        self.kv = kv.new_zeros(batch, capacity, kv.shape[-1])
-        self.gate = gate.new_zeros(batch, capacity, gate.shape[-1])
-        self.kv[:, :prompt_len], self.gate[:, :prompt_len] = kv, gate
-        entries = compressor(x_prompt, freqs) if prompt_len >= m else None
-        dtype = entries.dtype if entries is not None else x_prompt.dtype
-        self.entries = torch.zeros(batch, capacity // m + 1, c, dtype=dtype, device=x_prompt.device)
-        if entries is not None:
-            self.entries[:, :entries.shape[1]] = entries
-
-    def _project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        # the same spelling as Compressor.forward (under autocast the GEMMs run in bf16 there too)
-        xf = x.float()
-        w = self.mod
-        return F.linear(xf, w.wkv.weight.float()).float(), F.linear(xf, w.wgate.weight.float()).float()
-
-    def write(self, rows: torch.Tensor, positions: list[int], pos: torch.Tensor, x_step: torch.Tensor,
-              freqs: torch.Tensor) -> None:
-        """Store the projections of ``x_step[k]`` (``[R, 1, dim]``) at ``positions[k]`` (``pos`` on the
-        device) of row ``rows[k]`` and build every entry whose window this position completes."""
-        kv, gate = self._project(x_step)
-        self.kv[rows, pos], self.gate[rows, pos] = kv[:, 0], gate[:, 0]
-        m, c = self.mod.ratio, self.mod.head_dim
-        done = [k for k, p in enumerate(positions) if (p + 1) % m == 0]
-        if not done:
-            return
-        sel = torch.tensor(done, device=rows.device)
-        windows = [(positions[k] + 1) // m - 1 for k in done]
-        w = torch.tensor(windows, device=rows.device)
-        slots = torch.arange(m, device=rows.device)
-        cur = (w * m).unsqueeze(1) + slots                                   # [R', m]
-        r = rows[sel].unsqueeze(1)
-        kv_cur, gate_cur = self.kv[r, cur], self.gate[r, cur] + self.mod.ape.float()
-        if self.mod.overlap:
-            prev = (cur - m).clamp(min=0)
-            first = (w == 0).view(-1, 1, 1)   # window 0 has no window before it (_shift_windows' fill)
-            kv_prev = self.kv[r, prev].masked_fill(first, 0.0)
-            gate_prev = (self.gate[r, prev] + self.mod.ape.float()).masked_fill(first, float("-inf"))
-            kv_w = torch.cat([kv_prev[..., :c], kv_cur[..., c:]], dim=1)
-            gate_w = torch.cat([gate_prev[..., :c], gate_cur[..., c:]], dim=1)
-        else:
-            kv_w, gate_w = kv_cur, gate_cur
-        entries = (kv_w * gate_w.softmax(dim=1)).sum(dim=1)
-        entries = self.mod.norm(entries.to(x_step.dtype))
-        entries = apply_rope(entries, freqs[w * m])
-        self.entries[rows[sel], w] = entries.to(self.entries.dtype)
-
-
-class _AttentionCache:
-    """One attention layer's decoding state: the rotated shared K=V of every position, plus the
-    compressor (and lightning indexer) caches of compressed layers."""
-
-    def __init__(self, attn, x_prompt: torch.Tensor, freqs: torch.Tensor, capacity: int):
-        self.attn = attn
-        kv = attn.kv_norm(attn.wkv(x_prompt))
-        kv = apply_rope(kv, freqs[:x_prompt.shape[1]])
-        self.kv = kv.new_zeros(kv.shape[0], capacity, kv.shape[-1])
-        self.kv[:, :kv.shape[1]] = kv
-        self.compressed = (_CompressorCache(attn.compressor, x_prompt, freqs[:x_prompt.shape[1]], capacity)
-                           if attn.compressor is not None else None)
-        self.index = (_CompressorCache(attn.indexer.compressor, x_prompt, freqs[:x_prompt.shape[1]], capacity)
-                      if attn.indexer is not None else None)
-
-    def step(self, x: torch.Tensor, rows: torch.Tensor, positions: list[int], pos: torch.Tensor,
-             freqs: torch.Tensor) -> torch.Tensor:
-        """``Attention.forward`` for one new position per row: x ``[R, 1, dim]`` at ``positions``
-        (``pos``: the same on the device)."""
-        from training.model.attention import sink_attention, topk_selection
-        from training.model.functional import rms_norm_noweight
-        attn = self.attn
-        f = freqs[pos].unsqueeze(1)                                          # [R, 1, r/2]
-        q_latent = attn.q_norm(attn.wq_a(x))
-        q = attn.wq_b(q_latent).unflatten(-1, (attn.n_heads, attn.head_dim))
-        q = rms_norm_noweight(q, attn.eps)
-        q = apply_rope(q, f.unsqueeze(-2))
-        kv = apply_rope(attn.kv_norm(attn.wkv(x)), f)
-        self.kv[rows, pos] = kv[:, 0].to(self.kv.dtype)
-        # the window: positions t - window + 1 .. t (window_visibility), those >= 0
-        back = torch.arange(attn.window - 1, -1, -1, device=x.device)
-        window_pos = pos.unsqueeze(1) - back                                 # [R, window]
-        keys = self.kv[rows.unsqueeze(1), window_pos.clamp(min=0)]
-        visible = (window_pos >= 0).unsqueeze(1)                             # [R, 1, window]
-        if self.compressed is not None:
-            self.compressed.write(rows, positions, pos, x, freqs)
-            n_entries = max((p + 1) // attn.ratio for p in positions)
-            if n_entries:
-                entries = self.compressed.entries[rows, :n_entries]
-                entry_visible = (torch.arange(n_entries, device=x.device)
-                                 < torch.div(pos + 1, attn.ratio, rounding_mode="floor").unsqueeze(1)).unsqueeze(1)
-                if self.index is not None:
-                    self.index.write(rows, positions, pos, x, freqs)
-                    index = self._index_scores(x, q_latent, f, rows, n_entries, entry_visible)
-                    entry_visible = topk_selection(index, attn.index_topk) & entry_visible
-                keys = torch.cat([keys, entries], dim=1)
-                visible = torch.cat([visible, entry_visible], dim=-1)
-            elif self.index is not None:
-                self.index.write(rows, positions, pos, x, freqs)
-        o = sink_attention(q, keys, visible, attn.attn_sink, attn.softmax_scale)
-        o = apply_rope(o, f.unsqueeze(-2), inverse=True)
-        return attn.output_projection(o)
-
-    def _index_scores(self, x, q_latent, f, rows, n_entries, entry_visible) -> torch.Tensor:
-        """``Indexer.forward`` for one query per row over the cached indexer entries."""
-        idx = self.attn.indexer
-        q = idx.wq_b(q_latent).unflatten(-1, (idx.n_heads, idx.head_dim))
-        q = apply_rope(q, f.unsqueeze(-2))
-        keys = self.index.entries[rows, :n_entries]
-        weights = idx.weights_proj(x).float() * idx.weight_scale
-        scores = torch.einsum("bthd,bsd->bths", q.float(), keys.float())
-        index = (F.relu(scores) * weights.unsqueeze(-1)).sum(dim=2)
-        return index.masked_fill(~entry_visible, float("-inf"))
-
-
-class _TransformerDecoder:
-    """Incremental (KV-cached) greedy decoding of a batch of right-padded prompts through a
-    training.model.Transformer: one forward over the prompts (``prefill``), then one position per
-    live row per ``step``. Every token-local part of a block (mHC, norms, projections, MoE) is the
-    module's own code on the new positions; only attention reads the caches. The result equals the
-    full forward's logits at the same positions up to floating-point reduction order (tested)."""
-
-    def __init__(self, base, capacity: int):
-        from training.model.model import rope_tables
-        self.base, self.args = base, base.args
-        self.rope = rope_tables(self.args, capacity, next(base.parameters()).device)
-        self.capacity = capacity
-        self.caches: list[_AttentionCache] = []
-
-    def prefill(self, tokens: torch.Tensor, last: torch.Tensor) -> torch.Tensor:
-        """Logits ``[B, V]`` at ``last[b]`` of each row of ``tokens[B, P]``; fills the caches."""
-        from training.model.mhc import hc_head
-        from training.model.model import rope_tables
-        base, args = self.base, self.args
-        rope = rope_tables(args, tokens.shape[1], tokens.device)
-        inputs: list[tuple] = []
-        hooks = [layer.attn.register_forward_pre_hook(lambda mod, a: inputs.append(a)) for layer in base.layers]
-        try:
-            x = base.embed(tokens).unsqueeze(-2).repeat(1, 1, args.hc_mult, 1)
-            for layer in base.layers:
-                x = layer(x, tokens, rope)
-        finally:
-            for h in hooks:
-                h.remove()
-        self.caches = [_AttentionCache(layer.attn, a[0], self.rope[layer.rope_key], self.capacity)
-                       for layer, a in zip(base.layers, inputs)]
-        rows = torch.arange(tokens.shape[0], device=tokens.device)
-        x = x[rows, last].unsqueeze(1)
-        out = hc_head(x, base.hc_head_fn, base.hc_head_scale, base.hc_head_base, args.hc_eps, args.norm_eps)
-        return base.head(base.norm(out))[:, 0]
-
-    def step(self, rows: list[int], tokens: list[int], positions: list[int]) -> torch.Tensor:
-        """Logits ``[R, V]`` after feeding ``tokens[k]`` at ``positions[k]`` of row ``rows[k]``."""
-        from training.model.mhc import hc_head, hc_post, mhc_pre
-        base, args = self.base, self.args
-        device = self.rope[next(iter(self.rope))].device
-        row_ids = torch.tensor(rows, device=device)
-        pos = torch.tensor(positions, device=device)
-        token_ids = torch.tensor(tokens, device=device).unsqueeze(1)          # [R, 1]
-        x = base.embed(token_ids).unsqueeze(-2).repeat(1, 1, args.hc_mult, 1)
-        for block, cache in zip(base.layers, self.caches):
-            # Block.forward with the attention read from the cache
-            layer_input, post, comb = mhc_pre(x, block.hc_attn_fn, block.hc_attn_scale, block.hc_attn_base,
-                                              block.hc_iters, block.hc_eps, block.norm_eps)
-            y = cache.step(block.attn_norm(layer_input), row_ids, positions, pos, self.rope[block.rope_key])
-            x = hc_post(y, x, post, comb)
-            layer_input, post, comb = mhc_pre(x, block.hc_ffn_fn, block.hc_ffn_scale, block.hc_ffn_base,
-                                              block.hc_iters, block.hc_eps, block.norm_eps)
-            x = hc_post(block.ffn(block.ffn_norm(layer_input), token_ids), x, post, comb)
-        out = hc_head(x, base.hc_head_fn, base.hc_head_scale, base.hc_head_base, args.hc_eps, args.norm_eps)
-        return base.head(base.norm(out))[:, 0]
-
-
 def _decode_cached(base, prompts: list[list[int]], max_new_tokens: int, eos_id: int | None, pad_id: int,
                    deadline: float | None) -> list[list[int] | None]:
     """Greedy responses of one batch of prompts with the KV cache (every prompt plus its response
@@ -529,8 +327,9 @@ def _decode_cached(base, prompts: list[list[int]], max_new_tokens: int, eos_id: 
         return new
     if deadline is not None and time.monotonic() > deadline:
         return [None] * len(prompts)
-    decoder = _TransformerDecoder(base, capacity)
-    next_ids = decoder.prefill(tokens, torch.tensor([n - 1 for n in lengths], device=device)).argmax(-1).tolist()
+    from training.model.decode import decode_step, prefill
+    logits, cache = prefill(base, tokens, torch.tensor([n - 1 for n in lengths], device=device), capacity)
+    next_ids = logits.argmax(-1).tolist()
     live = list(range(len(prompts)))
     while True:
         still = []
@@ -547,7 +346,7 @@ def _decode_cached(base, prompts: list[list[int]], max_new_tokens: int, eos_id: 
             return new
         # feed each live row's newest token at its own next position
         positions = [lengths[r] + len(new[r]) - 1 for r in live]
-        next_ids = decoder.step(live, [new[r][-1] for r in live], positions).argmax(-1).tolist()
+        next_ids = decode_step(base, cache, live, [new[r][-1] for r in live], positions).argmax(-1).tolist()
 
 
 def generate_responses(model, tokenizer, questions: Sequence[str], max_new_tokens: int = 512,

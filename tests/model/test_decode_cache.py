@@ -1,0 +1,85 @@
+"""training.model.decode: the KV-cached incremental decoding of a Transformer gives the full forward's
+logits at every position (and logits_at the full forward's at chosen positions), on parameters
+with noise on every one of them."""
+import pytest
+import torch
+
+import training.model.attention as attention
+from training.model import Transformer, get_config
+from training.model.decode import decode_step, logits_at, prefill
+
+
+def _noised_model(**changes):
+    """The tiny model with seeded noise on every parameter and float buffer: at initialisation the
+    absolute position embeddings, attention sinks, mHC bases and router biases are 0 and the norm
+    weights 1, so a cache that dropped one of them would still match (a review planted a cache
+    without `ape`: 6.9e-7 at init, 0.32 with noise)."""
+    torch.manual_seed(0)
+    args = get_config("tiny").replace(**{"vocab_size": 300, "max_seq_len": 128, **changes})
+    model = Transformer(args).eval()
+    g = torch.Generator().manual_seed(11)
+    with torch.no_grad():
+        for t in [*model.parameters(), *model.buffers()]:
+            if t.is_floating_point():
+                t.add_(torch.randn(t.shape, generator=g) * 0.1)
+    return model
+
+
+def _first_k_among_ties(index_scores: torch.Tensor, topk: int) -> torch.Tensor:
+    """topk_selection with a fixed order among exactly tied scores (the lowest entry first).
+
+    The indexer's scores tie exactly when relu zeroes every head (common in a random tiny model),
+    and torch.topk's choice among ties depends on the row's length: the full forward and the cache
+    see different lengths. With this order both pick the same entries, so the comparison below
+    checks the cache and not topk's tie order."""
+    k = min(topk, index_scores.shape[-1])
+    order = index_scores.sort(dim=-1, descending=True, stable=True).indices[..., :k]
+    return torch.zeros_like(index_scores, dtype=torch.bool).scatter(-1, order, True)
+
+
+def test_cached_steps_match_the_full_forward_at_every_position(monkeypatch):
+    # the tiny config's own index_topk (4): the CSA top-k chooses among the compressed entries
+    model = _noised_model()
+    assert model.args.index_topk < 70 // 4 and sorted(set(model.args.compress_ratios)) == [0, 4, 16]
+    monkeypatch.setattr(attention, "topk_selection", _first_k_among_ties)
+    seq = torch.randint(3, 300, (4, 70), generator=torch.Generator().manual_seed(5))
+    # right-padded prompts of lengths below, at and past a window (16) and compress boundaries (4, 16)
+    prompt_lengths = [1, 7, 16, 33]
+    with torch.no_grad():
+        full = model(seq)[0]
+        padded = seq[:, :max(prompt_lengths)].clone()
+        for r, n in enumerate(prompt_lengths):
+            padded[r, n:] = 0
+        logits, cache = prefill(model, padded, torch.tensor(prompt_lengths) - 1, capacity=70)
+        assert torch.allclose(logits, full[torch.arange(4), torch.tensor(prompt_lengths) - 1], atol=1e-4)
+        position = list(prompt_lengths)
+        rows = [0, 1, 2, 3]
+        while rows:
+            logits = decode_step(model, cache, rows, [int(seq[r, position[r]]) for r in rows],
+                                 [position[r] for r in rows])
+            expected = full[torch.tensor(rows), torch.tensor([position[r] for r in rows])]
+            assert torch.allclose(logits, expected, atol=1e-4), (rows, [position[r] for r in rows])
+            for r in rows:
+                position[r] += 1
+            # rows leave at different positions, as finished rows leave the decoding batch
+            rows = [r for r in rows if position[r] < 70 - 3 * r]
+
+
+def test_logits_at_match_the_full_forward_at_the_chosen_positions():
+    model = _noised_model(index_topk=64)
+    tokens = torch.randint(0, 300, (3, 50), generator=torch.Generator().manual_seed(1))
+    last = torch.tensor([10, 49, 3])
+    with torch.no_grad():
+        full = model(tokens)[0][torch.arange(3), last]
+        assert torch.allclose(logits_at(model, tokens, last), full, atol=1e-5)
+
+
+def test_decode_step_names_the_fix_for_a_position_past_the_capacity():
+    model = _noised_model()
+    with torch.no_grad():
+        _, cache = prefill(model, torch.tensor([[1, 2, 3]]), torch.tensor([2]), capacity=4)
+        decode_step(model, cache, [0], [7], [3])
+        with pytest.raises(ValueError, match="larger capacity"):
+            decode_step(model, cache, [0], [7], [4])
+        with pytest.raises(ValueError, match="different model"):
+            decode_step(_noised_model(), cache, [0], [7], [3])
