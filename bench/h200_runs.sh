@@ -10,12 +10,13 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh patterns # 1 GPU: gpu_patterns RoPE (swept) + every mHC variant (~7.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh tune     # 1 GPU: trex tune, every pattern; gpu_patterns mHC+RMSNorm (~8 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh accuracy # 1 GPU: OR ablation (h200_10min) + CUDA tests and fuzz (~9.5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh verify   # 1 GPU: CUDA tests and fuzz, then every mHC variant timed (~8.5 min)
 # Wheels the image lacks (highspy, liger-kernel) and the OR benchmark files travel in .whl/ (git-ignored;
 # fill it with bench/fetch_device_wheels.sh and name `.whl` in the device call's carry).
 set -uo pipefail
-part=${1:?usage: bench/h200_runs.sh multi|train|timed|patterns|tune|accuracy}
-case "$part" in multi|train|timed|patterns|tune|accuracy) ;;
-  *) echo "bench/h200_runs.sh: unknown part '$part' (multi|train|timed|patterns|tune|accuracy)"; exit 2 ;; esac
+part=${1:?usage: bench/h200_runs.sh multi|train|timed|patterns|tune|accuracy|verify}
+case "$part" in multi|train|timed|patterns|tune|accuracy|verify) ;;
+  *) echo "bench/h200_runs.sh: unknown part '$part' (multi|train|timed|patterns|tune|accuracy|verify)"; exit 2 ;; esac
 OUT=${OUT:?set OUT to the folder whose files come back}
 WORK=/tmp/trex_h200_$part
 mkdir -p "$WORK"
@@ -27,7 +28,11 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --ign
   || echo "WARN: highspy not in site-packages"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   && export PYTHONPATH=/tmp/site:$PWD || exit 1
-python3 -c "import site,os; open(os.path.join(site.getsitepackages()[0],'trex_checkout.pth'),'w').write(os.getcwd()+'\n')"
+# installed (editable) so its entry points load, as `pip install -e .` does for a user: backend="trex"
+# finds the cuda target through them; where the image cannot build it, the .pth still imports the checkout
+python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > /tmp/trex_install.txt 2>&1 \
+  || { echo "WARN: editable install failed: $(tail -c 300 /tmp/trex_install.txt)"; \
+       python3 -c "import site,os; open(os.path.join(site.getsitepackages()[0],'trex_checkout.pth'),'w').write(os.getcwd()+'\n')"; }
 export TREX_OR_BENCHMARKS=$PWD/.whl/or_benchmarks
 nvidia-smi --query-gpu=index,name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
 
@@ -89,6 +94,25 @@ if [ "$part" = tune ]; then      # one GPU: trex tune over every pattern, then t
     > "$WORK/gpu_patterns_log.txt" 2>&1; echo "gpu_patterns rc=$?" >> "$WORK/gpu_patterns_log.txt"
   tail -n 30 "$WORK/gpu_patterns_log.txt"
   cp "$WORK"/gpu_patterns*.json "$OUT"/ 2>/dev/null
+  pack; exit 0
+fi
+
+if [ "$part" = verify ]; then    # one GPU: the CUDA tests and fuzz, then every mHC variant timed (~8.5 min)
+  ( export TREX_CUDA_FUZZ_EXAMPLES=4
+    timeout -k 5 200 python3 -m pytest tests/gpu/test_gpu_cuda.py -v -m cuda \
+      -p no:cacheprovider --timeout 100 --tb=short -rfs > "$WORK/cuda_tests_log.txt" 2>&1
+    echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt"
+    timeout -k 5 120 python3 -m pytest tests/gpu/test_fuzz_cuda.py -v -s -m cuda \
+      -p no:cacheprovider --timeout 100 --tb=short -rfs > "$WORK/cuda_fuzz_log.txt" 2>&1
+    echo "cuda fuzz rc=$?" >> "$WORK/cuda_fuzz_log.txt" )
+  for f in cuda_tests_log cuda_fuzz_log; do
+    echo "== $f"; grep -E "FAILED|ERROR|passed|failed|rc=|Error" "$WORK/$f.txt" | tail -n 16; done
+  mkdir -p "$WORK/mhc"
+  timeout -k 5 250 python3 bench/gpu_patterns.py --cases mhc_pre --sweep 0 --out "$WORK/mhc" \
+    --variants eager,inductor,trex,trex_compile,trex_inductor \
+    > "$WORK/mhc/gpu_patterns_log.txt" 2>&1; echo "gpu_patterns mhc rc=$?" >> "$WORK/mhc/gpu_patterns_log.txt"
+  tail -n 14 "$WORK/mhc/gpu_patterns_log.txt"
+  cp "$WORK/mhc/gpu_patterns.json" "$OUT/gpu_patterns_mhc.json" 2>/dev/null
   pack; exit 0
 fi
 

@@ -270,13 +270,12 @@ def register() -> None:
         if opdef is None:
             continue
 
-        def cuda_kernel(*args, _name=name, _ref=fop.reference):
+        def cuda_kernel(*args, _name=name, _fop=fop):
+            # through run_fused, so the kernel's outputs are checked against the op's fake
+            # implementation at the boundary (count, shapes, dtypes) like every other target's
             active = targets.active_target()
-            if active in (targets.REFERENCE_TARGET, "cuda"):
-                out = run(_name, args)
-                if out is not NotImplemented:
-                    return out
-            return targets.run_fused(_name, _ref, args)
+            with targets.use_target("cuda" if active == targets.REFERENCE_TARGET else active):
+                return targets.run_fused(_name, _fop.reference, args, fake=_fop.fake)
 
         opdef.register_kernel("cuda", cuda_kernel)
     _REGISTERED = True

@@ -250,12 +250,29 @@ def _stage_compiler(stage: str, opts: TrexOptions, report: logs.GraphReport):
     return compile_stage
 
 
+def _load_device_kernels(example_inputs: list) -> None:
+    """The graph's tensors on a device (CUDA) make that device's target load its kernels: without it,
+    `torch.compile(model, backend="trex")` on the GPU fused the chains but ran each fused op's
+    composite reference. Where none loads, one warning says why and the reference runs (never wrong)."""
+    devices = {x.device.type for x in example_inputs if isinstance(x, torch.Tensor)} - {"cpu", "meta"}
+    for device_type in sorted(devices):
+        why = targets.load_device_kernels(device_type)
+        if why and device_type not in _DEVICES_WARNED:
+            _DEVICES_WARNED.add(device_type)
+            warnings.warn(f"trex: fused ops on {device_type} tensors run trex's composite PyTorch reference: "
+                          f"{why}", RuntimeWarning, stacklevel=3)
+
+
+_DEVICES_WARNED: set[str] = set()
+
+
 def trex_backend(gm: fx.GraphModule, example_inputs: list, options: dict | None = None) -> Any:
     """torch.compile backend entry point (``backend="trex"``)."""
     from functorch.compile import min_cut_rematerialization_partition
     from torch._dynamo.backends.common import aot_autograd
 
     opts = TrexOptions.from_dict(options)
+    _load_device_kernels(example_inputs)
     try:
         from torch._guards import CompileContext
         compile_id = str(CompileContext.current_compile_id() or "")

@@ -91,6 +91,26 @@ def _load_from_entry_points(name: str) -> None:
             return
 
 
+def load_device_kernels(device_type: str) -> str | None:
+    """Load the target named after a device type ("cuda"; "npu" where one is registered), so fused ops
+    on that device's tensors run its kernels instead of the composite reference. The target registers
+    its per-device op kernels when its `trex.targets` entry point loads. Returns None when they are
+    loaded (or the device is the host CPU), else why not (nothing is raised: the reference runs)."""
+    if device_type == "cpu":
+        return None
+    if device_type not in _TARGETS:
+        try:
+            _load_from_entry_points(device_type)
+        except Exception as e:  # noqa: BLE001 - a broken optional target must not break compiling
+            return f"loading the {device_type!r} target failed ({type(e).__name__}: {e})"
+    if device_type not in _TARGETS:
+        return (f"no trex target {device_type!r} is registered (install trex with `pip install -e .` so its "
+                f"'{_ENTRY_POINT_GROUP}' entry points load, or register one, e.g. "
+                f"codegen_triton.register_cuda_target())")
+    ok, reason = _TARGETS[device_type].available()
+    return None if ok else f"the {device_type!r} target cannot run here: {reason}"
+
+
 def known_targets() -> list[str]:
     names = set(_TARGETS) | {ep.name for ep in entry_points(group=_ENTRY_POINT_GROUP)}
     return sorted(names)

@@ -237,3 +237,21 @@ def test_backend_string_works_without_importing_trex(tmp_path):
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "rms_norm"
+
+
+def test_device_kernels_load_by_device_type_or_say_why_not():
+    """The backend loads the target named after the graph's device type (e.g. "cuda"); where none is
+    registered the reason names the fix, and the host CPU needs none."""
+    assert targets.load_device_kernels("cpu") is None
+    why = targets.load_device_kernels("trexdev")
+    assert "no trex target 'trexdev'" in why and "pip install -e ." in why
+    targets.register_target("trexdev", lambda op, args: NotImplemented, available=lambda: (False, "no board"),
+                            replace=True)
+    try:
+        assert "cannot run here: no board" in targets.load_device_kernels("trexdev")
+        targets.register_target("trexdev", lambda op, args: NotImplemented, available=lambda: (True, ""),
+                                replace=True)
+        assert targets.load_device_kernels("trexdev") is None
+    finally:
+        targets._TARGETS.pop("trexdev", None)
+

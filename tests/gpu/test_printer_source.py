@@ -137,3 +137,12 @@ def test_bf16_split_dot_reads_the_tile_that_was_cast():
     first_alias_line = next(i for i, ln in enumerate(lines) if ln.strip().startswith(f"{alias} ="))
     second_load = [i for i, ln in enumerate(lines) if ln.strip().startswith("v_xin = tl.load(x1_ptr")][0]
     assert first_alias_line < second_load and f"tl.dot({alias}" in src
+
+
+def test_min_max_rules_propagate_nan_as_torch_does():
+    """torch.clamp/maximum/relu keep NaN; Triton's tl.minimum/maximum drop it on the GPU by default
+    (the H200 fuzz found swiglu_limited's clamp returning 0.73 for a NaN gate). The interpreter
+    propagates NaN either way, so this rule is checked on the printed source."""
+    for opcode in ("max", "min", "maxs", "mins", "relu"):
+        assert "propagate_nan=tl.PropagateNan.ALL" in ELEMENTWISE[opcode], opcode
+
