@@ -641,6 +641,13 @@ def main(argv=None):
     p.add_argument("--sweep", type=int, default=2, help="model-shortlist tilings per kernel to measure, besides "
                    "the hand-picked extras (0: no sweep, use the model's choice)")
     args = p.parse_args(argv)
+    # checked before anything runs: an unknown name once made a device run time nothing at all
+    bad = sorted(set(filter(None, args.cases.split(","))) - set(CASE_PROGRAMS))
+    if bad:
+        p.error(f"--cases: unknown case(s) {bad}; choose from {sorted(CASE_PROGRAMS)}")
+    bad = sorted(set(filter(None, args.variants.split(","))) - set(ALL_VARIANTS))
+    if bad:
+        p.error(f"--variants: unknown variant(s) {bad}; choose from {list(ALL_VARIANTS)}")
     if not torch.cuda.is_available():
         sys.exit("bench/gpu_patterns.py needs a CUDA GPU (torch.cuda.is_available() is False)")
     import triton

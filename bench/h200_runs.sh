@@ -11,12 +11,13 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh tune     # 1 GPU: trex tune, every pattern; gpu_patterns mHC+RMSNorm (~8 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh accuracy # 1 GPU: OR ablation (h200_10min) + CUDA tests and fuzz (~9.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh verify   # 1 GPU: CUDA tests and fuzz, then every mHC variant timed (~8.5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_runs.sh recheck  # 1 GPU: the dfn GEMM's tests and mHC fuzz, mHC timed (~3 min)
 # Wheels the image lacks (highspy, liger-kernel) and the OR benchmark files travel in .whl/ (git-ignored;
 # fill it with bench/fetch_device_wheels.sh and name `.whl` in the device call's carry).
 set -uo pipefail
-part=${1:?usage: bench/h200_runs.sh multi|train|timed|patterns|tune|accuracy|verify}
-case "$part" in multi|train|timed|patterns|tune|accuracy|verify) ;;
-  *) echo "bench/h200_runs.sh: unknown part '$part' (multi|train|timed|patterns|tune|accuracy|verify)"; exit 2 ;; esac
+part=${1:?usage: bench/h200_runs.sh multi|train|timed|patterns|tune|accuracy|verify|recheck}
+case "$part" in multi|train|timed|patterns|tune|accuracy|verify|recheck) ;;
+  *) echo "bench/h200_runs.sh: unknown part '$part' (multi|train|timed|patterns|tune|accuracy|verify|recheck)"; exit 2 ;; esac
 OUT=${OUT:?set OUT to the folder whose files come back}
 WORK=/tmp/trex_h200_$part
 mkdir -p "$WORK"
@@ -72,7 +73,7 @@ fi
 
 if [ "$part" = patterns ]; then  # one GPU: RoPE's register pair swap (swept), then every mHC variant (~7.5 min)
   mkdir -p "$WORK/rope" "$WORK/mhc"
-  timeout -k 5 120 python3 bench/gpu_patterns.py --cases rope --sweep 2 --out "$WORK/rope" \
+  timeout -k 5 120 python3 bench/gpu_patterns.py --cases rope_interleaved --sweep 2 --out "$WORK/rope" \
     > "$WORK/rope/gpu_patterns_log.txt" 2>&1; echo "gpu_patterns rope rc=$?" >> "$WORK/rope/gpu_patterns_log.txt"
   tail -n 8 "$WORK/rope/gpu_patterns_log.txt"
   # run 4 cut the mHC case at 200 s in its compiles
@@ -113,6 +114,23 @@ if [ "$part" = verify ]; then    # one GPU: the CUDA tests and fuzz, then every 
     > "$WORK/mhc/gpu_patterns_log.txt" 2>&1; echo "gpu_patterns mhc rc=$?" >> "$WORK/mhc/gpu_patterns_log.txt"
   tail -n 14 "$WORK/mhc/gpu_patterns_log.txt"
   cp "$WORK/mhc/gpu_patterns.json" "$OUT/gpu_patterns_mhc.json" 2>/dev/null
+  pack; exit 0
+fi
+
+if [ "$part" = recheck ]; then   # one GPU: mHC's dfn GEMM after a precision change (~3 min)
+  timeout -k 5 100 python3 -m pytest tests/gpu/test_gpu_cuda.py -v -m cuda -k "rows_matmul or mhc_pre_bwd or backend_trex" \
+    -p no:cacheprovider --timeout 90 --tb=short -rfs > "$WORK/cuda_tests_log.txt" 2>&1
+  echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt"
+  TREX_CUDA_FUZZ_EXAMPLES=4 timeout -k 5 60 python3 -m pytest tests/gpu/test_fuzz_cuda.py -v -s -m cuda -k mhc_pre_bwd \
+    -p no:cacheprovider --timeout 55 --tb=short -rfs > "$WORK/cuda_fuzz_log.txt" 2>&1
+  echo "cuda fuzz rc=$?" >> "$WORK/cuda_fuzz_log.txt"
+  for f in cuda_tests_log cuda_fuzz_log; do
+    echo "== $f"; grep -E "FAILED|ERROR|PASSED|SKIPPED|passed|failed|rc=|Error" "$WORK/$f.txt" | tail -n 20; done
+  mkdir -p "$WORK/mhc"
+  timeout -k 5 70 python3 bench/gpu_patterns.py --cases mhc_pre --sweep 0 --variants trex --out "$WORK/mhc" \
+    > "$WORK/mhc/gpu_patterns_log.txt" 2>&1; echo "gpu_patterns mhc rc=$?" >> "$WORK/mhc/gpu_patterns_log.txt"
+  tail -n 5 "$WORK/mhc/gpu_patterns_log.txt"
+  cp "$WORK/mhc/gpu_patterns.json" "$OUT/gpu_patterns_mhc_trex.json" 2>/dev/null
   pack; exit 0
 fi
 

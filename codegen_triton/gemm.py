@@ -9,8 +9,9 @@ summed by torch (split count chosen so there are >= 2 programs per SM).
 Precision: as accurate as an fp32 GEMM, not TF32. Plain TF32 truncates dh to 10 mantissa bits and
 lost to eager fp32 on the H200 (cuBLAS runs small GEMMs without TF32: the CUDA tests of run 5 failed
 on dfn, up to 5600x eager's error). A bf16 b (the production case) is exact in bf16, so dh is split
-into bf16 hi + lo (16 mantissa bits) and fed as two bf16 dots: the cost of one TF32 dot, since bf16
-runs at twice the TF32 rate. Any other b takes Triton's tf32x3 (three TF32 dots, ~fp32 accuracy).
+into three bf16 parts (hi + mid + lo: 24 mantissa bits, fp32's) and fed as three bf16 dots, the cost
+of 1.5 TF32 dots (bf16 runs at twice the TF32 rate), still under the time of reading x. Two parts (16
+bits) measured 80x an fp32 GEMM's error on the H200. Any other b takes Triton's tf32x3.
 """
 from __future__ import annotations
 
@@ -46,10 +47,13 @@ def _kernel():
                             mask=mask_t[:, None] & mask_m[None, :], other=0.0).to(tl.float32)
                 b = tl.load(b_ptr + offs_t[:, None] * b_stride + offs_k[None, :],
                             mask=mask_t[:, None] & mask_k[None, :], other=0.0)
-                if B_BF16:   # b exact in bf16: a = hi + lo, two bf16 dots (16 mantissa bits of a)
+                if B_BF16:   # b exact in bf16: a = hi + mid + lo, three bf16 dots (fp32's 24 bits of a)
                     a_hi = a.to(tl.bfloat16)
-                    a_lo = (a - a_hi.to(tl.float32)).to(tl.bfloat16)
+                    rest = a - a_hi.to(tl.float32)
+                    a_mid = rest.to(tl.bfloat16)
+                    a_lo = (rest - a_mid.to(tl.float32)).to(tl.bfloat16)
                     acc += tl.dot(tl.trans(a_hi), b)
+                    acc += tl.dot(tl.trans(a_mid), b)
                     acc += tl.dot(tl.trans(a_lo), b)
                 else:
                     acc += tl.dot(tl.trans(a), b.to(tl.float32), input_precision="tf32x3")
