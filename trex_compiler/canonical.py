@@ -17,6 +17,7 @@ spelling                            canonical form
 ``clamp_max``/``clamp_min``         ``clamp(x, lo, hi)``; nested clamps merged
 ``minimum/maximum(x, const)``       ``clamp``
 ``x * 1``, no-op casts, ``clone``   removed (clone only of dense tensors)
+``x[..., -n:]`` over all of x       ``x`` (no ``slice_backward`` copy in the backward)
 ``sum/mean(x, dtype=x.dtype)``      ``sum/mean(x)`` (CUDA autocast's spelling)
 ``_to_copy(x, dtype, layout, dev)`` ``_to_copy(x, dtype=...)``
 ==================================  ============================================
@@ -133,6 +134,25 @@ def _reduction_dtype(node):
         return None
     kwargs = {k: v for k, v in node.kwargs.items() if k != "dtype"}
     return _insert(node, node.target, node.args, kwargs)
+
+
+def _full_slice(node):
+    """``x[..., -n:]`` / ``x[a:b]`` covering all of ``x`` along its dim -> ``x``. Left in place it reaches
+    the backward as ``slice_backward`` (a zero fill and a copy of the whole gradient): the H200 timed
+    RoPE forward+backward through backend="trex" at 0.258 ms against the fused op's 0.139 ms."""
+    x, dim = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
+    start = node.args[2] if len(node.args) > 2 else node.kwargs.get("start")
+    end = node.args[3] if len(node.args) > 3 else node.kwargs.get("end")
+    step = node.args[4] if len(node.args) > 4 else node.kwargs.get("step", 1)
+    xv = val(x)
+    if not isinstance(xv, torch.Tensor) or step != 1 or escapes(node):
+        return None
+    size = xv.shape[dim]
+    if not isinstance(size, int) or not all(v is None or isinstance(v, int) for v in (start, end)):
+        return None     # symbolic extents: not provably the whole dim
+    start = 0 if start is None else (start + size if start < 0 else start)
+    end = size if end is None else (end + size if end < 0 else end)
+    return x if start <= 0 and end >= size else None
 
 
 def _clone(node):
@@ -269,6 +289,7 @@ def _min_max(is_min: bool) -> Rule:
 RULES: dict[object, list[Rule]] = {
     aten._to_copy.default: [_to_copy],
     aten.clone.default: [_clone],
+    aten.slice.Tensor: [_full_slice],
     aten.mul.Tensor: [_mul, _mul_by_inverse_numel],
     aten.reciprocal.default: [_reciprocal],
     aten.pow.Tensor_Scalar: [_pow],
