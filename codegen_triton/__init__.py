@@ -28,8 +28,3 @@ def register_cuda_target() -> None:
     """Register the "cuda" target with trex's runtime and the CUDA kernels of every fused op."""
     from .target import register
     register()
-
-
-def register() -> None:
-    """Entry point of the `trex.targets` group (`cuda = "codegen_triton:register"`)."""
-    register_cuda_target()

@@ -38,10 +38,6 @@ def val(n: Any) -> Any:
     return n
 
 
-def is_tensor_node(n: Any) -> bool:
-    return isinstance(n, fx.Node) and isinstance(n.meta.get("val"), torch.Tensor)
-
-
 def same_size(a: Any, b: Any) -> bool:
     """True when two (possibly symbolic) sizes are provably equal, without adding guards."""
     if isinstance(a, int) and isinstance(b, int):

@@ -38,7 +38,7 @@ import enum
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Union
 
 import sympy
 import torch
@@ -102,10 +102,6 @@ Expr = Union[sympy.Expr, int]
 
 def _expr(e: Expr) -> sympy.Expr:
     return sympy.sympify(e)
-
-
-def _fmt_cols(cols: Sequence[sympy.Expr]) -> str:
-    return "[" + ", ".join(str(c) for c in cols) + "]"
 
 
 # --------------------------------------------------------------------------------------------

@@ -117,9 +117,6 @@ class SwapAdamW(torch.optim.Optimizer):
             self._plan()
         return sum(c.numel * 8 for c in self._chunks)
 
-    def device_buffer_bytes(self) -> int:
-        return sum(a.numel() * a.element_size() + b.numel() * b.element_size() for a, b in self._slots)
-
     # -- the pipeline ------------------------------------------------------------------------
 
     def _buffers(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
