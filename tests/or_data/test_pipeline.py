@@ -6,6 +6,7 @@ import pytest
 from training.or_data.cli import main as cli_main
 from training.or_data.decontam import default_benchmark_root
 from training.or_data.pipeline import PipelineConfig, run_pipeline
+from training.or_eval.tokenizer import format_prompt
 
 FAST = dict(families=("knapsack", "diet", "transportation"), workers=1, chunk=4, decontaminate=False)
 
@@ -43,7 +44,9 @@ def test_records_carry_provenance(tmp_path):
             assert key in prov
         assert {"contract", "data_fidelity", "execution", "status", "objective", "structure",
                 "perturbation"} <= set(prov["checks_passed"])
-        assert rec["prompt"].endswith("### Formulation\n") and rec["response"].startswith("## Variables")
+        # the prompt is the evaluation's format of the instruction-wrapped question (or_eval.tokenizer)
+        assert rec["question"].endswith("### Formulation\n") and rec["response"].startswith("## Variables")
+        assert rec["prompt"] == format_prompt(rec["question"]) and rec["problem"] in rec["question"]
     assert cpt[0]["text"].startswith("Problem:\n") and "```python" in cpt[0]["text"]
 
 
@@ -66,6 +69,13 @@ def test_cli_generate_with_decontamination(tmp_path, capsys):
 def test_bad_config_names_the_fix():
     with pytest.raises(ValueError, match="unknown families"):
         PipelineConfig(families=("tsp",))
+    with pytest.raises(ValueError, match="families is empty"):
+        PipelineConfig(families=())
+    with pytest.raises(ValueError, match=r"unknown difficulties \[7\]"):
+        PipelineConfig(difficulties=(7,))
+    for name in ("n", "workers", "chunk"):
+        with pytest.raises(ValueError, match=f"{name} = 0: must be >= 1"):
+            PipelineConfig(**{name: 0})
 
 
 def test_cli_show_and_backends(capsys):

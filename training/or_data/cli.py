@@ -1,8 +1,11 @@
-"""`trex or-data ...`: generate verified OR training data, or show one instance.
+"""`trex or-data ...`: generate verified OR training data, show one instance, train the BPE tokenizer.
 
     trex or-data generate --n 1000 --out data/or [--seed 0] [--workers 2] [--families a,b]
     trex or-data show --family transportation --seed 3 [--difficulty 2]
     trex or-data backends
+    trex or-data tokenizer --corpus data/or/cpt.jsonl data/or/sft.jsonl --vocab-size 8192 --out tok/tokenizer.json
+
+Bad arguments exit with status 2 and a message naming the argument and the fix.
 """
 from __future__ import annotations
 
@@ -17,18 +20,54 @@ def _csv(value: str) -> tuple:
     return tuple(v.strip() for v in value.split(",") if v.strip())
 
 
+def _int_at_least(minimum: int):
+    """argparse type: an integer >= minimum (argparse names the option in its message)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer; pass a whole number >= {minimum}")
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum}; pass a whole number >= {minimum}")
+        return value
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def _families(text: str) -> tuple:
+    names = _csv(text)
+    if not names:
+        raise argparse.ArgumentTypeError(f"empty list; pass a comma list from {sorted(FAMILIES)}")
+    unknown = [n for n in names if n not in FAMILIES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown families {unknown}; pass a comma list from {sorted(FAMILIES)}")
+    return names
+
+
+def _difficulties(text: str) -> tuple:
+    try:
+        levels = tuple(int(v) for v in _csv(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: pass a comma list of integers from {list(DIFFICULTIES)}")
+    bad = [d for d in levels if d not in DIFFICULTIES]
+    if not levels or bad:
+        raise argparse.ArgumentTypeError(f"{text!r}: pass a comma list from {list(DIFFICULTIES)}")
+    return levels
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="trex or-data", description="OR-CPT data pipeline")
     sub = p.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("generate", help="generate N accepted samples into DIR (resumable)")
-    g.add_argument("--n", type=int, required=True, help="number of accepted samples wanted")
+    g.add_argument("--n", type=_int_at_least(1), required=True, help="number of accepted samples wanted")
     g.add_argument("--out", required=True, help="output directory (re-run the same command to resume)")
     g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--workers", type=int, default=2, help="worker processes (each with its own sandbox)")
-    g.add_argument("--chunk", type=int, default=48, help="samples per shard")
-    g.add_argument("--families", type=_csv, default=tuple(FAMILIES), help=f"comma list from {sorted(FAMILIES)}")
-    g.add_argument("--difficulties", type=lambda s: tuple(int(v) for v in _csv(s)), default=DIFFICULTIES)
-    g.add_argument("--perturbations", type=int, default=2, help="perturbed re-solves per sample")
+    g.add_argument("--workers", type=_int_at_least(1), default=2, help="worker processes (each with its own sandbox)")
+    g.add_argument("--chunk", type=_int_at_least(1), default=48, help="samples per shard")
+    g.add_argument("--families", type=_families, default=tuple(FAMILIES), help=f"comma list from {sorted(FAMILIES)}")
+    g.add_argument("--difficulties", type=_difficulties, default=DIFFICULTIES,
+                   help=f"comma list from {list(DIFFICULTIES)}")
+    g.add_argument("--perturbations", type=_int_at_least(0), default=2, help="perturbed re-solves per sample")
     g.add_argument("--no-decontam", action="store_true", help="skip benchmark decontamination")
     g.add_argument("--no-progress", action="store_true")
     s = sub.add_parser("show", help="print one instance, its gold formulation and the validation report")
@@ -36,15 +75,29 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--difficulty", type=int, choices=DIFFICULTIES)
     sub.add_parser("backends", help="which solver backends and sandbox layers work here")
+    t = sub.add_parser("tokenizer", help="train the byte-level BPE tokenizer (training/or_eval/tokenizer.py) "
+                                         "offline on corpus files and save its tokenizer.json")
+    t.add_argument("--corpus", nargs="+", required=True, metavar="FILE",
+                   help="JSONL files (a row gives its 'text', else its 'prompt' + 'response': the cpt.jsonl "
+                        "and sft.jsonl of `trex or-data generate`) or plain-text files (one document each)")
+    t.add_argument("--vocab-size", type=_int_at_least(1), required=True,
+                   help="vocabulary size, special tokens included (at least the 256-byte alphabet + 5 specials)")
+    t.add_argument("--min-frequency", type=_int_at_least(1), default=2, help="least count of a pair to merge")
+    t.add_argument("--out", required=True,
+                   help="tokenizer.json path, or a folder (a checkpoint dir) to write tokenizer.json into")
     return p
 
 
 def _generate(args) -> int:
     from training.or_data.pipeline import PipelineConfig, run_pipeline
 
-    cfg = PipelineConfig(n=args.n, seed=args.seed, families=args.families, difficulties=args.difficulties,
-                         workers=args.workers, chunk=args.chunk, perturbations=args.perturbations,
-                         decontaminate=not args.no_decontam)
+    try:
+        cfg = PipelineConfig(n=args.n, seed=args.seed, families=args.families, difficulties=args.difficulties,
+                             workers=args.workers, chunk=args.chunk, perturbations=args.perturbations,
+                             decontaminate=not args.no_decontam)
+    except ValueError as exc:
+        print(f"trex or-data generate: {exc}", file=sys.stderr)
+        return 2
     bar = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -96,9 +149,45 @@ def _backends(args) -> int:
     return 0
 
 
+def _tokenizer(args) -> int:
+    from pathlib import Path
+
+    from training.or_eval.tokenizer import ORTokenizer, corpus_texts, smallest_vocab_size
+
+    def fail(message: str) -> int:
+        print(f"trex or-data tokenizer: {message}", file=sys.stderr)
+        return 2
+
+    if args.vocab_size < smallest_vocab_size():
+        return fail(f"--vocab-size {args.vocab_size} is below the byte alphabet plus the special tokens; "
+                    f"pass --vocab-size >= {smallest_vocab_size()}")
+    missing = [f for f in args.corpus if not Path(f).is_file()]
+    if missing:
+        return fail(f"--corpus: {missing} not found; pass existing JSONL or text files")
+    counted = {"texts": 0, "chars": 0}
+
+    def texts():
+        for text in corpus_texts(args.corpus):
+            counted["texts"] += 1
+            counted["chars"] += len(text)
+            yield text
+
+    try:
+        tokenizer = ORTokenizer.train(texts(), vocab_size=args.vocab_size, min_frequency=args.min_frequency)
+    except (FileNotFoundError, ValueError) as exc:
+        return fail(f"--corpus: {exc}")
+    if counted["chars"] == 0:
+        return fail(f"--corpus {' '.join(args.corpus)}: no text found; pass the cpt.jsonl / sft.jsonl of "
+                    f"`trex or-data generate` or non-empty text files")
+    path = tokenizer.save(args.out)
+    print(json.dumps({"out": str(path), "vocab_size": tokenizer.vocab_size, "asked_vocab_size": args.vocab_size,
+                      "corpus": list(args.corpus), **counted}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    return {"generate": _generate, "show": _show, "backends": _backends}[args.cmd](args)
+    return {"generate": _generate, "show": _show, "backends": _backends, "tokenizer": _tokenizer}[args.cmd](args)
 
 
 if __name__ == "__main__":

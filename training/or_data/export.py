@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from training.or_data.contract import build_prompt
+from training.or_eval.tokenizer import format_prompt
 
 GENERATOR_VERSION = "or_data/1"
 
@@ -45,7 +46,13 @@ def cpt_document(instance, formulation: str, report) -> dict:
 
 
 def sft_pair(instance, formulation: str, report) -> dict:
-    return {"id": instance.uid, "problem": instance.text, "prompt": build_prompt(instance.text),
+    """An SFT pair whose ``prompt`` is the exact text evaluation decodes from.
+
+    ``question`` is the instruction-wrapped problem (what `trex or-eval --benchmark generated:` and
+    the experiment pass to ``format_prompt``); ``prompt = format_prompt(question)`` is what the
+    training loop encodes (after its bos), so training and evaluation see the same tokens."""
+    question = build_prompt(instance.text)
+    return {"id": instance.uid, "problem": instance.text, "question": question, "prompt": format_prompt(question),
             "response": formulation, "provenance": provenance(instance, report)}
 
 

@@ -22,7 +22,7 @@ from training.or_data.contract import gold_formulation
 from training.or_data.dedup import Deduplicator, structure_key
 from training.or_data.export import (atomic_write_json, atomic_write_jsonl, cpt_document, git_commit, read_jsonl,
                                      sft_pair)
-from training.or_data.families import FAMILIES
+from training.or_data.families import DIFFICULTIES, FAMILIES
 from training.or_data.instances import generate_instance
 from training.or_data.validate import ValidationConfig, validate
 
@@ -42,11 +42,21 @@ class PipelineConfig:
     near_dup_threshold: float = 0.8
 
     def __post_init__(self) -> None:
+        if not self.families:
+            raise ValueError(f"families is empty; choose at least one of {sorted(FAMILIES)}")
         unknown = [f for f in self.families if f not in FAMILIES]
         if unknown:
             raise ValueError(f"unknown families {unknown}; choose from {sorted(FAMILIES)}")
-        if self.n < 1 or self.workers < 1 or self.chunk < 1:
-            raise ValueError("PipelineConfig: n, workers and chunk must be >= 1")
+        if not self.difficulties:
+            raise ValueError(f"difficulties is empty; choose at least one of {list(DIFFICULTIES)}")
+        bad = [d for d in self.difficulties if d not in DIFFICULTIES]
+        if bad:
+            raise ValueError(f"unknown difficulties {bad}; choose from {list(DIFFICULTIES)}")
+        for name in ("n", "workers", "chunk"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} = {getattr(self, name)}: must be >= 1")
+        if self.perturbations < 0:
+            raise ValueError(f"perturbations = {self.perturbations}: must be >= 0")
 
 
 # ----------------------------------------------------------------------------------------------

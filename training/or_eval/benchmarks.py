@@ -189,7 +189,8 @@ def default_data_root() -> Path:
                       repo.parent / "shared" / "data" / "or_benchmarks"):
         if candidate.is_dir():
             return candidate
-    raise FileNotFoundError(f"benchmark data not found next to {repo}; set {DATA_ENV} to the "
+    raise FileNotFoundError(f"benchmark data not found: ${DATA_ENV} is unset and there is no "
+                            f"shared/data/or_benchmarks in or next to {repo}; set {DATA_ENV} to the "
                             f"or_benchmarks folder")
 
 
@@ -198,7 +199,8 @@ def iter_benchmark(name: str, root: str | os.PathLike | None = None) -> Iterator
     path = Path(root) if root is not None else default_data_root()
     path = path / spec.folder / f"{spec.folder}.jsonl"
     if not path.is_file():
-        raise FileNotFoundError(f"{path} missing; point {DATA_ENV} (or root=) at the or_benchmarks folder")
+        raise FileNotFoundError(f"{path} missing: the data root must be the or_benchmarks folder (holding "
+                                f"{spec.folder}/{spec.folder}.jsonl); point {DATA_ENV} (or root=) at it")
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
@@ -220,12 +222,15 @@ def load_benchmark(name: str, root: str | os.PathLike | None = None,
 
 
 # --------------------------------------------------------------------- generated test problems
-# Field names the OR data pipeline may use for the same thing, in order of preference.
+# Field names the OR data pipeline may use for the same thing, in order of preference. ``trex
+# or-data generate``'s sft.jsonl keeps the reference under ``provenance`` (objective, status); the
+# experiment's test.jsonl keeps it at the top level. Top-level keys win.
 _GENERATED_KEYS = {
     "question": ("question", "prompt", "nl", "problem"),
     "objective": ("objective", "obj", "answer", "reference_objective"),
     "status": ("status", "reference_status"),
 }
+_MISSING = object()
 
 
 def _first(rec: dict, names: Iterable[str], default=None):
@@ -235,29 +240,101 @@ def _first(rec: dict, names: Iterable[str], default=None):
     return default
 
 
+def _first_here_or_in_provenance(rec: dict, names: Iterable[str], default=None):
+    names = tuple(names)
+    value = _first(rec, names, _MISSING)
+    if value is _MISSING:
+        value = _first(rec.get("provenance") or {}, names, _MISSING)
+    return default if value is _MISSING else value
+
+
+def _generated_question(rec: dict) -> str | None:
+    """The question as evaluation hands it to ``tokenizer.format_prompt``.
+
+    An or_data SFT record holds it as ``question``; its ``prompt`` is ``format_prompt(question)``
+    (the exact text the model is trained on), so a record with only a ``prompt`` is unwrapped, and
+    a record with both must agree (else training and evaluation would see different prompts)."""
+    from training.or_eval.tokenizer import format_prompt, unformat_prompt
+
+    prompt = rec.get("prompt")
+    if "question" in rec:
+        question = str(rec["question"])
+        if prompt is not None and unformat_prompt(str(prompt)) is not None and prompt != format_prompt(question):
+            raise ValueError("the record's prompt is not format_prompt(question): training and evaluation "
+                             "would see different prompts; re-export it with `trex or-data generate`")
+        return question
+    if prompt is not None:
+        prompt = str(prompt)
+        unwrapped = unformat_prompt(prompt)
+        return prompt if unwrapped is None else unwrapped
+    value = _first(rec, _GENERATED_KEYS["question"])
+    return None if value is None else str(value)
+
+
 def generated_to_problem(rec: dict, benchmark: str = "generated", split: str | None = None) -> ORProblem:
     """One record of training/or_data's JSONL (a test pair with provenance) -> ORProblem."""
-    question = _first(rec, _GENERATED_KEYS["question"])
+    question = _generated_question(rec)
     if question is None:
+        if _is_cpt_document(rec):
+            raise ValueError("this is a CPT document (a 'text' field, no question/answer pair); `generated:` "
+                             "wants the sft.jsonl that `trex or-data generate` writes next to cpt.jsonl")
         raise ValueError(f"generated record has none of the question fields {_GENERATED_KEYS['question']}: "
                          f"keys {sorted(rec)}")
     prov = rec.get("provenance") or {}
     family = rec.get("family") or prov.get("family")
     rid = rec.get("id") or f"{family}-{rec.get('seed', prov.get('seed'))}"
-    return ORProblem(id=str(rid), benchmark=benchmark, question=str(question),
-                     reference_objective=_as_float(_first(rec, _GENERATED_KEYS["objective"])),
-                     reference_status=parse_ref_status(_first(rec, _GENERATED_KEYS["status"], "optimal")),
+    return ORProblem(id=str(rid), benchmark=benchmark, question=question,
+                     reference_objective=_as_float(_first_here_or_in_provenance(rec, _GENERATED_KEYS["objective"])),
+                     reference_status=parse_ref_status(
+                         _first_here_or_in_provenance(rec, _GENERATED_KEYS["status"], "optimal")),
                      family=family, split=split or rec.get("split"),
                      meta={k: v for k, v in rec.items() if k in ("seed", "level", "provenance", "params")})
 
 
+def resolve_generated_path(path: str | os.PathLike) -> Path:
+    """``PATH`` of ``generated:PATH``: a JSONL file, or a ``trex or-data generate`` output folder
+    (its sft.jsonl)."""
+    p = Path(path)
+    if p.is_dir():
+        if (p / "sft.jsonl").is_file():
+            return p / "sft.jsonl"
+        raise FileNotFoundError(f"{p} is a folder without sft.jsonl; pass generated:FILE.jsonl or the output "
+                                f"folder of a finished `trex or-data generate` run")
+    if not p.is_file():
+        raise FileNotFoundError(f"generated problems file {p} not found; pass generated:PATH to the sft.jsonl "
+                                f"written by `trex or-data generate` (or the experiment's test.jsonl)")
+    return p
+
+
 def load_generated(path: str | os.PathLike, benchmark: str = "generated",
                    limit: int | None = None) -> list[ORProblem]:
+    path = resolve_generated_path(path)
     out = []
     with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                out.append(generated_to_problem(json.loads(line), benchmark))
-                if limit is not None and len(out) >= limit:
-                    break
+        for lineno, line in enumerate(f, 1):
+            if limit is not None and len(out) >= limit:
+                break
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                if _is_cpt_document(rec):
+                    raise ValueError(f"{path} holds CPT documents (a 'text' field, no question/answer pairs), "
+                                     f"which have no question to evaluate; use {_sft_file_next_to(path)}")
+                out.append(generated_to_problem(rec, benchmark))
+            except (KeyError, ValueError) as exc:   # json.JSONDecodeError is a ValueError
+                raise ValueError(f"{path}:{lineno}: cannot load a generated problem: {exc}") from exc
     return out
+
+
+def _is_cpt_document(rec: dict) -> bool:
+    return "text" in rec and not any(k in rec for k in _GENERATED_KEYS["question"])
+
+
+def _sft_file_next_to(cpt_path: Path) -> str:
+    """The SFT file `trex or-data generate` writes beside a CPT file (cpt.jsonl or cpt/shard-K.jsonl)."""
+    if cpt_path.name == "cpt.jsonl":
+        return str(cpt_path.with_name("sft.jsonl"))
+    if cpt_path.parent.name == "cpt":
+        return str(cpt_path.parent.parent / "sft" / cpt_path.name)
+    return "the sft.jsonl written next to it by `trex or-data generate`"

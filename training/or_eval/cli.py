@@ -4,7 +4,9 @@
 
 Prints one table (rows: scoring rules, each labelled; columns: Pass@1 with its Wilson interval,
 items scored) and writes the full JSON report (per-item verdicts and responses). ``--benchmark``
-also accepts ``generated:PATH`` for a JSONL of problems from training/or_data.
+also accepts ``generated:PATH`` for a JSONL of problems from training/or_data (the sft.jsonl of
+``trex or-data generate`` or its output folder; the experiment's test.jsonl). Bad arguments exit
+with status 2 and a message naming the argument and the fix.
 """
 from __future__ import annotations
 
@@ -13,29 +15,60 @@ import io
 import sys
 from pathlib import Path
 
-from training.or_eval.benchmarks import BENCHMARKS, load_benchmark, load_generated
+from training.or_eval.benchmarks import BENCHMARKS, DATA_ENV, load_benchmark, load_generated
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (argparse names the option in its message)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; pass a whole number >= 1")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1; pass a whole number >= 1")
+    return value
+
+
+_positive_int.__name__ = "positive integer"
+
+
+def _device(text: str) -> str:
+    """argparse type: auto, cpu, cuda or cuda:N."""
+    name = text.strip().lower()
+    base, _, index = name.partition(":")
+    if base not in DEVICES or (index and (base != "cuda" or not index.isdigit())):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a device here; pass one of {', '.join(DEVICES)} "
+                                         f"(or cuda:N)")
+    return name
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="trex or-eval", description=__doc__.split("\n\n")[0])
     p.add_argument("--benchmark", required=True,
-                   help=f"one of {sorted(BENCHMARKS)}, or generated:PATH.jsonl")
+                   help=f"one of {sorted(BENCHMARKS)}, or generated:PATH (the sft.jsonl of `trex or-data "
+                        f"generate`, its output folder, or the experiment's test.jsonl)")
     p.add_argument("--model", required=True,
                    help="checkpoint directory written by `trex train` (holding tokenizer.json)")
-    p.add_argument("--limit", type=int, default=None, help="evaluate only the first N problems")
+    p.add_argument("--limit", type=_positive_int, default=None, help="evaluate only the first N problems")
     p.add_argument("--out", default=None, help="JSON report path (default: or_eval_<benchmark>.json)")
-    p.add_argument("--data-root", default=None, help="or_benchmarks folder (default: $TREX_OR_BENCHMARKS "
+    p.add_argument("--data-root", default=None, help=f"or_benchmarks folder (default: ${DATA_ENV} "
                                                       "or shared/data/or_benchmarks)")
-    p.add_argument("--max-new-tokens", type=int, default=512)
-    p.add_argument("--workers", type=int, default=4, help="programs executed in parallel")
-    p.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    p.add_argument("--max-new-tokens", type=_positive_int, default=512)
+    p.add_argument("--workers", type=_positive_int, default=4, help="programs executed in parallel")
+    p.add_argument("--device", type=_device, default="auto", help="auto | cpu | cuda | cuda:N")
     return p
 
 
 def load_problems(spec: str, data_root: str | None, limit: int | None):
     if spec.startswith("generated:"):
         return load_generated(spec.split(":", 1)[1], limit=limit)
-    return load_benchmark(spec, data_root, limit=limit)
+    try:
+        return load_benchmark(spec, data_root, limit=limit)
+    except FileNotFoundError as exc:   # the library names root= / $TREX_OR_BENCHMARKS; name the flag too
+        raise FileNotFoundError(f"{exc}. Pass --data-root DIR (the or_benchmarks folder) or set ${DATA_ENV}") \
+            from exc
 
 
 def render_table(report: dict, title: str) -> str:
@@ -62,13 +95,21 @@ def render_table(report: dict, title: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    import torch
+
     from training.or_eval.evaluate import EvalConfig, SandboxExecutor, evaluate
     from training.or_eval.model_io import load_for_eval
     from training.or_eval.generate import generate_responses
 
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        parser.error(f"argument --device: {args.device!r} but this machine has no CUDA device; pass --device cpu "
+                     f"(or auto)")
     try:
         problems = load_problems(args.benchmark, args.data_root, args.limit)
+        if not problems:
+            raise ValueError(f"--benchmark {args.benchmark}: no problems to evaluate; check the file")
         model, tokenizer, info = load_for_eval(args.model, device=args.device)
         executor = SandboxExecutor(workers=args.workers)
     except (FileNotFoundError, ValueError, RuntimeError) as exc:

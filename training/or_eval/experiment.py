@@ -42,13 +42,16 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+import types
+import typing
 from typing import Protocol
 
 from training.or_eval.benchmarks import ORProblem, load_benchmark
 from training.or_eval.evaluate import EvalConfig, SandboxExecutor, atomic_write_json, evaluate
 from training.or_eval.general_corpus import build_general_corpus
 from training.or_eval.stats import mcnemar, wilson_interval
-from training.or_eval.tokenizer import TOKENIZER_ENV, TOKENIZER_FILENAME, ORTokenizer, format_prompt
+from training.or_eval.tokenizer import (TOKENIZER_ENV, TOKENIZER_FILENAME, ORTokenizer, corpus_texts,
+                                       format_prompt)
 
 SPLITS = ("seen", "cpt_only", "held_out")
 ARMS = ("sft_only", "cpt_balanced_sft", "cpt_pure_sft")
@@ -181,7 +184,7 @@ PRESETS["h200_6min"] = dict(
 # numbers, measured on the H200 by the h200_6min run (bench JSON or_cpt_ablation_h200_6min):
 # data 9.5 s for 5540 or_data instances (16 cores); BPE 3.9 s; first stage's compile 33 s (its first
 # step); 0.18-0.20 s per 16 x 1536 step; 3.4-4.5 s per stage set-up. Decoding with the KV cache
-# (generate._TransformerDecoder): one prefill forward, then per step ~2.6-2.8k eager aten ops
+# (training.model.decode.prefill / decode_step): one prefill forward, then per step ~2.6-2.8k eager aten ops
 # whatever the batch (counted on CPU; more under autocast), ~30-70 ms on the GPU at ~10-22 us per
 # op (launch-bound), so an arm's decoding is about max_new_tokens steps: ~20-46 s at 659 tokens.
 # Predicted: data+BPE ~20 s, training 88 + 2 x 61 s, decoding 3 x 20-46 s, sandbox 3 x ~8 s,
@@ -203,8 +206,65 @@ def preset(preset_name: str, **changes) -> ExperimentConfig:
     return dataclasses.replace(cfg, **changes) if changes else cfg
 
 
+def _type_name(hint) -> str:
+    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
+
+
+def _conform(value, hint):
+    """``value`` (parsed from JSON) as a value of the annotation ``hint``; ValueError if it is none.
+
+    Understands the annotations the config dataclasses use: int, float (an int is widened), str,
+    bool, None, unions, list[X], tuple[X, ...], tuple[X, Y, Z] (a JSON list becomes a tuple), dict."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        for option in args:
+            try:
+                return _conform(value, option)
+            except ValueError:
+                pass
+        raise ValueError
+    if hint is type(None):
+        if value is None:
+            return None
+        raise ValueError
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise ValueError
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ValueError
+    if hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raise ValueError
+    if hint is str:
+        if isinstance(value, str):
+            return value
+        raise ValueError
+    if hint is dict or origin is dict:
+        if isinstance(value, dict):
+            return value
+        raise ValueError
+    if origin in (list, tuple) or hint in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise ValueError
+        if origin is list:
+            return [_conform(v, args[0]) for v in value]
+        if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_conform(v, args[0]) for v in value)
+        if origin is tuple and args:
+            if len(value) != len(args):
+                raise ValueError
+            return tuple(_conform(v, a) for v, a in zip(value, args))
+        return type(value)(value) if hint is list else tuple(value)
+    return value   # an annotation this checker does not know: taken as given
+
+
 def apply_settings(cfg: ExperimentConfig, settings: Sequence[str]) -> ExperimentConfig:
-    """``KEY=VALUE`` overrides (``stage.KEY`` for StageConfig); VALUE is JSON when it parses."""
+    """``KEY=VALUE`` overrides (``stage.KEY`` for StageConfig); VALUE is JSON when it parses, else a
+    string. The value must fit the field's annotation (checked here, before any work starts)."""
     for item in settings:
         key, sep, raw = item.partition("=")
         if not sep:
@@ -219,14 +279,54 @@ def apply_settings(cfg: ExperimentConfig, settings: Sequence[str]) -> Experiment
         target = cfg.stage if target_name == "stage" else cfg
         names = {f.name: f for f in dataclasses.fields(target)}
         if field_name not in names or field_name == "stage":
-            raise ValueError(f"--set {key}: unknown field; choose from {sorted(n for n in names if n != 'stage')}")
-        if isinstance(getattr(target, field_name), tuple) and isinstance(value, list):
-            value = tuple(value)
+            prefix = "stage." if target_name == "stage" else ""
+            raise ValueError(f"--set {key}: unknown field; choose from "
+                             f"{sorted(prefix + n for n in names if n != 'stage')}")
+        hint = typing.get_type_hints(type(target))[field_name]
+        try:
+            value = _conform(value, hint)
+        except ValueError:
+            try:   # a string field given something JSON reads otherwise (--set name=2024)
+                value = _conform(raw, hint)
+            except ValueError:
+                example = json.dumps(getattr(target, field_name), separators=(",", ":"))
+                raise ValueError(f"--set {key}={raw}: {key} takes {_type_name(hint)} (now "
+                                 f"{getattr(target, field_name)!r}); write VALUE as JSON of that type, "
+                                 f"e.g. --set '{key}={example}'") from None
         if target_name == "stage":
             cfg = dataclasses.replace(cfg, stage=dataclasses.replace(cfg.stage, **{field_name: value}))
         else:
             cfg = dataclasses.replace(cfg, **{field_name: value})
     return cfg
+
+
+def validate_config(cfg: ExperimentConfig) -> None:
+    """Checks that need no data, run before anything is built or written (ValueError naming the fix)."""
+    arms = list(cfg.arms)
+    if not arms:
+        raise ValueError(f"arms is empty; choose from {','.join(ARMS)} (--arms)")
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown:
+        raise ValueError(f"unknown arms {unknown}; choose a comma list from {','.join(ARMS)} (--arms)")
+    if len(set(arms)) != len(arms):
+        raise ValueError(f"arms {arms} repeat an arm; name each once (--arms)")
+    if cfg.sft_steps < 1:
+        raise ValueError(f"sft_steps = {cfg.sft_steps}: every arm ends with SFT; pass --sft-steps >= 1")
+    if cfg.cpt_steps < 1 and any(a != BASELINE_ARM for a in arms):
+        raise ValueError(f"cpt_steps = {cfg.cpt_steps}: the CPT arms need --cpt-steps >= 1")
+    for name in ("cpt_docs_per_family", "sft_pairs_per_family", "test_per_family", "tokenizer_vocab",
+                 "max_new_tokens", "eval_workers", "eval_batch_size"):
+        if getattr(cfg, name) < 1:
+            raise ValueError(f"{name} = {getattr(cfg, name)}: must be >= 1 (--set {name}=N)")
+    for name in ("seq_len", "micro_batch", "grad_accum"):
+        if getattr(cfg.stage, name) < 1:
+            raise ValueError(f"stage.{name} = {getattr(cfg.stage, name)}: must be >= 1 (--set stage.{name}=N)")
+    if any(n < 0 for n in cfg.split_sizes):
+        raise ValueError(f"split_sizes {cfg.split_sizes}: sizes must be >= 0 (--set split_sizes=[6,4,4])")
+    if not 0.0 <= cfg.general_share < 1.0:
+        raise ValueError(f"general_share = {cfg.general_share}: must be in [0, 1) (--set general_share=0.5)")
+    if cfg.max_new_tokens_quantile is not None and not 0.0 < cfg.max_new_tokens_quantile <= 1.0:
+        raise ValueError(f"max_new_tokens_quantile = {cfg.max_new_tokens_quantile}: must be in (0, 1] or null")
 
 
 # ---------------------------------------------------------------------------------- family split
@@ -310,6 +410,8 @@ def build_corpora(cfg: ExperimentConfig, source: ORDataSource, split: dict[str, 
     pairs = list(source.sft_pairs(split["seen"], cfg.sft_pairs_per_family, SEED_BASE["sft"] + cfg.seed))
     if not pairs:
         raise ValueError("the data source produced no SFT pairs")
+    # the sources yield questions; the row's prompt is format_prompt(question), the text decoding
+    # starts from (generate.generate_responses) and the same as `trex or-data generate`'s SFT export
     manifests["sft"] = _write_jsonl(data / "sft.jsonl", (
         {"prompt": format_prompt(p["question"]), "response": p["response"], "family": p.get("family")}
         for p in pairs))
@@ -330,14 +432,9 @@ def train_tokenizer(cfg: ExperimentConfig, work: Path) -> tuple[ORTokenizer, Pat
     """One BPE for every arm, trained on the training files only (never on test problems)."""
     data = work / "data"
 
-    def texts() -> Iterator[str]:
-        for name in ("cpt_pure.jsonl", "general.jsonl"):
-            for row in _read_jsonl(data / name):
-                yield row["text"]
-        for row in _read_jsonl(data / "sft.jsonl"):
-            yield row["prompt"] + row["response"]
-
-    tok = ORTokenizer.train(texts(), vocab_size=cfg.tokenizer_vocab)
+    # the same texts `trex or-data tokenizer --corpus cpt_pure.jsonl general.jsonl sft.jsonl` trains on
+    tok = ORTokenizer.train(corpus_texts(data / name for name in ("cpt_pure.jsonl", "general.jsonl", "sft.jsonl")),
+                            vocab_size=cfg.tokenizer_vocab)
     return tok, tok.save(work / TOKENIZER_FILENAME)
 
 
@@ -645,6 +742,7 @@ def sandbox_preflight(executor) -> dict:
 
 
 def run_experiment(cfg: ExperimentConfig, source: ORDataSource, command: str | None = None) -> dict:
+    validate_config(cfg)
     clock = _Clock(cfg.time_budget_s, cfg.reserve_s)
     work, out_dir = Path(cfg.work_dir), Path(cfg.out_dir)
     work.mkdir(parents=True, exist_ok=True)
@@ -872,16 +970,22 @@ def main(argv: list[str] | None = None) -> int:
     changes = {k: v for k, v in {"out_dir": args.out_dir, "work_dir": args.work_dir, "name": args.name,
                                  "seed": args.seed, "cpt_steps": args.cpt_steps,
                                  "sft_steps": args.sft_steps}.items() if v is not None}
-    if args.arms:
-        changes["arms"] = tuple(a.strip() for a in args.arms.split(","))
+    if args.arms is not None:
+        changes["arms"] = tuple(a.strip() for a in args.arms.split(",") if a.strip())
     if args.time_budget_s is not None:
         changes["time_budget_s"] = args.time_budget_s or None
-    cfg = apply_settings(preset(args.preset, **changes), args.set)
-    if args.device is not None:
-        cfg = dataclasses.replace(cfg, stage=dataclasses.replace(cfg.stage, device=args.device))
+    # Every check that needs no data runs here, so a bad argument costs no work and writes no file.
+    try:
+        cfg = apply_settings(preset(args.preset, **changes), args.set)
+        if args.device is not None:
+            cfg = dataclasses.replace(cfg, stage=dataclasses.replace(cfg.stage, device=args.device))
+        validate_config(cfg)
+        source = make_source(args.source or ("toy" if args.preset == "toy" else "or_data"))
+        split_families(cfg, source.families())
+    except ValueError as exc:
+        p.error(str(exc))   # usage + message on stderr, exit status 2
     command = " ".join(["python -m training.or_eval.experiment", *(argv if argv is not None else sys.argv[1:])])
-    source = args.source or ("toy" if args.preset == "toy" else "or_data")
-    result = run_experiment(cfg, make_source(source), command=command)
+    result = run_experiment(cfg, source, command=command)
     rates = result["analysis"]["rules"][PRIMARY_RULE]["pass_at_1"] if result["analysis"] else {}
     def cell(r: dict) -> str:
         return "-" if r["rate"] is None else f"{100 * r['rate']:.1f}%"

@@ -61,8 +61,56 @@ def _empty_bpe() -> Tokenizer:
 
 
 def format_prompt(question: str) -> str:
-    """The SFT prompt text: ``<|prompt|>{question}<|response|>`` (the training loop adds bos)."""
+    """The SFT prompt text: ``<|prompt|>{question}<|response|>`` (the training loop adds bos).
+
+    The one definition of the prompt format: decoding (generate.generate_responses), the experiment's
+    SFT file and ``trex or-data generate``'s SFT export all call it."""
     return f"{PROMPT}{question}{RESPONSE}"
+
+
+def unformat_prompt(prompt: str) -> str | None:
+    """The question inside ``format_prompt(question)``; None for text not in that format."""
+    if prompt.startswith(PROMPT) and prompt.endswith(RESPONSE) and len(prompt) >= len(PROMPT) + len(RESPONSE):
+        return prompt[len(PROMPT):len(prompt) - len(RESPONSE)]
+    return None
+
+
+def smallest_vocab_size() -> int:
+    """The least ``vocab_size`` ``ORTokenizer.train`` accepts: the byte alphabet plus the specials."""
+    return len(pre_tokenizers.ByteLevel.alphabet()) + len(SPECIAL_TOKENS)
+
+
+def record_text(row: dict) -> str:
+    """The text a training-file row gives the tokenizer: a CPT document's ``text``, else an SFT
+    pair's ``prompt + response`` (the experiment's files and `trex or-data generate`'s alike)."""
+    if "text" in row:
+        return str(row["text"])
+    if "prompt" in row and "response" in row:
+        return str(row["prompt"]) + str(row["response"])
+    raise ValueError(f"row has neither 'text' nor 'prompt' and 'response' (keys {sorted(row)}); pass CPT "
+                     f"documents or SFT pairs")
+
+
+def corpus_texts(paths: Iterable[str | os.PathLike]) -> Iterable[str]:
+    """Training texts from files: ``.jsonl`` -> ``record_text`` of each row; any other file -> its
+    whole content as one document."""
+    for path in map(Path, paths):
+        if not path.is_file():
+            raise FileNotFoundError(f"corpus file {path} not found; pass existing JSONL or text files")
+        if path.suffix != ".jsonl":
+            yield path.read_text(encoding="utf-8")
+            continue
+        with open(path, encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    if not isinstance(row, dict):
+                        raise ValueError(f"a JSON {type(row).__name__}, not an object")
+                    yield record_text(row)
+                except ValueError as exc:   # json.JSONDecodeError is a ValueError
+                    raise ValueError(f"{path}:{lineno}: {exc}") from exc
 
 
 class ORTokenizer:
@@ -85,7 +133,7 @@ class ORTokenizer:
     def train(cls, texts: Iterable[str], vocab_size: int = 4096, min_frequency: int = 2) -> "ORTokenizer":
         """Train a BPE on ``texts`` (the training split only; never on evaluation problems)."""
         alphabet = pre_tokenizers.ByteLevel.alphabet()
-        floor = len(alphabet) + len(SPECIAL_TOKENS)
+        floor = smallest_vocab_size()
         if vocab_size < floor:
             raise ValueError(f"vocab_size={vocab_size} is below the byte alphabet plus specials "
                              f"({floor}); pass vocab_size >= {floor}")
