@@ -38,6 +38,17 @@ def test_or_eval_missing_data_root_names_both_ways_to_set_it(tmp_path, monkeypat
     assert cli.main(["--benchmark", "nl4opt", "--model", "unused"]) == 2
     err = capsys.readouterr().err
     assert "--data-root" in err and "TREX_OR_BENCHMARKS" in err and "Traceback" not in err
+    # nothing set and no shared/ folder: the message says so and names both ways
+    from training.or_eval import benchmarks
+
+    def nowhere():
+        raise FileNotFoundError("not found")
+    monkeypatch.delenv("TREX_OR_BENCHMARKS")
+    monkeypatch.setattr(benchmarks, "default_data_root", nowhere)
+    monkeypatch.setattr(cli, "default_data_root", nowhere)
+    assert cli.main(["--benchmark", "nl4opt", "--model", "unused"]) == 2
+    err = capsys.readouterr().err
+    assert "--data-root not given" in err and "pass --data-root DIR" in err and "TREX_OR_BENCHMARKS" in err
     assert cli.main(["--benchmark", "nl4opt", "--model", "unused", "--data-root", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "--data-root" in err and str(tmp_path / "nl4opt" / "nl4opt.jsonl") in err

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 from pathlib import Path
 
-from training.or_eval.benchmarks import BENCHMARKS, DATA_ENV, load_benchmark, load_generated
+from training.or_eval.benchmarks import (BENCHMARKS, DATA_ENV, default_data_root, load_benchmark,
+                                         load_generated, resolve_name)
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -64,11 +66,20 @@ def build_parser() -> argparse.ArgumentParser:
 def load_problems(spec: str, data_root: str | None, limit: int | None):
     if spec.startswith("generated:"):
         return load_generated(spec.split(":", 1)[1], limit=limit)
-    try:
-        return load_benchmark(spec, data_root, limit=limit)
-    except FileNotFoundError as exc:   # the library names root= / $TREX_OR_BENCHMARKS; name the flag too
-        raise FileNotFoundError(f"{exc}. Pass --data-root DIR (the or_benchmarks folder) or set ${DATA_ENV}") \
-            from exc
+    folder = BENCHMARKS[resolve_name(spec)].folder
+    fix = f"pass --data-root DIR (the or_benchmarks folder, holding {folder}/{folder}.jsonl) or set ${DATA_ENV}"
+    if data_root is None:
+        try:
+            root = default_data_root()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no benchmark data: --data-root not given, ${DATA_ENV} unset and no "
+                                    f"shared/data/or_benchmarks in or next to the repository; {fix}") from None
+        source = f"${DATA_ENV}" if os.environ.get(DATA_ENV) else "the default folder"
+    else:
+        root, source = Path(data_root), "--data-root"
+    if not (root / folder / f"{folder}.jsonl").is_file():
+        raise FileNotFoundError(f"{root / folder / (folder + '.jsonl')} not found (data root from {source}); {fix}")
+    return load_benchmark(spec, root, limit=limit)
 
 
 def render_table(report: dict, title: str) -> str:
