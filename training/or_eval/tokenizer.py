@@ -195,10 +195,6 @@ class ORTokenizer:
         answer = self.encode(response) + [self.eos_id]
         return prompt + answer, [0] * len(prompt) + [1] * len(answer)
 
-    def encode_document(self, text: str) -> list[int]:
-        """A CPT document: ``<|bos|>text<|eos|>`` (documents are packed back to back)."""
-        return self.encode(text, add_bos=True, add_eos=True)
-
     def describe(self) -> dict:
         return {"kind": "bpe-bytelevel-digits", "vocab_size": self.vocab_size,
                 "special_tokens": {t: self._tok.token_to_id(t) for t in SPECIAL_TOKENS}}
