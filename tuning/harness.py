@@ -296,12 +296,12 @@ TF32_ROUNDINGS = ("rn", "trunc")
 def tensor_core_contractions(program: Program, target: str) -> bool:
     """True when `target` may run this program's contractions in TF32: on cuda, the printer turns
     `matvec`/`matvec_t` into tl.dot (TF32 tensor cores for fp32 operands, as DeepSeek's mHC kernels
-    do; issue 6 allows it) and the `rows_matmul` host step is a TF32 GEMM (codegen_triton/gemm.py)."""
+    do; issue 6 allows it). The `rows_matmul` host step is fp32-accurate (codegen_triton/gemm.py) and
+    does not count."""
     if target != "cuda":
         return False
     stmts = (*program.prologue, *program.body, *program.epilogue)
-    return (any(op.opcode in ("matvec", "matvec_t") for op, _ in kernel_ir.walk(stmts))
-            or any(h.kind == "rows_matmul" for h in program.finalize))
+    return any(op.opcode in ("matvec", "matvec_t") for op, _ in kernel_ir.walk(stmts))
 
 
 def round_tf32(x: torch.Tensor, rounding: str) -> torch.Tensor:

@@ -19,7 +19,7 @@ source and knob values); the process answers one JSON line. For each request it
   * applies trex_compiler.testing.assert_close_to_reference (the DESIGN.md rule: allclose to eager, or
     rmse vs fp64 within 3x (16-bit) / 2x eager's).
 
-TF32 rule (cuda): a program with a contraction (`matvec` / `matvec_t`, or a `rows_matmul` host step)
+TF32 rule (cuda): a program with a contraction (`matvec` / `matvec_t`; the `rows_matmul` host step is fp32-accurate)
 runs it on the tensor cores in TF32 on cuda (issue 6 allows it, as DeepSeek's mHC kernels do), so its
 "eager" baseline is the same chain with TF32 products: the reference interpreter with every matrix
 product's fp32 operands rounded to TF32 (harness.tf32_products), once rounding to nearest and once
