@@ -632,8 +632,9 @@ ALL_VARIANTS = ("eager", "inductor", "liger", "trex", "trex_compile", "trex_indu
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--out", default=os.environ.get("OUT", "bench_out"))
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    p.add_argument("--out", default=os.environ.get("OUT", "bench_out"),
+                   help="a folder: gpu_patterns.json, h200_calibration.json and the sweep land in it ($OUT, else bench_out)")
     p.add_argument("--tokens", type=int, default=16384)
     p.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     p.add_argument("--variants", default=",".join(ALL_VARIANTS))

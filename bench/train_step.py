@@ -45,7 +45,7 @@ def run_mode(mode: str, args, timeout_s: float, workdir) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--warmup", type=int, default=3, help="steps excluded from the medians (compile, recompiles)")
     ap.add_argument("--modes", default="eager,trex,inductor,trex_inductor")
