@@ -7,7 +7,10 @@ Every field can be overridden on the command line with its dotted name, e.g.
 Values on the command line are parsed as TOML literals (`3e-4`, `true`, `[0.9, 0.95]`, `"x"`);
 anything that is not a TOML literal is taken as a bare string.
 
-Unknown keys are errors (a typo must not silently train with a default).
+Unknown keys are errors (a typo must not silently train with a default). Loading also checks
+what can be checked without building anything: the model name and its ModelArgs overrides, and
+that data.tokenizer can be imported; validate_launch checks distributed.ep against the processes
+when the run starts. Every such error is a ConfigError naming the key (`trex train` exits 2).
 """
 from __future__ import annotations
 
@@ -270,3 +273,45 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"train.max_seconds = {cfg.train.max_seconds}; must be >= 0 (0: no budget)")
     if len(cfg.optim.betas) != 2:
         raise ConfigError(f"optim.betas = {cfg.optim.betas}; give two numbers, e.g. [0.9, 0.95]")
+    model_args(cfg)
+    from .data import tokenizer_factory
+    tokenizer_factory(cfg.data.tokenizer)   # resolvable now; called (and so loaded) by the run
+
+
+def model_args(cfg: Config):
+    """The ModelArgs that model.name and model.overrides describe (data.seq_len widens
+    max_seq_len, as the run does). A wrong name, an override that is no ModelArgs field, or values
+    ModelArgs rejects are ConfigErrors that name the key, raised before any model is built."""
+    from .model.args import CONFIGS, ModelArgs
+    name = cfg.model.name
+    if name not in CONFIGS:
+        raise ConfigError(f"model.name = {name!r}; choose one of {sorted(CONFIGS)}")
+    fields = sorted(f.name for f in dataclasses.fields(ModelArgs))
+    unknown = sorted(set(cfg.model.overrides) - set(fields))
+    if unknown:
+        raise ConfigError(f"model.overrides.{unknown[0]}: ModelArgs has no field {unknown[0]!r}; "
+                          f"override one of {fields}")
+    try:
+        args = CONFIGS[name]().replace(**cfg.model.overrides)
+    except (TypeError, ValueError) as e:        # ModelArgs.__post_init__ lists what is inconsistent
+        raise ConfigError(f"model.overrides = {cfg.model.overrides} on model.name = {name!r}: {e}") from None
+    if args.max_seq_len < cfg.data.seq_len:
+        args = args.replace(max_seq_len=cfg.data.seq_len)
+    if args.n_routed_experts % cfg.distributed.ep:
+        raise ConfigError(f"distributed.ep = {cfg.distributed.ep} does not divide the model's "
+                          f"{args.n_routed_experts} routed experts; choose a divisor of {args.n_routed_experts}")
+    return args
+
+
+def validate_launch(cfg: Config, world_size: int) -> None:
+    """distributed.ep against the number of processes this run was launched with (torchrun's
+    WORLD_SIZE; 1 without torchrun). Checked when the run starts, not at load time, so that
+    --print-config and launchers can read an expert-parallel config in a single process."""
+    ep = cfg.distributed.ep
+    if world_size == 1 and ep > 1:
+        raise ConfigError(f"distributed.ep = {ep} needs {ep} processes (one per expert-parallel rank), but "
+                          f"this is a single process; launch with torchrun --nproc_per_node {ep} -m "
+                          f"training.train ... (or a multiple of {ep} processes), or set --distributed.ep 1")
+    if world_size % ep:
+        raise ConfigError(f"distributed.ep = {ep} does not divide the {world_size} processes; launch with "
+                          f"torchrun --nproc_per_node set to a multiple of {ep}, or change distributed.ep")

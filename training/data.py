@@ -25,6 +25,8 @@ from typing import Callable, Iterator, Protocol, runtime_checkable
 
 import torch
 
+from .config import ConfigError
+
 # ---------------------------------------------------------------------------------------------
 # Tokenizers
 
@@ -59,24 +61,38 @@ class ByteTokenizer:
 TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {"byte": ByteTokenizer}
 
 
+def tokenizer_factory(spec: str) -> Callable[[], Tokenizer]:
+    """The zero-argument factory `data.tokenizer` names: a registry name ("byte") or
+    "package.module:factory" (imported here, not called). ConfigError names the key otherwise."""
+    if spec in TOKENIZERS:
+        return TOKENIZERS[spec]
+    module, sep, attr = spec.partition(":")
+    if not sep or not module or not attr:
+        raise ConfigError(f"data.tokenizer = {spec!r}: unknown; use one of {sorted(TOKENIZERS)} "
+                          f"or 'package.module:factory'")
+    try:
+        factory = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(f"data.tokenizer = {spec!r}: cannot load ({e}); give a name from "
+                          f"{sorted(TOKENIZERS)} or an importable 'package.module:factory'") from None
+    if not callable(factory):
+        raise ConfigError(f"data.tokenizer = {spec!r}: {attr} is a {type(factory).__name__}, not a "
+                          f"factory; name a function or class that takes no arguments")
+    return factory
+
+
 def load_tokenizer(spec: str) -> Tokenizer:
     """A registry name ("byte") or "package.module:factory" (called with no arguments)."""
-    if spec in TOKENIZERS:
-        tok = TOKENIZERS[spec]()
-    elif ":" in spec:
-        module, attr = spec.split(":", 1)
-        try:
-            factory = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as e:
-            raise ValueError(f"data.tokenizer = {spec!r}: cannot load ({e}); "
-                             f"give a name from {sorted(TOKENIZERS)} or 'module:factory'") from e
+    factory = tokenizer_factory(spec)
+    try:
         tok = factory()
-    else:
-        raise ValueError(f"data.tokenizer = {spec!r}: unknown; use one of {sorted(TOKENIZERS)} "
-                         f"or 'package.module:factory'")
+    # what a factory reports about its inputs: an unset variable (RuntimeError), a missing or
+    # unreadable file (OSError), a file of the wrong kind (ValueError / LookupError)
+    except (RuntimeError, OSError, ValueError, LookupError) as e:
+        raise ConfigError(f"data.tokenizer = {spec!r}: the factory failed: {e}") from None
     if not isinstance(tok, Tokenizer):
-        raise TypeError(f"data.tokenizer = {spec!r} returned {type(tok).__name__}, which lacks the "
-                        f"Tokenizer interface (encode, decode, vocab_size, bos_id, eos_id, pad_id)")
+        raise ConfigError(f"data.tokenizer = {spec!r} returned {type(tok).__name__}, which lacks the "
+                          f"Tokenizer interface (encode, decode, vocab_size, bos_id, eos_id, pad_id)")
     return tok
 
 
@@ -115,9 +131,14 @@ def read_records(patterns: list[str], fmt: str = "auto") -> Iterator[dict]:
             yield {"text": path.read_text(encoding="utf-8", errors="replace")}
 
 
-def _field(record: dict, name: str, where: str) -> str:
+def _field(record: dict, name: str, where: str, kind: str) -> str:
     if name not in record:
-        raise KeyError(f"record has no field {name!r} (fields: {sorted(record)}); set {where}")
+        plain_text = " (a plain-text file is one record with the field 'text')" if set(record) == {"text"} else ""
+        fix = ("point data.prompt_field and data.response_field at the records' prompt and response "
+               "fields (JSONL), or train plain text with data.kind = 'cpt'") if kind == "sft" else \
+              f"set {where} to the field holding the document text"
+        raise ConfigError(f"{where} = {name!r}: a record has no such field (its fields: {sorted(record)})"
+                          f"{plain_text}; data.kind = {kind!r}: {fix}")
     return str(record[name])
 
 
@@ -140,15 +161,15 @@ class PackedDataset:
         ids: list[int] = []
         for rec in records:
             ids.append(tokenizer.bos_id)
-            ids += tokenizer.encode(_field(rec, text_field, "data.text_field"))
+            ids += tokenizer.encode(_field(rec, text_field, "data.text_field", "cpt"))
             ids.append(tokenizer.eos_id)
         self.stream = torch.tensor(ids, dtype=torch.int64)
         self.seq_len = seq_len
         # windows of seq_len + 1 tokens overlap by one (the last label is the next window's first input)
         self.num_samples = (len(ids) - 1) // seq_len
         if self.num_samples == 0:
-            raise ValueError(f"corpus has {len(ids)} tokens, fewer than one window of {seq_len + 1} "
-                             f"(data.seq_len + 1); add data or lower data.seq_len")
+            raise ConfigError(f"corpus has {len(ids)} tokens, fewer than one window of {seq_len + 1} "
+                              f"(data.seq_len + 1); add data or lower data.seq_len")
 
     def __len__(self) -> int:
         return self.num_samples
@@ -167,12 +188,12 @@ class SFTDataset:
         self.seq_len, self.pad_id = seq_len, tokenizer.pad_id
         self.rows: list[tuple[torch.Tensor, int]] = []   # (ids, index of the first response token)
         for rec in records:
-            prompt = [tokenizer.bos_id] + tokenizer.encode(_field(rec, prompt_field, "data.prompt_field"))
-            response = tokenizer.encode(_field(rec, response_field, "data.response_field")) + [tokenizer.eos_id]
+            prompt = [tokenizer.bos_id] + tokenizer.encode(_field(rec, prompt_field, "data.prompt_field", "sft"))
+            response = tokenizer.encode(_field(rec, response_field, "data.response_field", "sft")) + [tokenizer.eos_id]
             ids = torch.tensor(prompt + response, dtype=torch.int64)
             self.rows.append((ids, len(prompt)))
         if not self.rows:
-            raise ValueError("SFT corpus is empty; check data.paths")
+            raise ConfigError("data.paths: the SFT corpus has no records; name JSONL files with prompt/response pairs")
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -38,7 +38,7 @@ import torch
 
 from .checkpoint import (Checkpointer, load_model_state, load_optimizer_state, model_state,
                          optimizer_state, rng_state, set_rng_state)
-from .config import Config, ConfigError, load_config, parse_overrides
+from .config import Config, ConfigError, load_config, model_args, parse_overrides, validate_launch
 from .data import DataLoader, build_dataset, load_tokenizer
 from .distributed import (ParallelDims, clip_grad_norm, destroy_distributed, init_distributed,
                           parallelize, reduce_expert_grads)
@@ -91,14 +91,10 @@ def seed_everything(seed: int) -> None:
 
 def build_model(cfg: Config, vocab_needed: int):
     lib = importlib.import_module("training.model")
-    args = lib.get_config(cfg.model.name)
-    if cfg.model.overrides:
-        args = args.replace(**cfg.model.overrides)
+    args = model_args(cfg)      # model.name / model.overrides, checked when the config loaded
     if args.vocab_size < vocab_needed:
         raise ConfigError(f"model vocab_size {args.vocab_size} < tokenizer vocab_size {vocab_needed}; "
                           f"raise --model.overrides.vocab_size or use a smaller tokenizer")
-    if args.max_seq_len < cfg.data.seq_len:
-        args = args.replace(max_seq_len=cfg.data.seq_len)
     return lib, args, lib.Transformer(args)
 
 
@@ -150,6 +146,36 @@ COMPILERS = {
     "trex": _compile_trex,
     "trex_inductor": _compile_trex_inductor,
 }
+
+
+# The file name `trex or-eval --model` looks for in checkpoint.dir (training/or_eval/model_io.py)
+TOKENIZER_FILE = "tokenizer.json"
+
+
+def save_tokenizer(tokenizer, directory: Path) -> Path | None:
+    """Write a tokenizer that can save itself (it has `.save(path)`, as the OR BPE tokenizer) to
+    `directory/tokenizer.json`, so that the checkpoint carries the tokenizer it was trained with.
+    Atomic as the checkpoint files are: saved to a temp file, fsynced, renamed over the old one.
+    Returns the path, or None for a tokenizer without `.save` (the byte tokenizer is code)."""
+    save = getattr(tokenizer, "save", None)
+    if not callable(save):
+        return None
+    from .checkpoint import _fsync_dir
+    final = Path(directory) / TOKENIZER_FILE
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(f".tokenizer.tmp-{os.getpid()}.json")   # .json: ORTokenizer.save takes it as a file
+    try:
+        save(str(tmp))
+        if not tmp.is_file():
+            raise RuntimeError(f"{type(tokenizer).__name__}.save({str(tmp)!r}) wrote no file there; a tokenizer "
+                               f"saved with the checkpoint must write the file path it is given")
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(final.parent)
+    return final
 
 
 class CompileStats:
@@ -350,6 +376,7 @@ class JsonlLog:
 
 def train(cfg: Config) -> TrainResult:
     t_start = time.perf_counter()
+    validate_launch(cfg, int(os.environ.get("WORLD_SIZE", "1")))   # distributed.ep vs the processes
     # 2. devices and process groups
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     device = resolve_device(cfg.train.device, local_rank)
@@ -419,7 +446,13 @@ def _train(cfg: Config, device: torch.device, dims: ParallelDims, is_main: bool,
         if is_main:
             print(f"resumed from {latest} (step {start_step})", file=sys.stderr)
 
+    tokenizer_saved = False
+
     def save(step: int) -> None:
+        nonlocal tokenizer_saved
+        if is_main and not tokenizer_saved:       # once per process, before its first checkpoint
+            save_tokenizer(tokenizer, checkpointer.dir)
+            tokenizer_saved = True
         checkpointer.save(step, {
             "step": step, "bad_in_a_row": bad_in_a_row,
             "model": model_state(model), "optimizer": optimizer_state(optimizer),

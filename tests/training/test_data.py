@@ -5,6 +5,7 @@ import sys
 import pytest
 import torch
 
+from training.config import ConfigError
 from training.data import (ByteTokenizer, DataLoader, PackedDataset, SFTDataset, load_tokenizer,
                            read_records)
 
@@ -46,8 +47,16 @@ def test_sft_masks_prompt_and_padding(tmp_path):
 def test_sft_missing_field_is_named(tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_text(json.dumps({"question": "a", "response": "b"}) + "\n")
-    with pytest.raises(KeyError, match="data.prompt_field"):
+    with pytest.raises(ConfigError, match=r"data\.prompt_field = 'prompt': a record has no such field "
+                                          r"\(its fields: \['question', 'response'\]\)"):
         SFTDataset(read_records([str(path)]), ByteTokenizer(), seq_len=8)
+
+
+def test_cpt_missing_field_is_named(tmp_path):
+    path = tmp_path / "docs.jsonl"
+    path.write_text(json.dumps({"body": "a document"}) + "\n")
+    with pytest.raises(ConfigError, match=r"data\.text_field = 'text'.*\['body'\].*set data\.text_field"):
+        PackedDataset(read_records([str(path)]), ByteTokenizer(), seq_len=4)
 
 
 def test_loader_order_is_deterministic_resumable_and_rank_sliced(cpt_corpus):
@@ -88,8 +97,17 @@ def test_pluggable_tokenizer(monkeypatch):
     monkeypatch.setitem(sys.modules, "fake_tok_module", module)
     tok = load_tokenizer("fake_tok_module:make")
     assert tok.decode(tok.encode("abc")) == "ABC"
-    with pytest.raises(ValueError, match="data.tokenizer"):
+    with pytest.raises(ConfigError, match="data.tokenizer = 'nope': unknown"):
         load_tokenizer("nope")
+    with pytest.raises(ConfigError, match="data.tokenizer = 'fake_tok_module:absent': cannot load"):
+        load_tokenizer("fake_tok_module:absent")
     module.bad = lambda: object()
-    with pytest.raises(TypeError, match="Tokenizer interface"):
+    with pytest.raises(ConfigError, match="Tokenizer interface"):
         load_tokenizer("fake_tok_module:bad")
+
+    def needs_a_file():
+        raise FileNotFoundError("no tokenizer at /nowhere/tokenizer.json")
+    module.needs_a_file = needs_a_file
+    with pytest.raises(ConfigError, match="data.tokenizer = 'fake_tok_module:needs_a_file': the factory "
+                                          "failed: no tokenizer at /nowhere"):
+        load_tokenizer("fake_tok_module:needs_a_file")

@@ -86,13 +86,42 @@ def test_cli_runs_shipped_sft_config_in_two_slices(tmp_path, capsys):
     assert main(argv) == 0                                         # second slice resumes
     assert "done: step 2" in capsys.readouterr().out
     assert (tmp_path / "ck" / "latest").read_text() == "step_00000002"
+    assert not (tmp_path / "ck" / "tokenizer.json").exists()     # the byte tokenizer is code, not a file
     steps = [json.loads(line)["step"] for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert steps == [1, 2]
     assert main(["--config", str(REPO / "configs/tiny_sft.toml"), "--optim.lrr", "1"]) == 2
 
 
+def test_checkpoint_carries_the_bpe_tokenizer(make_config, cpt_corpus, tmp_path, monkeypatch):
+    from training.data import read_records
+    from training.or_eval.model_io import load_for_eval
+    from training.or_eval.tokenizer import ORTokenizer
+
+    bpe = ORTokenizer.train((r["text"] for r in read_records(cpt_corpus)), vocab_size=300)
+    trained_with = bpe.save(tmp_path / "bpe" / "tokenizer.json")
+    monkeypatch.setenv("TREX_OR_TOKENIZER", str(trained_with))
+    ckpt = tmp_path / "ck"
+    result = train(make_config(**{"data.tokenizer": "training.or_eval.tokenizer:from_env", "train.steps": 2,
+                                  "checkpoint.dir": str(ckpt)}))
+    assert result.final_step == 2
+    saved = ckpt / "tokenizer.json"
+    assert saved.read_text() == trained_with.read_text()
+    assert not list(ckpt.glob(".tokenizer*"))                     # no temp file left behind
+    text = "every tile fuses 12 rows."
+    assert ORTokenizer.load(ckpt).encode(text) == bpe.encode(text)
+    # what `trex or-eval --model CKPT` does: the tokenizer comes from the checkpoint, not the environment
+    monkeypatch.delenv("TREX_OR_TOKENIZER")
+    _, tokenizer, _ = load_for_eval(ckpt, device="cpu")
+    assert tokenizer.encode(text) == bpe.encode(text) and tokenizer.vocab_size == bpe.vocab_size
+
+
 @pytest.mark.slow   # compiling the tiny model with trex takes minutes on a shared 2-core CPU
-def test_trex_backend_trains(make_config):
-    pytest.importorskip("trex_compiler.backend", reason="the trex backend is not built yet")
-    losses = train(make_config(**{"train.steps": 3, "model.compile": "trex"})).losses
-    assert len(losses) == 3 and all(map(torch.isfinite, torch.tensor(losses)))
+def test_trex_backend_trains(make_config, tmp_path):
+    result = train(make_config(**{"train.steps": 3, "model.compile": "trex",
+                                  "log.summary": str(tmp_path / "summary.json")}))
+    assert len(result.losses) == 3 and all(map(torch.isfinite, torch.tensor(result.losses)))
+    compiled = json.loads((tmp_path / "summary.json").read_text())["compile"]
+    assert compiled["mode"] == "trex" and compiled["trex_graphs"] > 0
+    # trex replaced chains of the tiny model with its fused ops (counted per pattern)
+    assert compiled["trex_fused_total"] > 0, compiled
+    assert compiled["trex_fused_total"] == sum(compiled["trex_fused_by_pattern"].values())
