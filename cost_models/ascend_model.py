@@ -363,6 +363,23 @@ class AscendCostModel:
             ok &= np.asarray(bl(T, C), dtype=np.float64) <= self.hw.max_block_len
         return ok
 
+    def random_feasible_tiling(self, sizes: dict, rng, *, max_cores: int = 8, depths=(1, 2)) -> Tiling | None:
+        """A tiling drawn uniformly (per core count and depth) from the feasible set at ``sizes``
+        (`feasible_mask`: UB capacity, DataCopyPad limits, row groups), with ``rng`` (a
+        ``random.Random``); None when no point is feasible for the drawn core count and depth.
+        The fuzz tests hand it to the emulator to exercise tilings other than the solver's."""
+        rows, chunks, p_max = self.candidates(sizes, max_cores)
+        cores = rng.randint(1, max(1, p_max))
+        depth = rng.choice(tuple(depths))
+        per_core = -(-rows // cores)
+        T = np.arange(1, per_core + 1, dtype=np.int64)[:, None]
+        C = np.array([c if c is not None else 1 for c in chunks], dtype=np.int64)[None, :]
+        ok = np.argwhere(self.feasible_mask(sizes, depth, T, C))
+        if not len(ok):
+            return None
+        i, j = ok[rng.randrange(len(ok))]
+        return Tiling(int(T[i, 0]), chunks[j], depth, cores)
+
     def solve(self, sizes: dict, max_cores: int | None = None, depths=(1, 2)) -> Prediction:
         """Exact search over every feasible integer point (cores, rows_per_tile, col_chunk, depth).
 

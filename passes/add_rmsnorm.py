@@ -15,7 +15,7 @@ from trex_compiler.pattern import Pattern
 from trex_compiler.registry import define_fused_op, register_pattern
 
 from .rmsnorm import _check as _check_rms_norm
-from .rmsnorm import rms_norm_reference
+from .rmsnorm import fuzz_rms_norm_arguments, rms_norm_reference
 
 OP = "add_rms_norm"
 
@@ -52,10 +52,17 @@ def _samples(dtype):
     ]
 
 
+def _fuzz_arguments(d) -> tuple:
+    """Fuzz arguments (trex_compiler.strategies.fuzz_arguments): rms_norm's, plus a residual of x's shape."""
+    x, w, eps, out_dtype = fuzz_rms_norm_arguments(d)
+    return (x, d.tensor(x.shape), w, eps, out_dtype)
+
+
 add_rms_norm = define_fused_op(
     OP, "(Tensor x, Tensor residual, Tensor? weight, float eps, ScalarType? out_dtype) "
         "-> (Tensor y, Tensor h, Tensor rstd)",
-    reference=add_rms_norm_reference, fake=_fake, sample_inputs=_samples, differentiable_args=(0, 1, 2))
+    reference=add_rms_norm_reference, fake=_fake, sample_inputs=_samples, differentiable_args=(0, 1, 2),
+    fuzz_arguments=_fuzz_arguments)
 
 
 # 3. autograd: the backward is made of fused ops (rms_norm_bwd) -- never the eager chain

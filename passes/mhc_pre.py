@@ -26,9 +26,13 @@ from trex_compiler.checks import check_float, check_min_dim, check_shape, comput
 from trex_compiler.graph import aten, same_size, val
 from trex_compiler.pattern import Pattern
 from trex_compiler.registry import define_fused_op, register_pattern
+from trex_compiler.strategies import FuzzDraw
 
 OP = "mhc_pre"
 N_STREAMS = 4
+# A fuzzed row of mHC costs like this many elements against the profile's cap (its Sinkhorn
+# iterations run row by row)
+FUZZ_ROW_COST = 256
 
 
 def _check(op, x, fn, scale, base, iters):
@@ -149,16 +153,34 @@ def _bwd_samples(dtype):
     return out
 
 
+def _fuzz_forward_arguments(d: FuzzDraw):
+    """(lead, n, width, forward args) for the fuzzer: 2 or 4 streams of odd and aligned widths."""
+    n, width = d.pick((2, 4)), d.pick((1, 7, 16, 33, 130))
+    lead = d.lead(d.rows(max(n * width, FUZZ_ROW_COST)))
+    m = (2 + n) * n
+    x = d.tensor((*lead, n, width))
+    fn = torch.randn(m, n * width, generator=d.gen) * (n * width) ** -0.5
+    scale, base = torch.rand(3, generator=d.gen) + 0.5, torch.randn(m, generator=d.gen) * 0.1
+    return lead, n, width, (x, fn, scale, base, d.draw(d.st.integers(1, 20)), 1e-6, 1e-6)
+
+
+def _fuzz_bwd_arguments(d: FuzzDraw) -> tuple:
+    lead, n, width, fwd = _fuzz_forward_arguments(d)
+    return (d.tensor((*lead, width)), d.randn((*lead, n), torch.float32), d.randn((*lead, n, n), torch.float32),
+            *fwd)
+
+
 mhc_pre = define_fused_op(
     OP, "(Tensor x, Tensor fn, Tensor scale, Tensor base, int iters, float hc_eps, float rms_eps) "
         "-> (Tensor layer_input, Tensor post, Tensor comb)",
-    reference=mhc_pre_reference, fake=_fake, sample_inputs=_samples, differentiable_args=(0, 1, 2, 3))
+    reference=mhc_pre_reference, fake=_fake, sample_inputs=_samples, differentiable_args=(0, 1, 2, 3),
+    fuzz_arguments=lambda d: _fuzz_forward_arguments(d)[3])
 mhc_pre_bwd = define_fused_op(
     "mhc_pre_bwd",
     "(Tensor d_layer_input, Tensor d_post, Tensor d_comb, Tensor x, Tensor fn, Tensor scale, Tensor base, "
     "int iters, float hc_eps, float rms_eps) -> (Tensor dx, Tensor dfn, Tensor dscale, Tensor dbase)",
     reference=mhc_pre_bwd_reference, fake=_bwd_fake, sample_inputs=_bwd_samples, backward_of=OP,
-    differentiable_args=(0, 1, 2))
+    differentiable_args=(0, 1, 2), fuzz_arguments=_fuzz_bwd_arguments)
 
 
 def _setup_context(ctx, inputs, output):

@@ -17,6 +17,7 @@ import torch
 from trex_compiler.checks import check_float, check_min_dim, check_shape, compute_dtype
 from trex_compiler.pattern import Pattern
 from trex_compiler.registry import define_fused_op, register_pattern
+from trex_compiler.strategies import HIDDEN_SIZES, FuzzDraw
 
 OP = "rms_norm"
 
@@ -104,13 +105,32 @@ def _bwd_samples(dtype: torch.dtype) -> list[tuple]:
     return out
 
 
+def fuzz_rms_norm_arguments(d: FuzzDraw) -> tuple:
+    """Fuzz arguments (trex_compiler.strategies.fuzz_arguments): any hidden size and leading shape,
+    no weight or one in the input dtype or fp32."""
+    hidden = d.pick(HIDDEN_SIZES)
+    lead = d.lead(d.rows(hidden))
+    x = d.tensor((*lead, hidden))
+    w_dtype = d.pick((None, d.dtype, torch.float32))
+    w = None if w_dtype is None else d.randn((hidden,), w_dtype)
+    return (x, w, d.pick((1e-6, 1e-5)), None)
+
+
+def _fuzz_bwd_arguments(d: FuzzDraw) -> tuple:
+    # rstd is the forward's (the backward only ever receives the forward's saved rstd)
+    x, w, eps, _ = fuzz_rms_norm_arguments(d)
+    _, rstd = rms_norm_reference(x, w, eps, None)
+    return (d.tensor(x.shape), x, w, rstd)
+
+
 rms_norm = define_fused_op(
     OP, "(Tensor x, Tensor? weight, float eps, ScalarType? out_dtype) -> (Tensor y, Tensor rstd)",
-    reference=rms_norm_reference, fake=_rms_norm_fake, sample_inputs=_samples, differentiable_args=(0, 1))
+    reference=rms_norm_reference, fake=_rms_norm_fake, sample_inputs=_samples, differentiable_args=(0, 1),
+    fuzz_arguments=fuzz_rms_norm_arguments)
 rms_norm_bwd = define_fused_op(
     "rms_norm_bwd", "(Tensor dy, Tensor x, Tensor? weight, Tensor rstd) -> (Tensor dx, Tensor dw)",
     reference=rms_norm_bwd_reference, fake=_rms_norm_bwd_fake, sample_inputs=_bwd_samples,
-    backward_of=OP, differentiable_args=(0, 1, 2))
+    backward_of=OP, differentiable_args=(0, 1, 2), fuzz_arguments=_fuzz_bwd_arguments)
 
 
 def _setup_context(ctx, inputs, output):

@@ -22,6 +22,7 @@ from trex_compiler.checks import check_float, compute_dtype
 from trex_compiler.graph import aten, val
 from trex_compiler.pattern import Chain, Pattern
 from trex_compiler.registry import define_fused_op, register_pattern
+from trex_compiler.strategies import FuzzDraw
 
 OP = "rope"
 
@@ -87,8 +88,24 @@ def _samples(dtype):
     ]
 
 
+def _fuzz_arguments(d: FuzzDraw) -> tuple:
+    """Fuzz arguments (trex_compiler.strategies.fuzz_arguments): rope_dim 2..64 of a head_dim up to
+    rope_dim + 448, 1 or 3 heads (or no head axis), forward or inverse (the backward)."""
+    rope_dim = d.pick((2, 8, 64))
+    head_dim = rope_dim + d.pick((0, 1, 7, 448))
+    heads = d.pick((1, 3))
+    tokens = d.rows(head_dim * heads)
+    ang = torch.randn(tokens, 1, rope_dim // 2, generator=d.gen, dtype=torch.float64) * 3
+    if heads == 1 and d.draw(d.st.booleans()):       # x and table without the head axis
+        x, ang = d.tensor((tokens, head_dim)), ang[:, 0]
+    else:
+        x = d.tensor((tokens, heads, head_dim))
+    return (x, ang.cos().float(), ang.sin().float(), rope_dim, d.draw(d.st.booleans()))
+
+
 rope = define_fused_op(OP, "(Tensor x, Tensor cos, Tensor sin, int rope_dim, bool inverse) -> Tensor",
-                       reference=rope_reference, fake=_fake, sample_inputs=_samples, differentiable_args=(0,))
+                       reference=rope_reference, fake=_fake, sample_inputs=_samples, differentiable_args=(0,),
+                       fuzz_arguments=_fuzz_arguments)
 
 
 def _setup_context(ctx, inputs, output):

@@ -23,6 +23,7 @@ from trex_compiler.checks import check_float, check_same_dtype, check_same_shape
 from trex_compiler.graph import same_size
 from trex_compiler.pattern import Pattern
 from trex_compiler.registry import define_fused_op, register_pattern
+from trex_compiler.strategies import HIDDEN_SIZES, FuzzDraw
 
 OP = "swiglu_limited"
 
@@ -113,15 +114,30 @@ def _bwd_samples(dtype):
     return out
 
 
+def _fuzz_arguments(d: FuzzDraw, backward: bool) -> tuple:
+    """Fuzz arguments (trex_compiler.strategies.fuzz_arguments): gate and up scaled to the limit, with
+    values at and one ulp either side of +-limit when the example draws clamp-limit specials."""
+    hidden = d.pick(HIDDEN_SIZES)
+    lead = d.lead(d.rows(hidden))
+    limit = d.pick((1.0, 7.0, 10.0))
+    gate = d.tensor((*lead, hidden), scale=limit, limit=limit)
+    up = d.tensor((*lead, hidden), scale=limit, limit=limit)
+    route = torch.rand(*lead, 1, generator=d.gen) if d.draw(d.st.booleans()) else None
+    if backward:
+        return (d.tensor((*lead, hidden)), gate, up, limit, route)
+    return (gate, up, limit, route, None)
+
+
 swiglu_limited = define_fused_op(
     OP, "(Tensor gate, Tensor up, float limit, Tensor? route_weight, ScalarType? out_dtype) -> Tensor",
-    reference=swiglu_limited_reference, fake=_fake, sample_inputs=_samples, differentiable_args=(0, 1, 3))
+    reference=swiglu_limited_reference, fake=_fake, sample_inputs=_samples, differentiable_args=(0, 1, 3),
+    fuzz_arguments=lambda d: _fuzz_arguments(d, backward=False))
 swiglu_limited_bwd = define_fused_op(
     "swiglu_limited_bwd",
     "(Tensor dh, Tensor gate, Tensor up, float limit, Tensor? route_weight) "
     "-> (Tensor dgate, Tensor dup, Tensor droute_weight)",
     reference=swiglu_limited_bwd_reference, fake=_bwd_fake, sample_inputs=_bwd_samples, backward_of=OP,
-    differentiable_args=(0,))
+    differentiable_args=(0,), fuzz_arguments=lambda d: _fuzz_arguments(d, backward=True))
 
 
 def _setup_context(ctx, inputs, output):

@@ -6,7 +6,8 @@ fuzzers and the explain command see every registered op/pattern without a hand-k
 A fused op is defined with ``define_fused_op``: it creates the ``torch.library.custom_op`` in the
 ``trex`` namespace whose eager implementation is ``targets.run_fused`` (the active target's kernel,
 else the composite reference), registers the fake implementation, and records sample inputs used
-by opcheck/gradcheck/fuzzing.
+by opcheck/gradcheck, and the op's hypothesis argument generator (``fuzz_arguments``, drawn by
+``trex_compiler.strategies.fuzz_arguments``), so the fuzzer needs no per-op table in this layer.
 """
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ class FusedOp:
     module: str
     backward_of: str | None = None  # for *_bwd ops: the forward op's name
     differentiable_args: tuple[int, ...] = ()   # positions gradcheck differentiates
+    # maker(strategies.FuzzDraw) -> positional argument tuple in schema order; None: not fuzzable
+    fuzz_arguments: Callable | None = None
 
     @property
     def op(self):
@@ -52,8 +55,14 @@ DISCOVERY_ERRORS: dict[str, str] = {}
 
 def define_fused_op(name: str, schema: str, *, reference: Callable, fake: Callable,
                     sample_inputs: Callable, backward_of: str | None = None,
-                    differentiable_args: tuple[int, ...] = ()) -> torch._library.custom_ops.CustomOpDef:
-    """Create ``trex::<name>`` (idempotent on re-import) and record it in the registry."""
+                    differentiable_args: tuple[int, ...] = (),
+                    fuzz_arguments: Callable | None = None) -> torch._library.custom_ops.CustomOpDef:
+    """Create ``trex::<name>`` (idempotent on re-import) and record it in the registry.
+
+    ``fuzz_arguments(d)`` builds one random argument tuple from a ``trex_compiler.strategies.FuzzDraw``
+    (rows, layouts, dtypes and special values drawn for it); ``strategies.fuzz_arguments(name)``
+    turns it into a hypothesis strategy; tests/fuzz fuzzes every registered op and fails for one
+    registered without it."""
     qualname = f"{NAMESPACE}::{name}"
     existing = _FUSED_OPS.get(name)
     if existing is not None:
@@ -66,7 +75,7 @@ def define_fused_op(name: str, schema: str, *, reference: Callable, fake: Callab
     op = torch.library.custom_op(qualname, eager, mutates_args=(), schema=schema)
     op.register_fake(fake)
     _FUSED_OPS[name] = FusedOp(name, schema, reference, fake, sample_inputs, reference.__module__,
-                               backward_of, differentiable_args)
+                               backward_of, differentiable_args, fuzz_arguments)
     return op
 
 

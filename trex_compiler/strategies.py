@@ -7,14 +7,16 @@
     def test_rms_norm(args):
         check_fused_op("rms_norm", args)       # cpu reference, emulate, cuda: whichever run here
 
-`fuzz_arguments(op)` draws valid positional argument tuples for any fused op with a maker in
-`ARGUMENT_MAKERS` (forward and backward ops): rows 1..4097 weighted toward the edge counts
+`fuzz_arguments(op)` draws valid positional argument tuples for any fused op (forward and backward)
+whose passes/ module registered an argument generator (`define_fused_op(..., fuzz_arguments=)`); the
+generator builds its tensors with a `FuzzDraw`: rows 1..4097 weighted toward the edge counts
 `EDGE_ROWS`, hidden sizes from `HIDDEN_SIZES` (odd ones and DeepSeek's 7168), dtypes bf16/fp16/fp32,
 contiguous / column-strided / transposed-storage / row-strided layouts, optional extra leading dims,
 and special values (all-zero rows, values exactly at and just beyond the clamp limits, large
 magnitudes, NaN/+Inf/-Inf). Row counts are capped so the largest tensor stays within the hypothesis
 profile's `ELEMENT_CAP` (TREX_FUZZ_PROFILE; one row always fits) so the CI profile stays fast; the
-nightly profile reaches 4097 x 7168.
+nightly profile reaches 4097 x 7168. (Tilings for the emulator are drawn by `cost_models.fuzzing`:
+the feasible set is the cost model's, a later layer than this one.)
 
 `check_fused_op(op, args)` runs the op on every available target and checks each result against the
 fp64 reference with the DESIGN.md rule (rmse vs fp64 within 3x (bf16/fp16) or 2x (fp32) of the
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import math
 import os
-import random
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +45,6 @@ SPECIAL_VALUES = ("none", "none", "zero_rows", "clamp_limits", "large", "nonfini
 # Largest tensor (elements) an example may draw, per hypothesis profile: CI stays fast, nightly
 # reaches the DeepSeek-V4 hidden size at 4097 rows.
 ELEMENT_CAP = {"dev": 1 << 11, "ci": 1 << 12, "nightly": 4097 * 7168}
-MHC_ROW_COST = 256
 # Largest magnitude "large" draws: fp16 tops out at 65504 and rms_norm squares in fp32.
 LARGE_MAGNITUDE = {torch.float16: 3e4, torch.bfloat16: 1e6, torch.float32: 1e6}
 
@@ -63,8 +63,9 @@ def _st():
 
 
 # ------------------------------------------------------------------------------------- drawing
-class _Draw:
-    """What every maker needs: the hypothesis draw, the dtype, a seeded generator, the element cap."""
+class FuzzDraw:
+    """What every argument generator (``define_fused_op(..., fuzz_arguments=)``) draws with: the
+    hypothesis draw, the example's dtype, a seeded generator, its special values, the element cap."""
 
     def __init__(self, draw, dtype: torch.dtype, cap: int):
         self.draw, self.dtype, self.cap, self.st = draw, dtype, cap, _st()
@@ -135,136 +136,26 @@ class _Draw:
         return base[::2]
 
 
-# ------------------------------------------------------------------------------------- per op
-def _rms_norm(d: _Draw) -> tuple:
-    hidden = d.pick(HIDDEN_SIZES)
-    lead = d.lead(d.rows(hidden))
-    x = d.tensor((*lead, hidden))
-    w_dtype = d.pick((None, d.dtype, torch.float32))
-    w = None if w_dtype is None else d.randn((hidden,), w_dtype)
-    return (x, w, d.pick((1e-6, 1e-5)), None)
-
-
-def _rms_norm_bwd(d: _Draw) -> tuple:
-    from passes.rmsnorm import rms_norm_reference
-    x, w, eps, _ = _rms_norm(d)
-    _, rstd = rms_norm_reference(x, w, eps, None)
-    return (d.tensor(x.shape), x, w, rstd)
-
-
-def _swiglu(d: _Draw, backward: bool) -> tuple:
-    hidden = d.pick(HIDDEN_SIZES)
-    lead = d.lead(d.rows(hidden))
-    limit = d.pick((1.0, 7.0, 10.0))
-    gate = d.tensor((*lead, hidden), scale=limit, limit=limit)
-    up = d.tensor((*lead, hidden), scale=limit, limit=limit)
-    route = torch.rand(*lead, 1, generator=d.gen) if d.draw(d.st.booleans()) else None
-    if backward:
-        return (d.tensor((*lead, hidden)), gate, up, limit, route)
-    return (gate, up, limit, route, None)
-
-
-def _rope(d: _Draw) -> tuple:
-    rope_dim = d.pick((2, 8, 64))
-    head_dim = rope_dim + d.pick((0, 1, 7, 448))
-    heads = d.pick((1, 3))
-    tokens = d.rows(head_dim * heads)
-    ang = torch.randn(tokens, 1, rope_dim // 2, generator=d.gen, dtype=torch.float64) * 3
-    if heads == 1 and d.draw(d.st.booleans()):       # x and table without the head axis
-        x, ang = d.tensor((tokens, head_dim)), ang[:, 0]
-    else:
-        x = d.tensor((tokens, heads, head_dim))
-    return (x, ang.cos().float(), ang.sin().float(), rope_dim, d.draw(d.st.booleans()))
-
-
-def _mhc_common(d: _Draw):
-    n, width = d.pick((2, 4)), d.pick((1, 7, 16, 33, 130))
-    # a row of mHC costs like MHC_ROW_COST elements (its Sinkhorn iterations run row by row)
-    lead = d.lead(d.rows(max(n * width, MHC_ROW_COST)))
-    m = (2 + n) * n
-    x = d.tensor((*lead, n, width))
-    fn = torch.randn(m, n * width, generator=d.gen) * (n * width) ** -0.5
-    scale, base = torch.rand(3, generator=d.gen) + 0.5, torch.randn(m, generator=d.gen) * 0.1
-    return lead, n, width, (x, fn, scale, base, d.draw(d.st.integers(1, 20)), 1e-6, 1e-6)
-
-
-def _mhc_pre(d: _Draw) -> tuple:
-    return _mhc_common(d)[3]
-
-
-def _mhc_pre_bwd(d: _Draw) -> tuple:
-    lead, n, width, fwd = _mhc_common(d)
-    return (d.tensor((*lead, width)), d.randn((*lead, n), torch.float32), d.randn((*lead, n, n), torch.float32),
-            *fwd)
-
-
-def _add_rms_norm(d: _Draw) -> tuple:
-    x, w, eps, out_dtype = _rms_norm(d)
-    return (x, d.tensor(x.shape), w, eps, out_dtype)
-
-
-# op name -> maker(_Draw) -> positional arguments (the op's schema order, docs/contracts.md)
-ARGUMENT_MAKERS: dict[str, Callable[[_Draw], tuple]] = {
-    "rms_norm": _rms_norm,
-    "rms_norm_bwd": _rms_norm_bwd,
-    "add_rms_norm": _add_rms_norm,
-    "swiglu_limited": lambda d: _swiglu(d, backward=False),
-    "swiglu_limited_bwd": lambda d: _swiglu(d, backward=True),
-    "rope": _rope,
-    "mhc_pre": _mhc_pre,
-    "mhc_pre_bwd": _mhc_pre_bwd,
-}
-
-
 def fuzz_arguments(op_name: str, *, dtypes=FUZZ_DTYPES, max_elements: int | None = None):
     """Hypothesis strategy of positional argument tuples for fused op ``op_name`` (forward or
-    backward). ``max_elements`` caps the largest tensor (default: the profile's `ELEMENT_CAP`)."""
-    if op_name not in ARGUMENT_MAKERS:
-        raise KeyError(f"fuzz_arguments: no argument maker for fused op {op_name!r}; known: "
-                       f"{sorted(ARGUMENT_MAKERS)} (add one to trex_compiler.strategies.ARGUMENT_MAKERS)")
+    backward), built by the generator its passes/ module registered (``define_fused_op(...,
+    fuzz_arguments=)``). ``max_elements`` caps the largest tensor (default: the profile's `ELEMENT_CAP`)."""
+    fop = registry.fused_ops().get(op_name)
+    if fop is None:
+        raise KeyError(f"fuzz_arguments: {op_name!r} is not a registered fused op; registered: "
+                       f"{sorted(registry.fused_ops())}")
+    if fop.fuzz_arguments is None:
+        raise KeyError(f"fuzz_arguments: fused op {op_name!r} registered no argument generator; pass "
+                       f"fuzz_arguments=<maker(FuzzDraw) -> args> to define_fused_op in {fop.module}")
+    make = fop.fuzz_arguments
     st = _st()
     cap = max_elements if max_elements is not None else profile_element_cap()
 
     @st.composite
     def strategy(draw):
-        return ARGUMENT_MAKERS[op_name](_Draw(draw, draw(st.sampled_from(tuple(dtypes))), cap))
+        return make(FuzzDraw(draw, draw(st.sampled_from(tuple(dtypes))), cap))
 
     return strategy()
-
-
-# ------------------------------------------------------------------------------------- tilings
-def feasible_tiling(model, sizes: dict, rng: random.Random, *, max_cores: int = 8, depths=(1, 2)):
-    """A tiling drawn uniformly (per core count and depth) from the cost model's feasible set at
-    ``sizes`` (`AscendCostModel.feasible_mask`: UB capacity, DataCopyPad limits, row groups); None
-    when no point is feasible for the drawn core count/depth."""
-    import numpy as np
-
-    from cost_models.ascend_model import Tiling
-    rows, chunks, p_max = model.candidates(sizes, max_cores)
-    cores = rng.randint(1, max(1, p_max))
-    depth = rng.choice(tuple(depths))
-    per_core = -(-rows // cores)
-    T = np.arange(1, per_core + 1, dtype=np.int64)[:, None]
-    C = np.array([c if c is not None else 1 for c in chunks], dtype=np.int64)[None, :]
-    ok = np.argwhere(model.feasible_mask(sizes, depth, T, C))
-    if not len(ok):
-        return None
-    i, j = ok[rng.randrange(len(ok))]
-    return Tiling(int(T[i, 0]), chunks[j], depth, cores)
-
-
-def tiling_choosers():
-    """Hypothesis strategy of emulator tiling choosers: None (the solver's choice) or a chooser that
-    draws another feasible tiling from the cost model (`feasible_tiling`), seeded by the example."""
-    st = _st()
-
-    def chooser(seed: int):
-        def choose(model, sizes):
-            return feasible_tiling(model, sizes, random.Random(seed))
-        choose.seed = seed
-        return choose
-
-    return st.one_of(st.none(), st.integers(0, 2 ** 31 - 1).map(chooser))
 
 
 # ------------------------------------------------------------------------------------- checking

@@ -177,7 +177,8 @@ def fused_op_arguments(op_name: str):
 
 
 # ------------------------------------------------------------------------------------- fuzzing
-# Per-op strategies (forward and backward, special values, layouts), feasible-tiling choosers and the
-# every-target checker live in trex_compiler.strategies; re-exported here as the user-facing API.
-from .strategies import (ARGUMENT_MAKERS, available_targets, check_fused_op, compare_outputs,  # noqa: F401
-                         feasible_tiling, fuzz_arguments, tiling_choosers)
+# Per-op argument strategies (each op's generator is registered by its passes/ module; special values,
+# layouts) and the every-target checker live in trex_compiler.strategies; re-exported here as the
+# user-facing API. Emulator tiling choosers draw from the cost model: cost_models.fuzzing.
+from .strategies import (FuzzDraw, available_targets, check_fused_op, compare_outputs,  # noqa: F401
+                         fuzz_arguments)

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from codegen_ascendc import target as emulate
 from trex_compiler import registry
 from trex_compiler.targets import use_target
-from trex_compiler.testing import check_fused_op, fuzz_arguments, tiling_choosers
+from cost_models.fuzzing import tiling_choosers
+from trex_compiler.testing import check_fused_op, fuzz_arguments
 
 OPS = sorted(registry.fused_ops())
 # fraction of examples that must launch a kernel; the rest fall back for a reason the target names
