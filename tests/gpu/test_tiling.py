@@ -85,6 +85,17 @@ def test_zero_rows_choose_a_tiling():
     crashed instead of launching nothing)."""
     from codegen_triton import tiling
     from passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
-    from trex_compiler.kernel_ir import ROWS, size
+    from trex_compiler.kernel_ir import ROWS, TensorKind, size
+    launch_us = calibration.current()["launch_overhead_wall_us"]
     for p in (build_rms_norm_fwd("bf16", True), build_rms_norm_bwd("bf16", True)):
-        assert tiling.choose(p, {ROWS: 0, size("D"): 64}) is not None
+        zero = {ROWS: 0, size("D"): 64}
+        chosen = tiling.choose(p, zero)
+        at_zero = tiling.predict(p, zero, chosen)
+        at_one = tiling.predict(p, {**zero, ROWS: 1}, chosen)
+        assert at_zero.feasible, at_zero.why
+        # finite (no division by zero) and no dearer than one row: only the launch and the per-program
+        # partials (rms_norm_bwd's dw) remain
+        assert launch_us <= at_zero.time_us <= at_one.time_us
+        assert at_zero.dram_bytes < at_one.dram_bytes
+        if not any(t.kind == TensorKind.PARTIAL for t in p.tensors):
+            assert at_zero.dram_bytes == 0 and at_zero.time_us == pytest.approx(launch_us)
