@@ -33,7 +33,8 @@ Interpreter rule: a CUDA candidate verified under Triton's interpreter (TRITON_I
 has its fp32 -> bf16 casts truncated by the interpreter (Triton 3.6; the GPU rounds to nearest even),
 so its eager baseline truncates the same casts (harness.truncating_bf16_casts).
 
-trex_compiler.testing has no fuzz strategies yet, so `input_cases` lives here. A crash, a timeout or an
+`input_cases` (the verifier's inputs at the searched shape) lives here; trex_compiler.testing's
+hypothesis strategies draw odd shapes for the fuzz suite instead. A crash, a timeout or an
 unreadable answer of the process counts as a rejection.
 """
 from __future__ import annotations

@@ -547,7 +547,6 @@ def run_stage(cfg: ExperimentConfig, kind: str, data_path: Path, steps: int, out
             os.environ.pop(TOKENIZER_ENV, None)
         else:
             os.environ[TOKENIZER_ENV] = old
-    shutil.copy2(tokenizer_path, out / "ckpt" / TOKENIZER_FILENAME)   # the tokenizer travels with the model
     tokens = sum(r["tokens"] for r in result.records)
     wall = time.perf_counter() - t0
     step_times = sorted(r["step_time_s"] for r in result.records)
