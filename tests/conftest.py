@@ -5,6 +5,7 @@ fuzzing profile; =dev is quick for local iteration. Area fixtures live in each t
 """
 import os
 
+import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
@@ -23,3 +24,26 @@ settings.register_profile("ci", max_examples=200, deadline=None, derandomize=Tru
 settings.register_profile("nightly", max_examples=5000, deadline=None, derandomize=False, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile(os.environ.get("TREX_FUZZ_PROFILE", "ci"))
+
+
+@pytest.fixture
+def noised_tiny_model():
+    """Factory: the tiny model (vocab 300, 128 positions, ``**changes``) in eval mode with seeded noise
+    on every parameter and float buffer. At initialisation the absolute position embeddings,
+    attention sinks, mHC bases and router biases are 0 and the norm weights 1, so a KV cache that
+    dropped one of them would still match (a review planted a cache without `ape`: 6.9e-7 at init,
+    0.32 with noise)."""
+    from training.model import Transformer, get_config
+
+    def make(**changes):
+        torch.manual_seed(0)
+        args = get_config("tiny").replace(**{"vocab_size": 300, "max_seq_len": 128, **changes})
+        model = Transformer(args).eval()
+        g = torch.Generator().manual_seed(11)
+        with torch.no_grad():
+            for t in [*model.parameters(), *model.buffers()]:
+                if t.is_floating_point():
+                    t.add_(torch.randn(t.shape, generator=g) * 0.1)
+        return model
+    return make
+

@@ -5,24 +5,7 @@ import pytest
 import torch
 
 import training.model.attention as attention
-from training.model import Transformer, get_config
 from training.model.decode import decode_step, logits_at, prefill
-
-
-def _noised_model(**changes):
-    """The tiny model with seeded noise on every parameter and float buffer: at initialisation the
-    absolute position embeddings, attention sinks, mHC bases and router biases are 0 and the norm
-    weights 1, so a cache that dropped one of them would still match (a review planted a cache
-    without `ape`: 6.9e-7 at init, 0.32 with noise)."""
-    torch.manual_seed(0)
-    args = get_config("tiny").replace(**{"vocab_size": 300, "max_seq_len": 128, **changes})
-    model = Transformer(args).eval()
-    g = torch.Generator().manual_seed(11)
-    with torch.no_grad():
-        for t in [*model.parameters(), *model.buffers()]:
-            if t.is_floating_point():
-                t.add_(torch.randn(t.shape, generator=g) * 0.1)
-    return model
 
 
 def _first_k_among_ties(index_scores: torch.Tensor, topk: int) -> torch.Tensor:
@@ -37,9 +20,9 @@ def _first_k_among_ties(index_scores: torch.Tensor, topk: int) -> torch.Tensor:
     return torch.zeros_like(index_scores, dtype=torch.bool).scatter(-1, order, True)
 
 
-def test_cached_steps_match_the_full_forward_at_every_position(monkeypatch):
+def test_cached_steps_match_the_full_forward_at_every_position(monkeypatch, noised_tiny_model):
     # the tiny config's own index_topk (4): the CSA top-k chooses among the compressed entries
-    model = _noised_model()
+    model = noised_tiny_model()
     assert model.args.index_topk < 70 // 4 and sorted(set(model.args.compress_ratios)) == [0, 4, 16]
     monkeypatch.setattr(attention, "topk_selection", _first_k_among_ties)
     seq = torch.randint(3, 300, (4, 70), generator=torch.Generator().manual_seed(5))
@@ -65,8 +48,8 @@ def test_cached_steps_match_the_full_forward_at_every_position(monkeypatch):
             rows = [r for r in rows if position[r] < 70 - 3 * r]
 
 
-def test_logits_at_match_the_full_forward_at_the_chosen_positions():
-    model = _noised_model(index_topk=64)
+def test_logits_at_match_the_full_forward_at_the_chosen_positions(noised_tiny_model):
+    model = noised_tiny_model(index_topk=64)
     tokens = torch.randint(0, 300, (3, 50), generator=torch.Generator().manual_seed(1))
     last = torch.tensor([10, 49, 3])
     with torch.no_grad():
@@ -74,12 +57,12 @@ def test_logits_at_match_the_full_forward_at_the_chosen_positions():
         assert torch.allclose(logits_at(model, tokens, last), full, atol=1e-5)
 
 
-def test_decode_step_names_the_fix_for_a_position_past_the_capacity():
-    model = _noised_model()
+def test_decode_step_names_the_fix_for_a_position_past_the_capacity(noised_tiny_model):
+    model = noised_tiny_model()
     with torch.no_grad():
         _, cache = prefill(model, torch.tensor([[1, 2, 3]]), torch.tensor([2]), capacity=4)
         decode_step(model, cache, [0], [7], [3])
         with pytest.raises(ValueError, match="larger capacity"):
             decode_step(model, cache, [0], [7], [4])
         with pytest.raises(ValueError, match="different model"):
-            decode_step(_noised_model(), cache, [0], [7], [3])
+            decode_step(noised_tiny_model(), cache, [0], [7], [3])

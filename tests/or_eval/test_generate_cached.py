@@ -7,26 +7,9 @@ import torch
 from training.or_eval.generate import greedy_generate, greedy_generate_padded
 
 
-def _model(**changes):
-    """The tiny model with seeded noise on every parameter and float buffer: at initialisation the
-    absolute position embeddings, attention sinks, mHC bases and router biases are 0 and the norm
-    weights 1, so a cache that dropped one of them would still match (a review planted a cache
-    without `ape`: 6.9e-7 at init, 0.32 with noise)."""
-    from training.model import Transformer, get_config
-    torch.manual_seed(0)
-    args = get_config("tiny").replace(**{"vocab_size": 300, "max_seq_len": 128, **changes})
-    model = Transformer(args).eval()
-    g = torch.Generator().manual_seed(11)
-    with torch.no_grad():
-        for t in [*model.parameters(), *model.buffers()]:
-            if t.is_floating_point():
-                t.add_(torch.randn(t.shape, generator=g) * 0.1)
-    return model
-
-
-def test_cached_decoding_gives_the_tokens_of_one_by_one_decoding():
+def test_cached_decoding_gives_the_tokens_of_one_by_one_decoding(noised_tiny_model):
     # index_topk above the number of compressed entries: no exact tie for torch.topk to order
-    model = _model(index_topk=64)
+    model = noised_tiny_model(index_topk=64)
     g = torch.Generator().manual_seed(2)
     prompts = [torch.randint(3, 300, (n,), generator=g).tolist() for n in (1, 15, 16, 31, 60)]
     one_by_one = [greedy_generate(model, p, 20, eos_id=None) for p in prompts]
@@ -39,11 +22,11 @@ def test_cached_decoding_gives_the_tokens_of_one_by_one_decoding():
     assert greedy_generate_padded(model, prompts, 20, eos_id=eos) == with_eos
 
 
-def test_a_failing_cache_falls_back_to_the_same_tokens_with_a_warning(monkeypatch):
+def test_a_failing_cache_falls_back_to_the_same_tokens_with_a_warning(monkeypatch, noised_tiny_model):
     """A cache that raises (a device or dtype it was never run on) costs a warning, not the
     evaluation: the batch and every later one decode without it, to the same tokens."""
     import training.or_eval.generate as generate
-    model = _model(index_topk=64)
+    model = noised_tiny_model(index_topk=64)
     prompts = [[1, 5, 9, 11], [1, 2], [7, 3, 3]]
     expected = [greedy_generate(model, p, 5, eos_id=None) for p in prompts]
 
@@ -68,15 +51,15 @@ class _CompiledStandIn(torch.nn.Module):
         raise AssertionError("decoding called the compiled wrapper instead of the eager module")
 
 
-def test_decoding_runs_the_eager_module_under_a_compiled_wrapper():
-    model = _model(index_topk=64)
+def test_decoding_runs_the_eager_module_under_a_compiled_wrapper(noised_tiny_model):
+    model = noised_tiny_model(index_topk=64)
     prompts = [[1, 5, 9, 11], [1, 2]]
     expected = [greedy_generate(model, p, 6, eos_id=None) for p in prompts]
     assert greedy_generate_padded(_CompiledStandIn(model), prompts, 6, eos_id=None) == expected
 
 
-def test_rows_too_long_for_the_cache_take_the_sliding_window_path():
-    model = _model(index_topk=64, max_seq_len=40)
+def test_rows_too_long_for_the_cache_take_the_sliding_window_path(noised_tiny_model):
+    model = noised_tiny_model(index_topk=64, max_seq_len=40)
     g = torch.Generator().manual_seed(3)
     # 30 + 12 - 1 > 40: that row slides its window; 10 + 12 - 1 fits and is cached
     prompts = [torch.randint(3, 300, (n,), generator=g).tolist() for n in (10, 30)]
@@ -85,8 +68,8 @@ def test_rows_too_long_for_the_cache_take_the_sliding_window_path():
 
 
 @pytest.mark.parametrize("max_new", [0, 1])
-def test_cached_decoding_of_zero_or_one_token(max_new):
-    model = _model(index_topk=64)
+def test_cached_decoding_of_zero_or_one_token(max_new, noised_tiny_model):
+    model = noised_tiny_model(index_topk=64)
     prompts = [[1, 4, 4, 8], [1]]
     assert greedy_generate_padded(model, prompts, max_new, eos_id=None) == \
         [greedy_generate(model, p, max_new, eos_id=None) for p in prompts]
