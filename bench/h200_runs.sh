@@ -42,6 +42,27 @@ pack() {
   tar czf "$OUT/$part.tgz" -C "$WORK" . && ls -la "$OUT"
 }
 
+# The CUDA tests, then the CUDA fuzz, one after the other, each under its own limit, so the first
+# one's failure report is kept even when the fuzz is cut (runs 3 and 4 lost theirs to the call's
+# limit). -v: one PASSED/FAILED line per test as it ends. The mHC fuzz compiles a kernel per drawn shape.
+#   cuda_tests TESTS_CAP_S FUZZ_CAP_S FUZZ_PER_TEST_S [TESTS_SELECTION [FUZZ_SELECTION]]   (pytest -k)
+cuda_tests() {
+  local tests_k=() fuzz_k=()
+  [ -n "${4:-}" ] && tests_k=(-k "$4")
+  [ -n "${5:-}" ] && fuzz_k=(-k "$5")
+  TREX_CUDA_FUZZ_EXAMPLES=4 timeout -k 5 "$1" python3 -m pytest tests/gpu/test_gpu_cuda.py -v -m cuda "${tests_k[@]}" \
+    -p no:cacheprovider --timeout 100 --tb=short -rfs > "$WORK/cuda_tests_log.txt" 2>&1
+  echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt"
+  TREX_CUDA_FUZZ_EXAMPLES=4 timeout -k 5 "$2" python3 -m pytest tests/gpu/test_fuzz_cuda.py -v -s -m cuda "${fuzz_k[@]}" \
+    -p no:cacheprovider --timeout "$3" --tb=short -rfs > "$WORK/cuda_fuzz_log.txt" 2>&1
+  echo "cuda fuzz rc=$?" >> "$WORK/cuda_fuzz_log.txt"
+}
+
+show_cuda_tests() {
+  for f in cuda_tests_log cuda_fuzz_log; do
+    echo "== $f"; grep -E "FAILED|ERROR|PASSED|SKIPPED|passed|failed|rc=|Error" "$WORK/$f.txt" | tail -n 20; done
+}
+
 if [ "$part" = multi ]; then
   timeout -k 10 290 python3 bench/train_multi.py --nproc 2 --n-layers 2 --steps 10 --warmup 3 --loss-steps 5 \
     --budget-s 250 --out "$WORK/train_multi.json" > "$WORK/train_multi_log.txt" 2>&1
@@ -99,15 +120,8 @@ if [ "$part" = tune ]; then      # one GPU: trex tune over every pattern, then t
 fi
 
 if [ "$part" = verify ]; then    # one GPU: the CUDA tests and fuzz, then every mHC variant timed (~8.5 min)
-  ( export TREX_CUDA_FUZZ_EXAMPLES=4
-    timeout -k 5 200 python3 -m pytest tests/gpu/test_gpu_cuda.py -v -m cuda \
-      -p no:cacheprovider --timeout 100 --tb=short -rfs > "$WORK/cuda_tests_log.txt" 2>&1
-    echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt"
-    timeout -k 5 120 python3 -m pytest tests/gpu/test_fuzz_cuda.py -v -s -m cuda \
-      -p no:cacheprovider --timeout 100 --tb=short -rfs > "$WORK/cuda_fuzz_log.txt" 2>&1
-    echo "cuda fuzz rc=$?" >> "$WORK/cuda_fuzz_log.txt" )
-  for f in cuda_tests_log cuda_fuzz_log; do
-    echo "== $f"; grep -E "FAILED|ERROR|passed|failed|rc=|Error" "$WORK/$f.txt" | tail -n 16; done
+  cuda_tests 200 120 100
+  show_cuda_tests
   mkdir -p "$WORK/mhc"
   timeout -k 5 250 python3 bench/gpu_patterns.py --cases mhc_pre --sweep 0 --out "$WORK/mhc" \
     --variants eager,inductor,trex,trex_compile,trex_inductor \
@@ -118,14 +132,8 @@ if [ "$part" = verify ]; then    # one GPU: the CUDA tests and fuzz, then every 
 fi
 
 if [ "$part" = recheck ]; then   # one GPU: mHC's dfn GEMM after a precision change (~3 min)
-  timeout -k 5 100 python3 -m pytest tests/gpu/test_gpu_cuda.py -v -m cuda -k "rows_matmul or mhc_pre_bwd or backend_trex" \
-    -p no:cacheprovider --timeout 90 --tb=short -rfs > "$WORK/cuda_tests_log.txt" 2>&1
-  echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt"
-  TREX_CUDA_FUZZ_EXAMPLES=4 timeout -k 5 60 python3 -m pytest tests/gpu/test_fuzz_cuda.py -v -s -m cuda -k mhc_pre_bwd \
-    -p no:cacheprovider --timeout 55 --tb=short -rfs > "$WORK/cuda_fuzz_log.txt" 2>&1
-  echo "cuda fuzz rc=$?" >> "$WORK/cuda_fuzz_log.txt"
-  for f in cuda_tests_log cuda_fuzz_log; do
-    echo "== $f"; grep -E "FAILED|ERROR|PASSED|SKIPPED|passed|failed|rc=|Error" "$WORK/$f.txt" | tail -n 20; done
+  cuda_tests 100 60 55 "rows_matmul or mhc_pre_bwd or backend_trex" mhc_pre_bwd
+  show_cuda_tests
   mkdir -p "$WORK/mhc"
   timeout -k 5 70 python3 bench/gpu_patterns.py --cases mhc_pre --sweep 0 --variants trex --out "$WORK/mhc" \
     > "$WORK/mhc/gpu_patterns_log.txt" 2>&1; echo "gpu_patterns mhc rc=$?" >> "$WORK/mhc/gpu_patterns_log.txt"
@@ -144,19 +152,9 @@ done
 # the 10-minute preset: KV-cached decoding and an equal decoding share per arm (docs/or_eval.md)
 ( timeout -k 5 570 python3 -m training.or_eval.experiment --preset h200_10min --name or_cpt_ablation_h200_10min \
     --out-dir "$WORK" > "$WORK/or_log.txt" 2>&1; echo "or rc=$?" >> "$WORK/or_log.txt" ) &
-# -v: one PASSED/FAILED line per test as it ends; the two files run one after the other, each with its
-# own limit, so the first one's failure report is printed even when the fuzz is cut (runs 3 and 4
-# lost theirs to the call's limit). The mHC fuzz compiles a new kernel per drawn shape: 200 s a test.
-( export TREX_CUDA_FUZZ_EXAMPLES=4
-  timeout -k 5 240 python3 -m pytest tests/gpu/test_gpu_cuda.py -v -m cuda \
-    -p no:cacheprovider --timeout 100 --tb=short -rfs > "$WORK/cuda_tests_log.txt" 2>&1
-  echo "cuda tests rc=$?" >> "$WORK/cuda_tests_log.txt"
-  timeout -k 5 290 python3 -m pytest tests/gpu/test_fuzz_cuda.py -v -s -m cuda \
-    -p no:cacheprovider --timeout 200 --tb=short -rfs > "$WORK/cuda_fuzz_log.txt" 2>&1
-  echo "cuda fuzz rc=$?" >> "$WORK/cuda_fuzz_log.txt" ) &
+cuda_tests 240 290 200 &     # next to the OR run (no timing here)
 wait
 echo "== or_log"; tail -n 16 "$WORK/or_log.txt"
-for f in cuda_tests_log cuda_fuzz_log; do
-  echo "== $f"; grep -E "FAILED|ERROR|passed|failed|rc=|kernel" "$WORK/$f.txt" | tail -n 20; done
+show_cuda_tests
 cp "$WORK"/or_cpt_ablation_h200_10min.json "$OUT"/ 2>/dev/null
 pack
