@@ -274,8 +274,8 @@ def register() -> None:
             # through run_fused, so the kernel's outputs are checked against the op's fake
             # implementation at the boundary (count, shapes, dtypes) like every other target's
             active = targets.active_target()
-            with targets.use_target("cuda" if active == targets.REFERENCE_TARGET else active):
-                return targets.run_fused(_name, _fop.reference, args, fake=_fop.fake)
+            return targets.run_fused(_name, _fop.reference, args, fake=_fop.fake,
+                                     target="cuda" if active == targets.REFERENCE_TARGET else active)
 
         opdef.register_kernel("cuda", cuda_kernel)
     _REGISTERED = True

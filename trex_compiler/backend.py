@@ -257,13 +257,10 @@ def _load_device_kernels(example_inputs: list) -> None:
     devices = {x.device.type for x in example_inputs if isinstance(x, torch.Tensor)} - {"cpu", "meta"}
     for device_type in sorted(devices):
         why = targets.load_device_kernels(device_type)
-        if why and device_type not in _DEVICES_WARNED:
-            _DEVICES_WARNED.add(device_type)
-            warnings.warn(f"trex: fused ops on {device_type} tensors run trex's composite PyTorch reference: "
-                          f"{why}", RuntimeWarning, stacklevel=3)
-
-
-_DEVICES_WARNED: set[str] = set()
+        if why:
+            targets._warn_once(("device kernels", device_type),
+                               f"trex: fused ops on {device_type} tensors run trex's composite PyTorch "
+                               f"reference: {why}")
 
 
 def trex_backend(gm: fx.GraphModule, example_inputs: list, options: dict | None = None) -> Any:

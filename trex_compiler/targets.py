@@ -98,17 +98,14 @@ def load_device_kernels(device_type: str) -> str | None:
     loaded (or the device is the host CPU), else why not (nothing is raised: the reference runs)."""
     if device_type == "cpu":
         return None
-    if device_type not in _TARGETS:
-        try:
-            _load_from_entry_points(device_type)
-        except Exception as e:  # noqa: BLE001 - a broken optional target must not break compiling
-            return f"loading the {device_type!r} target failed ({type(e).__name__}: {e})"
-    if device_type not in _TARGETS:
-        return (f"no trex target {device_type!r} is registered (install trex with `pip install -e .` so its "
-                f"'{_ENTRY_POINT_GROUP}' entry points load, or register one, e.g. "
-                f"codegen_triton.register_cuda_target())")
-    ok, reason = _TARGETS[device_type].available()
-    return None if ok else f"the {device_type!r} target cannot run here: {reason}"
+    try:
+        resolve_target(device_type, fallback=False)     # loads it through its entry point
+    except TargetError as e:
+        return (f"{e}; install trex with `pip install -e .` so its '{_ENTRY_POINT_GROUP}' entry points "
+                f"load, or register the target by hand (e.g. codegen_triton.register_cuda_target())")
+    except Exception as e:  # noqa: BLE001 - a broken optional target must not break compiling
+        return f"loading the {device_type!r} target failed ({type(e).__name__}: {e})"
+    return None
 
 
 def known_targets() -> list[str]:
@@ -156,13 +153,14 @@ def use_target(name: str):
 
 
 def run_fused(op_name: str, reference: Callable[..., Any], args: tuple,
-              fake: Callable[..., Any] | None = None) -> Any:
-    """The eager implementation of every fused op: the active target's kernel, else the reference.
+              fake: Callable[..., Any] | None = None, target: str | None = None) -> Any:
+    """The eager implementation of every fused op: the kernel of ``target`` (default: the active
+    target), else the reference.
 
     With ``fake`` (the op's meta implementation), a kernel's outputs are checked at the boundary:
     a kernel that returns the wrong number of outputs, shapes or dtypes is not trusted (one warning,
     then the reference runs), so a bug in generated code cannot flow on as a wrong result."""
-    target = _TARGETS.get(_ACTIVE.get())
+    target = _TARGETS.get(target or _ACTIVE.get())
     if target is not None and target.runner is not None:
         try:
             out = target.runner(op_name, args)
@@ -190,11 +188,13 @@ _EXPECTED: dict = {}   # (op, argument signature) -> [(shape, dtype)] of the op'
 def _expected_outputs(op_name: str, fake: Callable[..., Any], args: tuple) -> list:
     """Output shapes/dtypes from the op's fake implementation, cached per argument signature."""
     import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
 
-    key = (op_name,) + tuple((tuple(a.shape), a.stride(), a.dtype, a.device.type) if isinstance(a, torch.Tensor)
-                             else repr(a) for a in args)
+    # on every fused call: shapes and dtypes decide the fake's outputs (not strides or device), and
+    # the scalars hash as they are (repr only for anything unhashable)
+    key = (op_name,) + tuple((a.shape, a.dtype) if isinstance(a, torch.Tensor)
+                             else a if isinstance(a, (int, float, str, type(None))) else repr(a) for a in args)
     if key not in _EXPECTED:
+        from torch._subclasses.fake_tensor import FakeTensorMode
         with FakeTensorMode(allow_non_fake_inputs=False) as mode:
             fargs = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
             outs = fake(*fargs)
