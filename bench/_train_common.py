@@ -1,6 +1,6 @@
 """Shared pieces of the training benchmarks (bench/swap_optimizer.py, train_step.py, train_small.py,
 train_multi.py): hardware/commit stamp, atomic JSON results (--out), a rich table, the CUDA
-requirement, the model-size arguments, and `launch`: one run of `training.train` in a child
+requirement, the model-size arguments, and `launch`: one run of `trex.training.train` in a child
 process (torchrun for several processes) under a wall-clock limit that reports instead of hanging."""
 from __future__ import annotations
 
@@ -104,13 +104,13 @@ def require_cuda(script: str) -> None:
 # ---------------------------------------------------------------------------------------------
 # Model size and run arguments shared by train_step / train_small / train_multi
 
-CONFIG = REPO / "configs" / "small_h200.toml"
+CONFIG = REPO / "trex" / "configs" / "small_h200.toml"
 
 
 def add_model_args(ap: argparse.ArgumentParser, name: str, seq_len: int, micro_batch: int) -> None:
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                     help="cuda: the H200 benchmark; cpu: a smoke run of the same code (use --model tiny)")
-    ap.add_argument("--model", default="small", help="training.model config name (small; tiny for CPU smoke runs)")
+    ap.add_argument("--model", default="small", help="trex.training.model config name (small; tiny for CPU smoke runs)")
     ap.add_argument("--n-layers", type=int, default=0,
                     help="trunk layers (0: the config's); fewer layers keep every block kind "
                          "(SWA, CSA, HCA, MTP) while cutting compile time")
@@ -127,7 +127,7 @@ def add_model_args(ap: argparse.ArgumentParser, name: str, seq_len: int, micro_b
 def model_overrides(args) -> dict:
     """Config overrides for --device/--model/--n-layers/--seq-len/--micro-batch (+ fp32 on the CPU:
     bf16 autocast matmuls are slow there and the smoke run checks the code path, not numbers)."""
-    from training.model import get_config
+    from trex.training.model import get_config
     over = {"model.name": args.model, "train.device": args.device, "data.seq_len": args.seq_len,
             "data.micro_batch": args.micro_batch, "model.compile_moe_dispatch": args.moe_dispatch}
     if args.device == "cpu":
@@ -154,7 +154,7 @@ def check_device(script: str, device: str) -> None:
 
 
 class Run:
-    """One `training.train` run in a child process (started by `start_run`, collected by `finish`)."""
+    """One `trex.training.train` run in a child process (started by `start_run`, collected by `finish`)."""
 
     def __init__(self, name: str, proc: subprocess.Popen, timeout_s: float, files: dict, t0: float):
         self.name, self.proc, self.timeout_s, self.files, self.t0 = name, proc, timeout_s, files, t0
@@ -193,7 +193,7 @@ class Run:
 
 def start_run(name: str, overrides: dict, *, nproc: int = 1, timeout_s: float, workdir: Path,
               env: dict | None = None) -> Run:
-    """Start `training.train` on CONFIG with `overrides` (python -m for one process, torchrun for
+    """Start `trex.training.train` on CONFIG with `overrides` (python -m for one process, torchrun for
     more) with a JSONL step log, a run summary and phase lines (log.phases) in `workdir`, in its own
     session so that the whole tree can be stopped."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -205,9 +205,9 @@ def start_run(name: str, overrides: dict, *, nproc: int = 1, timeout_s: float, w
                  "log.summary": str(files["summary"]), "log.progress": False, "log.phases": True}
     if nproc > 1:
         argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-                "-m", "training.train"]
+                "-m", "trex.training.train"]
     else:
-        argv = [sys.executable, "-m", "training.train"]
+        argv = [sys.executable, "-m", "trex.training.train"]
     argv += ["--config", str(CONFIG)]
     for key, value in overrides.items():
         argv += [f"--{key}", json.dumps(value)]

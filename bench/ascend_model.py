@@ -3,7 +3,7 @@
 
 Fused: the generated kernel at the tiling the exact solver picks. Eager: one kernel per IR op, each
 reading its operands from GM and writing its result back, plus a launch (AscendCostModel.eager_chain).
-Both use the same hardware description (cost_models/hardware.py, every number sourced). The paper
+Both use the same hardware description (trex/cost_models/hardware.py, every number sourced). The paper
 reports 11.9x (RMSNorm forward) and 3.4x (backward) on 910C; this prints what the model predicts,
 it is not tuned to those numbers.
 
@@ -24,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from codegen_ascendc.patterns import PATTERNS  # noqa: E402
-from cost_models.ascend_model import AscendCostModel  # noqa: E402
-from cost_models.hardware import ASCEND_910B, ASCEND_910C_DIE  # noqa: E402
-from trex_compiler.kernel_ir import DType, size  # noqa: E402
+from trex.codegen_ascendc.patterns import PATTERNS  # noqa: E402
+from trex.cost_models.ascend_model import AscendCostModel  # noqa: E402
+from trex.cost_models.hardware import ASCEND_910B, ASCEND_910C_DIE  # noqa: E402
+from trex.compiler.kernel_ir import DType, size  # noqa: E402
 
 PAPER_910C = {"rms_norm": 11.9, "rms_norm_bwd": 3.4}
 
@@ -101,13 +101,13 @@ def main(argv=None) -> int:
         ap.error(f"unknown patterns {unknown}; choose from {sorted(PATTERNS)}")
     rows = run(names)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    meta = {"generated": stamp, "commit": _commit(), "model": "cost_models.ascend_model (predicted, not measured)",
+    meta = {"generated": stamp, "commit": _commit(), "model": "trex.cost_models.ascend_model (predicted, not measured)",
             "hardware": {"Ascend910B": ASCEND_910B.describe(), "Ascend910CDie": ASCEND_910C_DIE.describe()},
             "rows": rows}
     out = Path(a.out)
     _atomic_write(out / "ascend_model.json", json.dumps(meta, indent=2, default=str) + "\n")
     md = (f"# Predicted fused vs eager (AscendC cost model)\n\nGenerated {stamp} at commit {meta['commit']} by "
-          f"`python bench/ascend_model.py`. Predictions of cost_models/ (no NPU was used); bf16; sizes per pattern "
+          f"`python bench/ascend_model.py`. Predictions of trex/cost_models/ (no NPU was used); bf16; sizes per pattern "
           f"in ascend_model.json (DeepSeek-V4-Pro shapes, 8192 tokens).\n\n" + table(rows))
     _atomic_write(out / "ascend_model.md", md)
     print(f"wrote {out / 'ascend_model.json'} and {out / 'ascend_model.md'}")

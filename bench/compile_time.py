@@ -53,8 +53,8 @@ def _step(model, x, freqs):
 
 
 def measure(backend: str, depth: int, dtype: torch.dtype, steps: int, batch: int, seq: int) -> dict:
-    from trex_compiler import logs
-    from trex_compiler.examples import Config, Stack, make_streams, rope_table
+    from trex.compiler import logs
+    from trex.compiler.examples import Config, Stack, make_streams, rope_table
 
     torch._dynamo.reset()
     torch.manual_seed(0)
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.warm_cache:
         cache_dir = tempfile.mkdtemp(prefix="trex-bench-inductor-")
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir   # read when Inductor first compiles
-    import trex_compiler.backend  # noqa: F401 - registers backend="trex"
+    import trex.compiler.backend  # noqa: F401 - registers backend="trex"
 
     dtype = _DTYPES[args.dtype]
     results = {}
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {backend}: {results[backend]}", file=sys.stderr, flush=True)
     record = {
         "benchmark": "compile_time",
-        "model": f"{args.depth} DeepSeek-V4-style blocks (trex_compiler/examples.py Stack), "
+        "model": f"{args.depth} DeepSeek-V4-style blocks (trex/compiler/examples.py Stack), "
                  f"batch {args.batch}, seq {args.seq}, {args.dtype}, training step (fwd+bwd)",
         "results": results,
         "inductor_caches": "warm (existing on-disk caches)" if args.warm_cache else "cold (fresh cache dir)",

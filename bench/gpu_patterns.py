@@ -7,7 +7,7 @@ and Liger-Kernel, against the measured copy-bandwidth roofline, all in ONE run.
 What one run does, in order:
   1. calibrates: device-to-device copy bandwidth (bytes read + written), launch overhead (wall time
      of one small Triton launch; device time per kernel inside a CUDA graph), a TF32 GEMM rate;
-     writes them to `<out>/h200_calibration.json` in the format codegen_triton.calibration reads.
+     writes them to `<out>/h200_calibration.json` in the format trex.codegen_triton.calibration reads.
   2. for every pattern and every variant: a correctness check against a float64 reference on fresh
      random inputs, with the trex kernels' outputs poisoned (NaN) before launch, so an element the
      kernel never writes fails the check; forward outputs and input gradients are both checked.
@@ -198,25 +198,25 @@ def _attach_trex(cases):
         "rope_interleaved": lambda x, c, s: ops.rope(x, c[:, None, :], s[:, None, :], ROPE_DIM, False),
         "mhc_pre": lambda h, fn, sc, b: tuple(ops.mhc_pre(h, fn, sc, b, SINKHORN_ITERS, HC_EPS, RMS_EPS)),
     }
-    if not hasattr(ops, "mhc_pre"):   # passes/mhc_pre.py not registered yet: same kernels, local autograd
+    if not hasattr(ops, "mhc_pre"):   # trex/passes/mhc_pre.py not registered yet: same kernels, local autograd
         direct["mhc_pre"] = _MhcPreTriton.apply
     for c in cases:
         c.trex = direct.get(c.name)
 
 
 class _MhcPreTriton(torch.autograd.Function):
-    """The mHC pre kernels (codegen_triton.target adapters of passes/ir_mhc_pre.py) with the fused op's
+    """The mHC pre kernels (trex.codegen_triton.target adapters of trex/passes/ir_mhc_pre.py) with the fused op's
     autograd wiring, for runs where torch.ops.trex.mhc_pre is not registered."""
 
     @staticmethod
     def forward(ctx, h, fn, sc, b):
-        from codegen_triton.target import _mhc_pre
+        from trex.codegen_triton.target import _mhc_pre
         ctx.save_for_backward(h, fn, sc, b)
         return _mhc_pre(h, fn, sc, b, SINKHORN_ITERS, HC_EPS, RMS_EPS)
 
     @staticmethod
     def backward(ctx, dli, dpost, dcomb):
-        from codegen_triton.target import _mhc_pre_bwd
+        from trex.codegen_triton.target import _mhc_pre_bwd
         h, fn, sc, b = ctx.saved_tensors
         return _mhc_pre_bwd(dli.contiguous(), dpost.contiguous(), dcomb.contiguous(), h, fn, sc, b,
                             SINKHORN_ITERS, HC_EPS, RMS_EPS)
@@ -303,10 +303,10 @@ def calibrate(device: str) -> dict:
 
 def kernel_programs(tokens: int, device: str):
     """(program, inputs, scalars) of every fused kernel at the bench shapes, for the tiling sweep."""
-    from passes.ir_mhc_pre import build_mhc_pre_bwd_streams, build_mhc_pre_fwd_streams, stream_views
-    from passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
-    from passes.ir_rope import build_rope, expand_tables
-    from passes.ir_swiglu_limited import build_swiglu_limited_bwd, build_swiglu_limited_fwd
+    from trex.passes.ir_mhc_pre import build_mhc_pre_bwd_streams, build_mhc_pre_fwd_streams, stream_views
+    from trex.passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
+    from trex.passes.ir_rope import build_rope, expand_tables
+    from trex.passes.ir_swiglu_limited import build_swiglu_limited_bwd, build_swiglu_limited_fwd
     T = tokens
     g = torch.Generator(device=device).manual_seed(5)
 
@@ -317,13 +317,13 @@ def kernel_programs(tokens: int, device: str):
     rstd_h = torch.rand(T * 64, 1, generator=g, device=device) + 0.5
     ang = torch.rand(T, ROPE_DIM // 2, generator=g, device=device) * 6
     n, d = 4, 7168
-    # the cuda target runs the per-stream variant (passes/ir_mhc_pre.py): x[:, s, :] views, fn per stream
+    # the cuda target runs the per-stream variant (trex/passes/ir_mhc_pre.py): x[:, s, :] views, fn per stream
     mhc, _, _, _ = stream_views(rb(T, n, d), torch.randn(6, 4, 4, d, generator=g, device=device) * 0.02,
                                 torch.ones(3, 1, device=device), torch.zeros(6, 4, device=device))
     mhc_sc = {"iters": SINKHORN_ITERS, "hc_eps": HC_EPS, "rms_eps": RMS_EPS}
 
     def rope_program(ang):
-        # the cuda target's variant: the pairs swapped in registers (passes/ir_rope.py)
+        # the cuda target's variant: the pairs swapped in registers (trex/passes/ir_rope.py)
         c2, s2 = expand_tables(ang.cos(), ang.sin(), False)
         return build_rope("bf16", "fp32", swap="pairs"), {"x": rb(T * 64, 64), "cos2": c2, "sin2": s2}, {"cdiv": 64}
     return [
@@ -364,7 +364,7 @@ def graph_ms(fn, reps: int = 3) -> float:
 def _extra_tilings():
     """Hand-picked points beside the model's shortlist where run 1 showed the model is weakest (mHC:
     chunk sizes, a wider apply pass, warps), so the sweep measures them too."""
-    from codegen_triton.printer import Tiling
+    from trex.codegen_triton.printer import Tiling
     sms = 132
     return {
         # larger row tiles than the model's shortlist: fn (fp32, [24, chunk] per stream) is re-read from
@@ -403,14 +403,14 @@ CASE_PROGRAMS = {"rmsnorm_weighted": ("rms_norm_fwd_bf16_w", "rms_norm_bwd_bf16_
 
 def sweep_tilings(tokens: int, calib: dict, per_program: int, log, cases: set | None = None) -> dict:
     """Time the cost model's shortlist for every kernel at the bench shapes; record the best in
-    calib["measured_tilings"] (what codegen_triton.tiling.choose then uses) and every point in the
+    calib["measured_tilings"] (what trex.codegen_triton.tiling.choose then uses) and every point in the
     returned report (prediction next to measurement, for bench/NOTES_gpu.md)."""
     import dataclasses as dc
 
 
-    from codegen_triton import tiling as tiling_mod
-    from codegen_triton.launcher import run_program
-    from trex_compiler.kernel_ir import bind_sizes
+    from trex.codegen_triton import tiling as tiling_mod
+    from trex.codegen_triton.launcher import run_program
+    from trex.compiler.kernel_ir import bind_sizes
     report = {}
     EXTRA_TILINGS.update(_extra_tilings())
     measured = dict(calib.get("measured_tilings") or {})
@@ -598,7 +598,7 @@ def make_variants(case: Case, which: set) -> tuple[dict, dict]:
         variants["trex_compile"] = torch.compile(chain, backend="trex")
     if "trex_inductor" in which:
         try:
-            from codegen_triton.backend import trex_inductor
+            from trex.codegen_triton.backend import trex_inductor
             variants["trex_inductor"] = torch.compile(chain, backend=trex_inductor)
         except Exception as err:  # noqa: BLE001
             skipped["trex_inductor"] = f"{type(err).__name__}: {err}"
@@ -653,26 +653,26 @@ def main(argv=None):
         sys.exit("bench/gpu_patterns.py needs a CUDA GPU (torch.cuda.is_available() is False)")
     import triton
 
-    import passes  # noqa: F401
-    import trex_compiler.backend  # noqa: F401 - registers backend="trex" in-process (no entry points there)
-    import codegen_triton
-    import codegen_triton.backend  # noqa: F401 - registers backend="trex_inductor"
-    codegen_triton.register_cuda_target()
+    import trex.passes  # noqa: F401
+    import trex.compiler.backend  # noqa: F401 - registers backend="trex" in-process (no entry points there)
+    import trex.codegen_triton
+    import trex.codegen_triton.backend  # noqa: F401 - registers backend="trex_inductor"
+    trex.codegen_triton.register_cuda_target()
 
     os.makedirs(args.out, exist_ok=True)
     calib = calibrate("cuda")
     # start from the committed measured tilings (what the backend runs by default): --sweep 0 then
     # times exactly those, and a sweep only replaces the kernels it re-measures
-    calib["measured_tilings"] = dict(codegen_triton.calibration.current().get("measured_tilings") or {})
+    calib["measured_tilings"] = dict(trex.codegen_triton.calibration.current().get("measured_tilings") or {})
     atomic_write_json(os.path.join(args.out, "h200_calibration.json"), calib)
-    codegen_triton.calibration.use(calib)
+    trex.codegen_triton.calibration.use(calib)
     bw = calib["copy_bandwidth_bytes_per_s"]
     print(json.dumps(calib), flush=True)
     sweep = {}
     if args.sweep > 0:
         sweep = sweep_tilings(args.tokens, calib, args.sweep, lambda m: print(m, flush=True),
                               set(filter(None, args.cases.split(","))) or None)
-        codegen_triton.calibration.use(calib)
+        trex.codegen_triton.calibration.use(calib)
         atomic_write_json(os.path.join(args.out, "h200_calibration.json"), calib)
 
     which = set(args.variants.split(","))
@@ -713,7 +713,7 @@ def main(argv=None):
                        "calibration": calib, "checks": checks, "rows": rows, "tiling_sweep": sweep, "partial": True}
             atomic_write_json(os.path.join(args.out, "gpu_patterns.json"), partial)
     try:
-        from codegen_triton import kernel_report
+        from trex.codegen_triton import kernel_report
         kernels = kernel_report()
     except Exception as err:  # noqa: BLE001
         kernels = {"error": repr(err)}

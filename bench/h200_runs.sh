@@ -107,7 +107,7 @@ if [ "$part" = patterns ]; then  # one GPU: RoPE's register pair swap (swept), t
 fi
 
 if [ "$part" = tune ]; then      # one GPU: trex tune over every pattern, then the mHC/RMSNorm re-measure (~8 min)
-  timeout -k 5 290 python3 -m tuning.bench --target cuda --budget-s 240 --out "$WORK/tuning_h200.json" -v \
+  timeout -k 5 290 python3 -m trex.tuning.bench --target cuda --budget-s 240 --out "$WORK/tuning_h200.json" -v \
     > "$WORK/tuning_log.txt" 2>&1; echo "tuning rc=$?" >> "$WORK/tuning_log.txt"
   tail -n 14 "$WORK/tuning_log.txt"
   cp "$WORK"/tuning_h200.json "$OUT"/ 2>/dev/null
@@ -146,11 +146,11 @@ fi
 # First the sandbox's interpreter, with and without `unshare -n` (run 4's zygote died before its hello).
 py=$(command -v python3)   # the image's venv interpreter, as the sandbox starts it (sys.executable)
 for pre in "" "unshare -n"; do
-  ( cd /tmp && env -i PATH=/usr/bin:/bin HOME=/tmp $pre "$py" -I -c "import numpy, highspy, training.or_data.gurobi_shim; print('ok')" ) \
+  ( cd /tmp && env -i PATH=/usr/bin:/bin HOME=/tmp $pre "$py" -I -c "import numpy, highspy, trex.training.or_data.gurobi_shim; print('ok')" ) \
     > "$WORK/sandbox_probe.txt" 2>&1; echo "sandbox probe [$pre] rc=$?: $(tail -c 400 "$WORK/sandbox_probe.txt")"
 done
 # the 10-minute preset: KV-cached decoding and an equal decoding share per arm (docs/or_eval.md)
-( timeout -k 5 570 python3 -m training.or_eval.experiment --preset h200_10min --name or_cpt_ablation_h200_10min \
+( timeout -k 5 570 python3 -m trex.training.or_eval.experiment --preset h200_10min --name or_cpt_ablation_h200_10min \
     --out-dir "$WORK" > "$WORK/or_log.txt" 2>&1; echo "or rc=$?" >> "$WORK/or_log.txt" ) &
 cuda_tests 240 290 200 &     # next to the OR run (no timing here)
 wait

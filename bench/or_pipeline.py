@@ -1,4 +1,4 @@
-"""Benchmark of the OR-CPT data pipeline (training/or_data), recorded as JSON.
+"""Benchmark of the OR-CPT data pipeline (trex/training/or_data), recorded as JSON.
 
 Measures, on 2 cores by default (the process pins itself and its children to the first 2 CPUs):
 
@@ -28,14 +28,14 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from training.or_data.contract import gold_formulation  # noqa: E402
-from training.or_data.corrupt import CORRUPTIONS  # noqa: E402
-from training.or_data.export import atomic_write_json, git_commit  # noqa: E402
-from training.or_data.families import FAMILIES  # noqa: E402
-from training.or_data.instances import generate_instance  # noqa: E402
-from training.or_data.pipeline import PipelineConfig, hardware_info, run_pipeline  # noqa: E402
-from training.or_data.sandbox import probe_backends, unshare_available  # noqa: E402
-from training.or_data.validate import ValidationConfig, validate  # noqa: E402
+from trex.training.or_data.contract import gold_formulation  # noqa: E402
+from trex.training.or_data.corrupt import CORRUPTIONS  # noqa: E402
+from trex.training.or_data.export import atomic_write_json, git_commit  # noqa: E402
+from trex.training.or_data.families import FAMILIES  # noqa: E402
+from trex.training.or_data.instances import generate_instance  # noqa: E402
+from trex.training.or_data.pipeline import PipelineConfig, hardware_info, run_pipeline  # noqa: E402
+from trex.training.or_data.sandbox import probe_backends, unshare_available  # noqa: E402
+from trex.training.or_data.validate import ValidationConfig, validate  # noqa: E402
 
 # The same validation with the two non-outcome checks off: how many corruptions the solver
 # outcome alone (status, objective, perturbed re-solves) rejects.
@@ -46,7 +46,7 @@ _SANDBOX = None
 
 def _init() -> None:
     global _SANDBOX
-    from training.or_data.sandbox import Sandbox
+    from trex.training.or_data.sandbox import Sandbox
 
     _SANDBOX = Sandbox(workers=1)
 

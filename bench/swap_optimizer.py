@@ -22,7 +22,7 @@ import torch
 
 from _train_common import median, print_table, require_cuda, write_results
 
-from training.optim import SwapAdamW  # noqa: E402  (_train_common puts the repo on sys.path)
+from trex.training.optim import SwapAdamW  # noqa: E402  (_train_common puts the repo on sys.path)
 
 HYPER = dict(lr=1e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
 

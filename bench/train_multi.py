@@ -101,7 +101,7 @@ def main() -> int:
     workdir = scratch_dir("train_multi")
     # 4 threads per process for the CPU-side work on the GPU host; 1 for the gloo smoke run on a small CPU
     env = {**NCCL_ENV, "OMP_NUM_THREADS": "4" if args.device == "cuda" else "1"}
-    # under EP the dispatcher runs eagerly whatever --moe-dispatch says (training/distributed.py); its
+    # under EP the dispatcher runs eagerly whatever --moe-dispatch says (trex/training/distributed.py); its
     # default, eager, makes the 1-GPU runs do the same, so all three compile the same parts of the model
     common = {**model_overrides(args), "train.steps": args.steps, "model.compile": args.compile,
               "schedule.warmup_steps": 2}

@@ -4,7 +4,7 @@
                                 [--n-layers 0] [--out bench/results/train_small.json]
     python bench/train_small.py --device cpu --model tiny --seq-len 64 --micro-batch 2 --steps 6   # CPU smoke
 
-One run of the real train loop (training.train on configs/small_h200.toml: bf16 autocast, warmup
+One run of the real train loop (trex.training.train on configs/small_h200.toml: bf16 autocast, warmup
 + cosine over --steps, this repository's sources as byte-level CPT data) in a child process. The
 loop ends gracefully before a step that would pass --max-seconds (setup and compile included; the
 schedule still spans --steps), and the child is killed and reported after --max-seconds + 30 s

@@ -6,7 +6,7 @@ Tokens/s, MFU, peak memory, compile time separately from step time, and what tre
                                [--n-layers 0] [--budget-s 170] [--out bench/results/train_step.json]
     python bench/train_step.py --device cpu --model tiny --seq-len 64 --micro-batch 2   # CPU smoke run
 
-Each mode is one run of the real train loop (training.train on configs/small_h200.toml: bf16
+Each mode is one run of the real train loop (trex.training.train on configs/small_h200.toml: bf16
 autocast, AdamW, this repository's sources as byte-level CPT data) in its own process, so modes do
 not share compile caches, counters or allocator state. The whole benchmark keeps to --budget-s:
 each mode gets the time left minus a reserve for the modes after it, ends its loop before a step

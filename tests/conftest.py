@@ -33,7 +33,7 @@ def noised_tiny_model():
     attention sinks, mHC bases and router biases are 0 and the norm weights 1, so a KV cache that
     dropped one of them would still match (a review planted a cache without `ape`: 6.9e-7 at init,
     0.32 with noise)."""
-    from training.model import Transformer, get_config
+    from trex.training.model import Transformer, get_config
 
     def make(**changes):
         torch.manual_seed(0)

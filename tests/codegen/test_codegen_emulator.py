@@ -7,12 +7,12 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from codegen_ascendc.emulator.runner import compiler_available
-from codegen_ascendc.launch import EmulatedKernel
-from codegen_ascendc.patterns import PATTERNS
-from cost_models.ascend_model import AscendCostModel, Tiling
-from cost_models.hardware import ASCEND_910B
-from trex_compiler.kernel_ir import DType, bind_sizes, interpret
+from trex.codegen_ascendc.emulator.runner import compiler_available
+from trex.codegen_ascendc.launch import EmulatedKernel
+from trex.codegen_ascendc.patterns import PATTERNS
+from trex.cost_models.ascend_model import AscendCostModel, Tiling
+from trex.cost_models.hardware import ASCEND_910B
+from trex.compiler.kernel_ir import DType, bind_sizes, interpret
 
 pytestmark = pytest.mark.skipif(not compiler_available(), reason="no C++ compiler (g++/$CXX) for the emulator")
 BF = torch.bfloat16
@@ -107,15 +107,15 @@ def test_bytes_equal_counters_property(rows, width, t, cores, chunk, name):
 def test_ops_on_the_emulator_match_the_pass_references():
     """Contract-level: each fused op (forward and backward) through its adapter with the emulator
     executor (generated AscendC at the solver's tiling) against the composite reference."""
-    from codegen_ascendc.launch import emulator_executor
-    from passes.ir_mhc_pre import run_mhc_pre_bwd_ir, run_mhc_pre_ir
-    from passes.ir_rmsnorm import run_rms_norm_bwd_ir, run_rms_norm_ir
-    from passes.ir_rope import run_rope_ir
-    from passes.ir_swiglu_limited import run_swiglu_limited_bwd_ir, run_swiglu_limited_ir
-    from passes.mhc_pre import mhc_pre_bwd_reference, mhc_pre_reference
-    from passes.rmsnorm import rms_norm_bwd_reference, rms_norm_reference
-    from passes.rope import rope_reference
-    from passes.swiglu_limited import swiglu_limited_bwd_reference, swiglu_limited_reference
+    from trex.codegen_ascendc.launch import emulator_executor
+    from trex.passes.ir_mhc_pre import run_mhc_pre_bwd_ir, run_mhc_pre_ir
+    from trex.passes.ir_rmsnorm import run_rms_norm_bwd_ir, run_rms_norm_ir
+    from trex.passes.ir_rope import run_rope_ir
+    from trex.passes.ir_swiglu_limited import run_swiglu_limited_bwd_ir, run_swiglu_limited_ir
+    from trex.passes.mhc_pre import mhc_pre_bwd_reference, mhc_pre_reference
+    from trex.passes.rmsnorm import rms_norm_bwd_reference, rms_norm_reference
+    from trex.passes.rope import rope_reference
+    from trex.passes.swiglu_limited import swiglu_limited_bwd_reference, swiglu_limited_reference
     ex = emulator_executor(opt="-O0")
     g = torch.Generator().manual_seed(7)
 

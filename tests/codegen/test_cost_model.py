@@ -5,12 +5,12 @@ import itertools
 import numpy as np
 import pytest
 
-from cost_models.ascend_model import AscendCostModel, Prediction, Tiling, calibrate, core_rows
-from cost_models.hardware import ASCEND_910B, ASCEND_910C_DIE, H200, HostCPU, Sourced
-from passes.ir_mhc_pre import build_mhc_pre_fwd
-from passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
-from passes.ir_swiglu_limited import build_swiglu_limited_fwd
-from trex_compiler.kernel_ir import size
+from trex.cost_models.ascend_model import AscendCostModel, Prediction, Tiling, calibrate, core_rows
+from trex.cost_models.hardware import ASCEND_910B, ASCEND_910C_DIE, H200, HostCPU, Sourced
+from trex.passes.ir_mhc_pre import build_mhc_pre_fwd
+from trex.passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
+from trex.passes.ir_swiglu_limited import build_swiglu_limited_fwd
+from trex.compiler.kernel_ir import size
 
 
 def S(**kw):
@@ -119,7 +119,7 @@ def test_calibration_recovers_constants():
 
 
 def test_pipe_expressions_are_sympy_in_the_tile_symbols():
-    from cost_models.ascend_lowering import CL, ROWS_PER_TILE, TR
+    from trex.cost_models.ascend_lowering import CL, ROWS_PER_TILE, TR
     ex = AscendCostModel(build_rms_norm_fwd("bf16"), ASCEND_910B).pipe_expressions(2)
     body = ex["body_per_tile"]
     assert body["mte2_bytes"] == 2 * TR * size("D")          # the row tile of x, bf16

@@ -1,17 +1,17 @@
 """Kernel IR: structure, validation, and every fused op's IR program against its pass reference
-(the composite PyTorch reference of passes/<op>.py), under several schedules (cores, tiles, chunks)."""
+(the composite PyTorch reference of trex/passes/<op>.py), under several schedules (cores, tiles, chunks)."""
 import pytest
 import torch
 
-from passes.ir_mhc_pre import run_mhc_pre_bwd_ir, run_mhc_pre_ir
-from passes.ir_rmsnorm import build_rms_norm_fwd, run_rms_norm_bwd_ir, run_rms_norm_ir
-from passes.ir_rope import cos_row_map, run_rope_ir
-from passes.ir_swiglu_limited import run_swiglu_limited_bwd_ir, run_swiglu_limited_ir
-from passes.mhc_pre import mhc_pre_bwd_reference, mhc_pre_reference
-from passes.rmsnorm import rms_norm_bwd_reference, rms_norm_reference
-from passes.rope import rope_reference
-from passes.swiglu_limited import swiglu_limited_bwd_reference, swiglu_limited_reference
-from trex_compiler.kernel_ir import IRError, Op, ProgramBuilder, Schedule, interpret, size
+from trex.passes.ir_mhc_pre import run_mhc_pre_bwd_ir, run_mhc_pre_ir
+from trex.passes.ir_rmsnorm import build_rms_norm_fwd, run_rms_norm_bwd_ir, run_rms_norm_ir
+from trex.passes.ir_rope import cos_row_map, run_rope_ir
+from trex.passes.ir_swiglu_limited import run_swiglu_limited_bwd_ir, run_swiglu_limited_ir
+from trex.passes.mhc_pre import mhc_pre_bwd_reference, mhc_pre_reference
+from trex.passes.rmsnorm import rms_norm_bwd_reference, rms_norm_reference
+from trex.passes.rope import rope_reference
+from trex.passes.swiglu_limited import swiglu_limited_bwd_reference, swiglu_limited_reference
+from trex.compiler.kernel_ir import IRError, Op, ProgramBuilder, Schedule, interpret, size
 
 SCHEDULES = [Schedule(rows_per_tile=1 << 30), Schedule(rows_per_tile=2, cores=3), Schedule(rows_per_tile=1, cores=7)]
 TOL = {torch.bfloat16: dict(atol=2e-2, rtol=2e-2), torch.float16: dict(atol=2e-3, rtol=2e-3),
@@ -126,9 +126,9 @@ def test_rope_ir_matches_reference(xs, cs, rd, inverse, dt, swap):
 def test_pair_swap_has_no_ascend_lowering_and_says_why():
     """The GPU's register swap cannot be lowered to AscendC (a UB copy at a one-element offset breaks
     the 32-byte rule): asking for it names the form to use instead."""
-    from cost_models.ascend_lowering import LOWERING_RULES
-    from passes.ir_rope import build_rope
-    from trex_compiler.kernel_ir import IRError
+    from trex.cost_models.ascend_lowering import LOWERING_RULES
+    from trex.passes.ir_rope import build_rope
+    from trex.compiler.kernel_ir import IRError
     with pytest.raises(IRError, match="shifted_loads"):
         LOWERING_RULES["pair_swap"](None, next(op for op in build_rope("bf16", "fp32", swap="pairs").body
                                               if getattr(op, "opcode", None) == "pair_swap"))

@@ -6,24 +6,24 @@ import subprocess
 
 import pytest
 
-from codegen_ascendc.cli import main as codegen_main
-from codegen_ascendc.emulator.runner import INCLUDE_DIR, find_compiler
-from codegen_ascendc.golden import golden_path, golden_source
-from codegen_ascendc.lint import lint_source
-from codegen_ascendc.npu import NpuUnavailable, npu_status, require_npu
-from codegen_ascendc.patterns import PATTERNS
-from codegen_ascendc.printer import print_kernel
-from cost_models.hardware import ASCEND_910B
-from passes.ir_rmsnorm import build_rms_norm_fwd
-from trex_compiler.kernel_ir import DType
+from trex.codegen_ascendc.cli import main as codegen_main
+from trex.codegen_ascendc.emulator.runner import INCLUDE_DIR, find_compiler
+from trex.codegen_ascendc.golden import golden_path, golden_source
+from trex.codegen_ascendc.lint import lint_source
+from trex.codegen_ascendc.npu import NpuUnavailable, npu_status, require_npu
+from trex.codegen_ascendc.patterns import PATTERNS
+from trex.codegen_ascendc.printer import print_kernel
+from trex.cost_models.hardware import ASCEND_910B
+from trex.passes.ir_rmsnorm import build_rms_norm_fwd
+from trex.compiler.kernel_ir import DType
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))
 def test_golden_snapshot(name):
     path = golden_path(name)
-    assert path.exists(), f"missing golden {path}; run `python -m codegen_ascendc.golden`"
+    assert path.exists(), f"missing golden {path}; run `python -m trex.codegen_ascendc.golden`"
     assert golden_source(name) == path.read_text(), (
-        f"generated AscendC for {name} changed; review the diff and run `python -m codegen_ascendc.golden`")
+        f"generated AscendC for {name} changed; review the diff and run `python -m trex.codegen_ascendc.golden`")
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))

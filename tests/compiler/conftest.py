@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-import trex_compiler.backend  # noqa: F401 - registers backend="trex"
+import trex.compiler.backend  # noqa: F401 - registers backend="trex"
 
 
 @pytest.fixture(autouse=True)

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from trex_compiler import logs, registry
-from trex_compiler.testing import assert_close_to_reference, make_input, trex_op_counts
+from trex.compiler import logs, registry
+from trex.compiler.testing import assert_close_to_reference, make_input, trex_op_counts
 
 
 class Block(torch.nn.Module):

@@ -8,8 +8,8 @@ import pytest
 import torch
 from importlib.metadata import entry_points
 
-from trex_compiler import logs, registry, targets
-from trex_compiler.pattern import Pattern
+from trex.compiler import logs, registry, targets
+from trex.compiler.pattern import Pattern
 
 
 def rms(x, w):
@@ -20,9 +20,9 @@ def rms(x, w):
 def test_backend_is_registered_in_process_and_by_entry_point():
     assert "trex" in torch._dynamo.list_backends()
     eps = {ep.name: ep.value for ep in entry_points(group="torch_dynamo_backends")}
-    assert eps.get("trex") == "trex_compiler.backend:trex_backend"
+    assert eps.get("trex") == "trex.compiler.backend:trex_backend"
     # registering again (a second import path) must not raise "duplicate name"
-    import trex_compiler.backend as backend
+    import trex.compiler.backend as backend
     backend._register_in_process()
     assert torch._dynamo.lookup_backend("trex") is backend.trex_backend
 
@@ -228,8 +228,8 @@ def test_backend_string_works_without_importing_trex(tmp_path):
         "    xf = x.float()\n"
         "    return w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)\n"
         "c = torch.compile(f, backend='trex', dynamic=True)\n"
-        "assert 'trex_compiler.backend' in sys.modules\n"
-        "from trex_compiler import logs\n"
+        "assert 'trex.compiler.backend' in sys.modules\n"
+        "from trex.compiler import logs\n"
         "with logs.capture() as r:\n"
         "    c(torch.randn(2, 3, 8), torch.randn(8))\n"
         "print(','.join(m.pattern for m in r[0].matches))\n")

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trex_compiler import logs
-from trex_compiler.examples import (EXPECTED_BACKWARD, EXPECTED_FORWARD, RESIDUE_BACKWARD, RESIDUE_FORWARD,
+from trex.compiler import logs
+from trex.compiler.examples import (EXPECTED_BACKWARD, EXPECTED_FORWARD, RESIDUE_BACKWARD, RESIDUE_FORWARD,
                                     SPELLINGS, Config, make_streams, rope_table)
-from trex_compiler.testing import aten_op_counts, assert_close_to_reference, trex_op_counts
+from trex.compiler.testing import aten_op_counts, assert_close_to_reference, trex_op_counts
 
 # The default run covers both spellings, both dtypes, static and dynamic, contiguous and strided in
 # two compiles; the complementary combinations run in the slow profile (each compile takes ~15-30 s

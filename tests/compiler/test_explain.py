@@ -1,7 +1,7 @@
 """`trex explain`: built-in examples and a user factory file; report lines and dumps."""
 import textwrap
 
-from trex_compiler import explain
+from trex.compiler import explain
 
 
 def test_explain_builtin_example_prints_matches(capsys):

@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from trex_compiler import logs
+from trex.compiler import logs
 
 EPS = 1e-6
 
@@ -263,7 +263,7 @@ def test_output_read_before_a_late_operand_is_a_near_miss():
 def test_failure_after_splicing_runs_the_graph_unfused_with_one_warning(monkeypatch):
     # An exception after the per-site guards (final clean-up / lint of the fused graph) escaped and
     # failed torch.compile instead of running the graph unfused.
-    import trex_compiler.backend as backend
+    import trex.compiler.backend as backend
 
     def broken_cleanup(graph):
         raise RuntimeError("simulated invalid graph")
@@ -281,8 +281,8 @@ def test_failure_after_splicing_runs_the_graph_unfused_with_one_warning(monkeypa
 
 def test_failure_compiling_the_fused_graph_runs_it_unfused_with_one_warning(monkeypatch):
     # An exception in AOTAutograd / a stage compiler on the fused graph failed torch.compile.
-    import trex_compiler.backend as backend
-    from trex_compiler.testing import trex_op_counts
+    import trex.compiler.backend as backend
+    from trex.compiler.testing import trex_op_counts
 
     real_stage_compiler = backend._stage_compiler
 

@@ -3,9 +3,9 @@ import pytest
 import torch
 import torch.nn as nn
 
-from passes.rmsnorm import rms_norm_reference
-from trex_compiler import logs
-from trex_compiler.testing import aten_op_counts, assert_close_to_reference, make_input, to_fp64, trex_op_counts
+from trex.passes.rmsnorm import rms_norm_reference
+from trex.compiler import logs
+from trex.compiler.testing import aten_op_counts, assert_close_to_reference, make_input, to_fp64, trex_op_counts
 
 
 class RMSNorm(nn.Module):

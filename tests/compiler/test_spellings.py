@@ -7,9 +7,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from passes.mhc_pre import N_STREAMS
-from trex_compiler import logs, registry
-from trex_compiler.testing import assert_close_to_reference, make_input, trex_op_counts
+from trex.passes.mhc_pre import N_STREAMS
+from trex.compiler import logs, registry
+from trex.compiler.testing import assert_close_to_reference, make_input, trex_op_counts
 
 EPS, L = 1e-6, 7.0
 ref_rms = registry.fused_ops()["rms_norm"].reference
@@ -227,7 +227,7 @@ def test_rope_spellings():
 
 def test_mhc_pre_is_one_op_per_site_with_iteration_count():
     """The iteration count is recovered from the unrolled Sinkhorn loop."""
-    import passes.mhc_pre as mhc
+    import trex.passes.mhc_pre as mhc
 
     n, d = N_STREAMS, 8
     fn = torch.randn((2 + n) * n, n * d) * 0.2
@@ -259,7 +259,7 @@ def test_mhc_pre_matches_rank3_streams_without_matmul_views(chain):
     chain has when traced at rank 4, so the matcher must skip those leading-dim folds; both spellings of
     the comb logits (biased before or after the n x n view) fuse. Regression: bench/gpu_patterns.py's
     trex_compile variant ran the eager chain (H200 run 3)."""
-    import passes.mhc_pre as mhc
+    import trex.passes.mhc_pre as mhc
 
     n, d, t = N_STREAMS, 16, 6
     fn = torch.randn((2 + n) * n, n * d) * 0.2
@@ -289,8 +289,8 @@ def test_mhc_pre_matches_cuda_autocast_sums_with_an_explicit_fp32_dtype():
     CPU autocast does not), so on the H200 the model's Sinkhorn column sums carried a dtype kwarg the
     chain lacks and mHC never fused in training (run 4: no mhc_pre among 44 fusions; 4 of 4 sites fuse
     on the CPU). Canonicalisation drops a reduction's dtype equal to its input's: this spelling fuses."""
-    import passes.mhc_pre as mhc
-    from training.model.mhc import mhc_pre as model_mhc_pre
+    import trex.passes.mhc_pre as mhc
+    from trex.training.model.mhc import mhc_pre as model_mhc_pre
 
     n, d = N_STREAMS, 8
     f32 = torch.float32
@@ -298,7 +298,7 @@ def test_mhc_pre_matches_cuda_autocast_sums_with_an_explicit_fp32_dtype():
     scale, base = torch.rand(3) + 0.5, torch.randn((2 + n) * n) * 0.1
     x = make_input((2, 3, n, d), torch.bfloat16, seed=4).requires_grad_()
 
-    def sinkhorn_cuda_autocast(logits, iters, eps):   # training.model.mhc.sinkhorn as CUDA autocast traces it
+    def sinkhorn_cuda_autocast(logits, iters, eps):   # trex.training.model.mhc.sinkhorn as CUDA autocast traces it
         m = torch.softmax(logits, dim=-1, dtype=f32) + eps
         m = m / (m.sum(-2, keepdim=True, dtype=f32) + eps)
         for _ in range(iters - 1):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen_ascendc.emulator import compile_kernel, compiler_available, runtime_library
+from trex.codegen_ascendc.emulator import compile_kernel, compiler_available, runtime_library
 
 KERNELS = Path(__file__).parent / "kernels"
 

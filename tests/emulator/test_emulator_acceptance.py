@@ -5,7 +5,7 @@ import subprocess
 import pytest
 import torch
 
-from codegen_ascendc.emulator import INCLUDE_DIR, compile_kernel, find_compiler
+from trex.codegen_ascendc.emulator import INCLUDE_DIR, compile_kernel, find_compiler
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +75,8 @@ def test_icpu_run_kf_host_program(kernels_dir, tmp_path):
 
 
 def test_run_kernel_and_module_entry(add_lib, kernels_dir, capsys):
-    from codegen_ascendc.emulator import run_kernel
-    from codegen_ascendc.emulator.__main__ import main
+    from trex.codegen_ascendc.emulator import run_kernel
+    from trex.codegen_ascendc.emulator.__main__ import main
 
     x = torch.ones(512, dtype=torch.half)
     z = torch.zeros(512, dtype=torch.half)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from codegen_ascendc.emulator import EmulatorError, RoundMode
+from trex.codegen_ascendc.emulator import EmulatorError, RoundMode
 
 DIRECTED = [RoundMode.CAST_RINT, RoundMode.CAST_FLOOR, RoundMode.CAST_CEIL, RoundMode.CAST_ROUND,
             RoundMode.CAST_TRUNC, RoundMode.CAST_ODD, RoundMode.CAST_NONE]

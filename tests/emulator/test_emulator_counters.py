@@ -1,7 +1,7 @@
 """Per-pipe counters: MTE2/MTE3 bytes and transfers, vector repeats, scalar ops, UB peak."""
 import torch
 
-from codegen_ascendc.emulator import cache_dir, compile_kernel, runner
+from trex.codegen_ascendc.emulator import cache_dir, compile_kernel, runner
 
 KEYS = {"mte2_bytes", "mte2_transfers", "mte3_bytes", "mte3_transfers", "vector_repeats", "scalar_ops",
         "ub_peak_bytes"}

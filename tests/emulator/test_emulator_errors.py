@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from codegen_ascendc.emulator import EmulatorCompileError, EmulatorError, compile_kernel
+from trex.codegen_ascendc.emulator import EmulatorCompileError, EmulatorError, compile_kernel
 
 MISUSE = {
     0: r"UB overflow: .*api_kernels\.cpp:\d+: pipe\.InitBuffer\(calcBuf, 96 \* 1024\) asks for 98304 B for buffer "

@@ -3,7 +3,7 @@ import ctypes
 
 import pytest
 
-from codegen_ascendc.emulator import SignatureError, parse_kernel_signatures
+from trex.codegen_ascendc.emulator import SignatureError, parse_kernel_signatures
 
 SOURCE = r'''
 #include "kernel_operator.h"

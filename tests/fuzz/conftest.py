@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from codegen_ascendc import target as emulate
-from codegen_ascendc.emulator.runner import compiler_available
+from trex.codegen_ascendc import target as emulate
+from trex.codegen_ascendc.emulator.runner import compiler_available
 
 # small CI shapes compile in ~2.5x less time at -O0 and run fast enough; nightly's 4097 x 7168 needs -O2
 OPT_BY_PROFILE = {"dev": "-O0", "ci": "-O0", "nightly": "-O2"}

@@ -5,12 +5,12 @@ import pytest
 import torch
 from torch import nn
 
-from codegen_ascendc import target as emulate
-from passes.rmsnorm import rms_norm_weighted_chain
-from passes.rope import rope_real_chain
-from passes.swiglu_limited import swiglu_limited_chain
-from trex_compiler import logs
-from trex_compiler.testing import assert_close_to_reference, trex_op_counts
+from trex.codegen_ascendc import target as emulate
+from trex.passes.rmsnorm import rms_norm_weighted_chain
+from trex.passes.rope import rope_real_chain
+from trex.passes.swiglu_limited import swiglu_limited_chain
+from trex.compiler import logs
+from trex.compiler.testing import assert_close_to_reference, trex_op_counts
 
 
 class Block(nn.Module):
@@ -84,7 +84,7 @@ def test_emulate_target_falls_back_to_the_reference_for_inputs_without_a_program
     x = torch.randn(3, 16, dtype=torch.float64)
     assert emulate.unsupported_reason("rms_norm", (x, None, 1e-6, None)).startswith("fp64")
     before = emulate.launch_counts()
-    from trex_compiler.targets import use_target
+    from trex.compiler.targets import use_target
     with use_target("emulate"):
         y, _rstd = torch.ops.trex.rms_norm(x, None, 1e-6, None)
     assert emulate.launch_counts() == before

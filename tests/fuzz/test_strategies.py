@@ -9,18 +9,18 @@ import pytest
 import torch
 from hypothesis import given, settings
 
-from cost_models.ascend_model import AscendCostModel
-from cost_models.hardware import ASCEND_910B
-from passes.ir_rmsnorm import build_rms_norm_fwd
-from trex_compiler import registry
-from trex_compiler.kernel_ir import DType, bind_sizes
-from trex_compiler.strategies import EDGE_ROWS, profile_element_cap
-from trex_compiler.testing import fuzz_arguments
+from trex.cost_models.ascend_model import AscendCostModel
+from trex.cost_models.hardware import ASCEND_910B
+from trex.passes.ir_rmsnorm import build_rms_norm_fwd
+from trex.compiler import registry
+from trex.compiler.kernel_ir import DType, bind_sizes
+from trex.compiler.strategies import EDGE_ROWS, profile_element_cap
+from trex.compiler.testing import fuzz_arguments
 
 
 def test_every_registered_fused_op_registers_an_argument_generator():
-    """Each passes/ module registers its ops' generators with the op (define_fused_op(fuzz_arguments=)),
-    so the fuzz suite covers a new pattern with no edit outside passes/."""
+    """Each trex/passes/ module registers its ops' generators with the op (define_fused_op(fuzz_arguments=)),
+    so the fuzz suite covers a new pattern with no edit outside trex/passes/."""
     fused = registry.fused_ops()
     assert {"rms_norm", "rms_norm_bwd", "add_rms_norm", "swiglu_limited", "swiglu_limited_bwd", "rope",
             "mhc_pre", "mhc_pre_bwd"} <= set(fused)

@@ -22,8 +22,8 @@ pytestmark = [pytest.mark.cuda, requires_cuda]
 
 @pytest.fixture(scope="module", autouse=True)
 def _cuda_target():
-    import codegen_triton
-    codegen_triton.register_cuda_target()
+    import trex.codegen_triton
+    trex.codegen_triton.register_cuda_target()
 
 
 @pytest.fixture(autouse=True)
@@ -39,11 +39,11 @@ def _err(out, ref):
 
 
 def _check(name, args):
-    """The DESIGN.md rule (trex_compiler.strategies.check_fused_op, as the fuzz suite uses): the
+    """The DESIGN.md rule (trex.compiler.strategies.check_fused_op, as the fuzz suite uses): the
     kernel's error against the fp64 reference within 3x (bf16/fp16) or 2x (fp32) of the eager chain's,
     both run on the GPU. mHC's projection runs in TF32 (issue 6 allows it): its eager baseline is the
     chain with TF32 matmuls. Returns "kernel", or "reference: ..." where the adapter declined."""
-    from trex_compiler.strategies import check_fused_op
+    from trex.compiler.strategies import check_fused_op
     cuda_args = tuple(a.cuda() if isinstance(a, torch.Tensor) else a for a in args)
     saved = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = name.startswith("mhc") or saved
@@ -59,9 +59,9 @@ OPS = ["rms_norm", "rms_norm_bwd", "swiglu_limited", "swiglu_limited_bwd", "rope
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
 @pytest.mark.parametrize("name", OPS)
 def test_sample_inputs(name, dtype):
-    from trex_compiler import registry
+    from trex.compiler import registry
     ops = registry.fused_ops()
-    # every op of OPS is defined in passes/: a missing one is an import regression, not a skip
+    # every op of OPS is defined in trex/passes/: a missing one is an import regression, not a skip
     assert name in ops, (f"torch.ops.trex.{name} is not registered; pass modules that failed to import: "
                          f"{registry.DISCOVERY_ERRORS}")
     ran = [_check(name, args) for args in ops[name].sample_inputs(dtype)]
@@ -76,7 +76,7 @@ def test_rms_norm_fuzz(rows, d, weighted, dtype):
     x = torch.randn(rows, d, generator=g).to(dtype)
     w = torch.randn(d, generator=g).to(dtype) if weighted else None
     assert _check("rms_norm", (x, w, 1e-6, None)) == "kernel"
-    from passes.rmsnorm import rms_norm_reference
+    from trex.passes.rmsnorm import rms_norm_reference
     y, rstd = rms_norm_reference(x, w, 1e-6, None)
     assert _check("rms_norm_bwd", (torch.randn(y.shape, generator=g).to(dtype), x, w, rstd)) == "kernel"
 
@@ -105,7 +105,7 @@ def test_rope_fuzz(t, heads, half, nope, inverse):
 def test_torch_ops_trex_runs_the_cuda_kernel():
     """torch.ops.trex.rms_norm on CUDA tensors is the Triton kernel, not the composite reference: its
     output equals the cuda runner's bit for bit (the eager chain rounds differently)."""
-    from trex_compiler import targets
+    from trex.compiler import targets
     g = torch.Generator().manual_seed(2)
     x, w = torch.randn(37, 300, generator=g).bfloat16().cuda(), torch.randn(300, generator=g).bfloat16().cuda()
     via_ops = torch.ops.trex.rms_norm(x, w, 1e-6, None)
@@ -123,7 +123,7 @@ def test_backend_trex_loads_the_cuda_kernels_by_itself():
     if not any(ep.name == "cuda" for ep in entry_points(group="trex.targets")):
         pytest.skip("trex is not installed (pip install -e .): its 'cuda' entry point is what loads")
     script = (
-        "import sys, torch, trex_compiler.backend\n"
+        "import sys, torch, trex.compiler.backend\n"
         "def f(x): return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)\n"
         "x = torch.randn(37, 300, device='cuda')\n"
         "torch.compile(f, backend='trex')(x)\n"
@@ -137,9 +137,9 @@ def test_backend_trex_loads_the_cuda_kernels_by_itself():
 @pytest.mark.parametrize("b_dtype", [torch.bfloat16, torch.float16, torch.float32])
 @pytest.mark.parametrize("rows", [1, 37, 5000])
 def test_rows_matmul_is_as_accurate_as_an_fp32_gemm(rows, b_dtype):
-    """mHC's dfn = dh^T @ x (codegen_triton/gemm.py): within 4x the error of an exact-fp32 GEMM of
+    """mHC's dfn = dh^T @ x (trex/codegen_triton/gemm.py): within 4x the error of an exact-fp32 GEMM of
     the same operands (TF32 was ~1000x: run 5's CUDA tests failed on it)."""
-    from codegen_triton.gemm import rows_matmul_cuda
+    from trex.codegen_triton.gemm import rows_matmul_cuda
     g = torch.Generator().manual_seed(rows)
     a = torch.randn(rows, 24, generator=g)
     b = torch.randn(rows, 700, generator=g).to(b_dtype)
@@ -150,9 +150,9 @@ def test_rows_matmul_is_as_accurate_as_an_fp32_gemm(rows, b_dtype):
 
 
 def test_tiling_is_feasible_at_model_shapes():
-    from codegen_triton import tiling
-    from passes.ir_mhc_pre import build_mhc_pre_fwd
-    from trex_compiler.kernel_ir import ROWS, size
+    from trex.codegen_triton import tiling
+    from trex.passes.ir_mhc_pre import build_mhc_pre_fwd
+    from trex.compiler.kernel_ir import ROWS, size
     best = tiling.explain(build_mhc_pre_fwd("bf16"), {ROWS: 16384, size("N"): 4, size("HD"): 7168,
                                                        size("ITERS"): 20})[0]
     assert best.feasible and best.tiling.rows_per_tile >= 16
@@ -162,10 +162,10 @@ def test_tiling_is_feasible_at_model_shapes():
 def test_mhc_streams_knobs_match_fp64(backward):
     """The per-stream mHC programs with the printer's prefetch and bf16-split-dot knobs (what the H200
     sweep measures) against the fp64 reference; the Triton interpreter cannot check bf16 dots."""
-    from codegen_triton.launcher import run_program
-    from codegen_triton.printer import Tiling
-    from passes.ir_mhc_pre import build_mhc_pre_bwd_streams, build_mhc_pre_fwd_streams, stream_views
-    from passes.mhc_pre import mhc_pre_bwd_reference, mhc_pre_reference
+    from trex.codegen_triton.launcher import run_program
+    from trex.codegen_triton.printer import Tiling
+    from trex.passes.ir_mhc_pre import build_mhc_pre_bwd_streams, build_mhc_pre_fwd_streams, stream_views
+    from trex.passes.mhc_pre import mhc_pre_bwd_reference, mhc_pre_reference
     g = torch.Generator().manual_seed(11)
     t, n, d = 300, 4, 448
     x = torch.randn(t, n, d, generator=g).bfloat16()

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from gpu_cases import program_variants, requires_triton
-from trex_compiler.kernel_ir import ROWS, DType, TensorKind, interpret
+from trex.compiler.kernel_ir import ROWS, DType, TensorKind, interpret
 
 pytestmark = requires_triton
 
@@ -54,8 +54,8 @@ def ulp_tol(dtype: DType) -> float:
 
 @pytest.mark.parametrize("name,program,sizes", VARIANTS, ids=[v[0] for v in VARIANTS])
 def test_kernel_matches_reference_interpreter(name, program, sizes):
-    from codegen_triton.launcher import run_program
-    from codegen_triton.printer import Tiling
+    from trex.codegen_triton.launcher import run_program
+    from trex.codegen_triton.printer import Tiling
     gen = torch.Generator().manual_seed(len(name))
     rows = 15 if "rope" in name else 19
     sizes_r = dict(sizes)
@@ -89,9 +89,9 @@ def test_kernel_matches_reference_interpreter(name, program, sizes):
 
 def test_poison_marks_unwritten_outputs(monkeypatch):
     """With TREX_TRITON_POISON=1 the outputs start as NaN: a kernel that writes them all leaves none."""
-    from codegen_triton.launcher import run_program
-    from codegen_triton.printer import Tiling
-    from passes.ir_rmsnorm import build_rms_norm_fwd
+    from trex.codegen_triton.launcher import run_program
+    from trex.codegen_triton.printer import Tiling
+    from trex.passes.ir_rmsnorm import build_rms_norm_fwd
     monkeypatch.setenv("TREX_TRITON_POISON", "1")
     p = build_rms_norm_fwd("fp32", True)
     out = run_program(p, {"x": torch.randn(9, 33), "w": torch.randn(33)}, {"eps": 1e-6}, Tiling(rows_per_tile=4))
@@ -99,9 +99,9 @@ def test_poison_marks_unwritten_outputs(monkeypatch):
 
 
 def test_cuda_target_adapters_match_the_references():
-    """codegen_triton.target's op adapters (the "cuda" runner) on every registered op's sample inputs."""
-    from codegen_triton.target import ADAPTERS, run
-    from trex_compiler import registry
+    """trex.codegen_triton.target's op adapters (the "cuda" runner) on every registered op's sample inputs."""
+    from trex.codegen_triton.target import ADAPTERS, run
+    from trex.compiler import registry
     checked = 0
     for name, fop in registry.fused_ops().items():
         if name not in ADAPTERS:
@@ -125,7 +125,7 @@ def test_cuda_target_adapters_match_the_references():
 def test_rope_tables_are_expanded_once_per_table_version():
     """The cuda adapter caches the pair-expanded cos/sin tables per storage and version: a second call
     with the same tables reuses them; an in-place update of cos is seen (no stale table)."""
-    from codegen_triton import target
+    from trex.codegen_triton import target
     target._TABLES.clear()
     x = torch.randn(3, 2, 8)
     ang = torch.rand(3, 1, 2)
@@ -137,7 +137,7 @@ def test_rope_tables_are_expanded_once_per_table_version():
     cos.mul_(0.5)                       # in place: a new version, a new entry, a different result
     y3 = target._rope(x, cos, sin, 4, False)
     assert len(target._TABLES) == 2
-    from passes.rope import rope_reference
+    from trex.passes.rope import rope_reference
     torch.testing.assert_close(y3, rope_reference(x, cos, sin, 4, False), rtol=1e-5, atol=1e-5)
 
 
@@ -147,8 +147,8 @@ def test_rope_table_cache_keys_on_the_row_layout_and_dies_with_the_table():
     an entry goes away with its table (no memory pinned)."""
     import gc
 
-    from codegen_triton import target
-    from passes.rope import rope_reference
+    from trex.codegen_triton import target
+    from trex.passes.rope import rope_reference
     target._TABLES.clear()
     ang = torch.rand(2, 1, 2, 1, 4)
     cos, sin = ang.cos(), ang.sin()

@@ -11,8 +11,8 @@ import dataclasses
 
 import pytest
 
-from codegen_triton.printer import ELEMENTWISE, RULES, Tiling, missing_rules, print_program
-from trex_compiler.kernel_ir import OPS, IRError, TensorKind
+from trex.codegen_triton.printer import ELEMENTWISE, RULES, Tiling, missing_rules, print_program
+from trex.compiler.kernel_ir import OPS, IRError, TensorKind
 
 from gpu_cases import program_variants
 
@@ -77,14 +77,14 @@ def test_structure_follows_the_tiling(name, program, sizes):
 
 
 def test_partial_outputs_need_a_persistent_grid():
-    from passes.ir_rmsnorm import build_rms_norm_bwd
-    from trex_compiler.kernel_ir import size
+    from trex.passes.ir_rmsnorm import build_rms_norm_bwd
+    from trex.compiler.kernel_ir import size
     with pytest.raises(IRError, match="programs="):
         print_program(build_rms_norm_bwd("bf16", True), {size("D"): 64}, Tiling(rows_per_tile=2))
 
 
 def test_unbound_size_is_an_error():
-    from passes.ir_rmsnorm import build_rms_norm_fwd
+    from trex.passes.ir_rmsnorm import build_rms_norm_fwd
     with pytest.raises(IRError, match="not bound"):
         print_program(build_rms_norm_fwd("bf16", True), {}, Tiling())
 
@@ -98,9 +98,9 @@ def test_mhc_streams_knobs_print_prefetch_and_split_dots():
     """`prefetch`: every row tile of the chunk loop is loaded once before the loop and once per
     iteration for the next chunk; `dot_bf16_split`: the projection of a bf16 x is two bf16 dots
     (w_hi, w_lo) and never casts x to fp32 for the dot."""
-    from codegen_triton.printer import Tiling, print_program
-    from passes.ir_mhc_pre import build_mhc_pre_fwd_streams
-    from trex_compiler.kernel_ir import size
+    from trex.codegen_triton.printer import Tiling, print_program
+    from trex.passes.ir_mhc_pre import build_mhc_pre_fwd_streams
+    from trex.compiler.kernel_ir import size
     sizes = {size("N"): 4, size("HD"): 7168, size("ITERS"): 20}
     plain = print_program(build_mhc_pre_fwd_streams("bf16", 4), sizes, Tiling(rows_per_tile=128, col_chunk=32)).source
     knobs = print_program(build_mhc_pre_fwd_streams("bf16", 4), sizes,
@@ -114,8 +114,8 @@ def test_mhc_streams_knobs_print_prefetch_and_split_dots():
 def test_bf16_split_dot_reads_the_tile_that_was_cast():
     """Review finding: `xin = load(x0); xa = cast(xin); xin = load(x1); matvec(xa, w)` must dot the x0
     tile; the split path once read the bf16 local by name and got the x1 tile."""
-    from codegen_triton.printer import Tiling, print_program
-    from trex_compiler.kernel_ir import DType, ProgramBuilder, TensorKind, size
+    from trex.codegen_triton.printer import Tiling, print_program
+    from trex.compiler.kernel_ir import DType, ProgramBuilder, TensorKind, size
     K = size("K")
     b = ProgramBuilder("alias_probe")
     b.gm("x0", DType.BF16, (K,))

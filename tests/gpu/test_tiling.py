@@ -5,13 +5,13 @@ import json
 
 import pytest
 
-from codegen_triton import calibration, tiling
-from codegen_triton.printer import Tiling
-from trex_compiler.kernel_ir import ROWS, size
+from trex.codegen_triton import calibration, tiling
+from trex.codegen_triton.printer import Tiling
+from trex.compiler.kernel_ir import ROWS, size
 
 
 def _rms(rows=16384, d=7168):
-    from passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
+    from trex.passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
     return build_rms_norm_fwd("bf16", True), build_rms_norm_bwd("bf16", True), {ROWS: rows, size("D"): d}
 
 
@@ -42,7 +42,7 @@ def test_spilling_tiles_are_infeasible():
 
 
 def test_second_pass_reuse_depends_on_the_working_set():
-    from passes.ir_mhc_pre import build_mhc_pre_fwd
+    from trex.passes.ir_mhc_pre import build_mhc_pre_fwd
     p = build_mhc_pre_fwd("bf16")
     sizes = {ROWS: 16384, size("N"): 4, size("HD"): 7168, size("ITERS"): 20}
     fwd_only = 2 * 16384 * 4 * 7168
@@ -73,7 +73,7 @@ def test_calibration_roundtrip_and_validation(tmp_path):
 
 
 def test_fallback_uses_the_cost_model_description(monkeypatch):
-    from cost_models.hardware import H200
+    from trex.cost_models.hardware import H200
     monkeypatch.setattr(calibration, "CALIBRATION_FILE", "/nonexistent/calibration.json")
     monkeypatch.delenv("TREX_TRITON_CALIBRATION", raising=False)
     calibration.use(None)
@@ -83,9 +83,9 @@ def test_fallback_uses_the_cost_model_description(monkeypatch):
 def test_zero_rows_choose_a_tiling():
     """Review finding: 0 rows divided by zero in the wave-efficiency term (a zero-row CUDA batch
     crashed instead of launching nothing)."""
-    from codegen_triton import tiling
-    from passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
-    from trex_compiler.kernel_ir import ROWS, TensorKind, size
+    from trex.codegen_triton import tiling
+    from trex.passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
+    from trex.compiler.kernel_ir import ROWS, TensorKind, size
     launch_us = calibration.current()["launch_overhead_wall_us"]
     for p in (build_rms_norm_fwd("bf16", True), build_rms_norm_bwd("bf16", True)):
         zero = {ROWS: 0, size("D"): 64}

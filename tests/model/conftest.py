@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from training.model import Transformer, get_config
+from trex.training.model import Transformer, get_config
 
 
 @pytest.fixture(autouse=True)

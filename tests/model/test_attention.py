@@ -3,10 +3,10 @@ the sink, top-k selection, the grouped output projection."""
 import pytest
 import torch
 
-from training.model import get_config
-from training.model.attention import (Attention, Compressor, compressed_visibility, sink_attention,
+from trex.training.model import get_config
+from trex.training.model.attention import (Attention, Compressor, compressed_visibility, sink_attention,
                                       topk_selection, window_visibility)
-from training.model.model import Transformer, rope_tables
+from trex.training.model.model import Transformer, rope_tables
 
 
 def test_compressed_entries_are_causal_by_hand():
@@ -148,7 +148,7 @@ def test_grouped_output_projection_is_block_diagonal():
 
 
 def test_indexer_kl_by_hand():
-    from training.model.attention import indexer_kl
+    from trex.training.model.attention import indexer_kl
 
     index = torch.tensor([[[0.0, 0.0, 5.0], [1.0, 2.0, float("-inf")]]])       # [B=1, T=2, W=3]
     selected = torch.tensor([[[False, False, False], [True, True, False]]])   # query 0 has no entries
@@ -182,7 +182,7 @@ def test_indexer_loss_trains_the_indexer_without_changing_outputs(tiny_args):
 
 
 def test_indexer_kl_decreases_when_training_the_indexer(tiny_args):
-    from training.model.attention import compressed_visibility, indexer_kl, sink_attention, topk_selection
+    from trex.training.model.attention import compressed_visibility, indexer_kl, sink_attention, topk_selection
 
     torch.manual_seed(0)
     attn = Transformer(tiny_args.replace(index_topk=16)).layers[1].attn    # select all: a fixed target

@@ -6,8 +6,8 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-from training.model import Transformer, get_config
-from training.model.checkpoint import (INDEX_FILE, CheckpointMismatchError, QuantizedCheckpointError,
+from trex.training.model import Transformer, get_config
+from trex.training.model.checkpoint import (INDEX_FILE, CheckpointMismatchError, QuantizedCheckpointError,
                                        load_checkpoint, save_checkpoint)
 
 
@@ -112,7 +112,7 @@ def test_meta_model_must_be_materialised(tmp_path):
 
 
 def test_config_json_round_trip_and_load_pretrained(tmp_path):
-    from training.model.checkpoint import args_from_config, config_from_args, load_pretrained
+    from trex.training.model.checkpoint import args_from_config, config_from_args, load_pretrained
 
     for name in ("tiny", "flash", "pro"):
         args = get_config(name)
@@ -130,7 +130,7 @@ def test_config_json_round_trip_and_load_pretrained(tmp_path):
 
 def test_release_config_keys_are_understood():
     """The Flash config.json keys as quoted in spec §7 (MTP entry included in compress_ratios)."""
-    from training.model.checkpoint import args_from_config
+    from trex.training.model.checkpoint import args_from_config
 
     release = {"vocab_size": 129280, "hidden_size": 4096, "moe_intermediate_size": 2048, "num_hidden_layers": 43,
                "num_attention_heads": 64, "num_key_value_heads": 1, "n_routed_experts": 256, "n_shared_experts": 1,

@@ -3,8 +3,8 @@ import math
 
 import pytest
 
-from training import mfu
-from training.model import count_parameters, flops_breakdown, flops_per_token, get_config
+from trex.training import mfu
+from trex.training.model import count_parameters, flops_breakdown, flops_per_token, get_config
 
 
 def _round_to_significant(value: float, digits: int) -> float:

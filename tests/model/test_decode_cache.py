@@ -1,11 +1,11 @@
-"""training.model.decode: the KV-cached incremental decoding of a Transformer gives the full forward's
+"""trex.training.model.decode: the KV-cached incremental decoding of a Transformer gives the full forward's
 logits at every position (and logits_at the full forward's at chosen positions), on parameters
 with noise on every one of them."""
 import pytest
 import torch
 
-import training.model.attention as attention
-from training.model.decode import decode_step, logits_at, prefill
+import trex.training.model.attention as attention
+from trex.training.model.decode import decode_step, logits_at, prefill
 
 
 def _first_k_among_ties(index_scores: torch.Tensor, topk: int) -> torch.Tensor:

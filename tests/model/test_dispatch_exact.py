@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from training.model.moe import Expert, expert_counts, sparse_dispatch
+from trex.training.model.moe import Expert, expert_counts, sparse_dispatch
 
 
 def sliced_bincount_dispatch(x, topk_idx, topk_weight, experts):
@@ -85,7 +85,7 @@ def test_sparse_dispatch_bit_exact_with_sliced_version(dtype, skew):
 
 
 def test_track_load_counts_equal_bincount(tiny_args):
-    from training.model.moe import MoE
+    from trex.training.model.moe import MoE
     torch.manual_seed(0)
     moe = MoE(tiny_args.replace(moe_dispatch="sparse"), layer_id=tiny_args.n_hash_layers)
     with torch.no_grad():

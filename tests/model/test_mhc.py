@@ -1,7 +1,7 @@
 """mHC math (spec §1): Sinkhorn, pre-projection ranges, the transpose in hc_post, hc_head."""
 import torch
 
-from training.model.mhc import hc_head, hc_post, mhc_pre, sinkhorn
+from trex.training.model.mhc import hc_head, hc_post, mhc_pre, sinkhorn
 
 
 def test_sinkhorn_columns_sum_to_one_and_rows_approach_one():

@@ -4,7 +4,7 @@ import time
 import pytest
 import torch
 
-from training.model import Transformer, get_config, lm_loss
+from trex.training.model import Transformer, get_config, lm_loss
 
 
 def test_forward_shapes(tiny_model, tiny_args):

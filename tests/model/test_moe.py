@@ -3,10 +3,10 @@ dispatchers."""
 import torch
 import torch.nn.functional as F
 
-from training.model import get_config
-from training.model.functional import limited_swiglu
-from training.model.model import hash_table
-from training.model.moe import MoE, dense_dispatch, sparse_dispatch
+from trex.training.model import get_config
+from trex.training.model.functional import limited_swiglu
+from trex.training.model.model import hash_table
+from trex.training.model.moe import MoE, dense_dispatch, sparse_dispatch
 
 
 def _moe(layer_id, **overrides):
@@ -128,7 +128,7 @@ def test_dispatcher_is_pluggable():
 
 
 def test_router_bias_update_moves_load_toward_balance():
-    from training.model.moe import update_router_biases
+    from trex.training.model.moe import update_router_biases
 
     args, moe = _moe(1)
     moe.track_load = True

@@ -1,9 +1,9 @@
-"""training.model.opcount: per-step aten op and host-sync counts attribute ops to the model's parts,
+"""trex.training.model.opcount: per-step aten op and host-sync counts attribute ops to the model's parts,
 and the sparse MoE dispatch reads the device exactly once per MoE layer (its expert row counts)."""
 import torch
 
-from training.model import Transformer, lm_loss
-from training.model.opcount import count_step
+from trex.training.model import Transformer, lm_loss
+from trex.training.model.opcount import count_step
 
 
 def _step_counts(args, seq_len=32, batch=2):

@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from training.model.functional import apply_rope, rope_frequencies, rope_table
+from trex.training.model.functional import apply_rope, rope_frequencies, rope_table
 
 
 def _table(rope_dim=16, seq_len=40, yarn=False):

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from training.model import Transformer, get_config, lm_loss
-from training.model.structure import expected_fused_ops
+from trex.training.model import Transformer, get_config, lm_loss
+from trex.training.model.structure import expected_fused_ops
 
 
 def test_expected_fused_ops_of_tiny():
@@ -30,7 +30,7 @@ def _count_ops(path: Path) -> dict[str, int]:
 
 @pytest.mark.slow
 def test_trex_fuses_every_site_of_tiny(tmp_path):
-    pytest.importorskip("trex_compiler.backend")            # registers backend="trex"
+    pytest.importorskip("trex.compiler.backend")            # registers backend="trex"
     args = get_config("tiny")
     torch.manual_seed(0)
     model = Transformer(args)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-import passes.mhc_pre as mhc
-import passes.rmsnorm as rms
-import passes.rope as rope
-import passes.swiglu_limited as swiglu
-from trex_compiler import registry
-from trex_compiler.testing import assert_close_to_reference, make_input
+import trex.passes.mhc_pre as mhc
+import trex.passes.rmsnorm as rms
+import trex.passes.rope as rope
+import trex.passes.swiglu_limited as swiglu
+from trex.compiler import registry
+from trex.compiler.testing import assert_close_to_reference, make_input
 
 OPS = registry.fused_ops()
 FORWARD_OPS = sorted(n for n, o in OPS.items() if o.backward_of is None)

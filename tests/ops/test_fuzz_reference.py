@@ -1,12 +1,12 @@
 """Property: every forward fused op, as dispatched to the active target (cpu here; other layers run the
 same strategies on theirs), stays within a few output-dtype ulps of its fp64 reference on random
-sizes, dtypes and strides (trex_compiler.testing.fused_op_arguments)."""
+sizes, dtypes and strides (trex.compiler.testing.fused_op_arguments)."""
 import pytest
 import torch
 from hypothesis import given, settings
 
-from trex_compiler import registry
-from trex_compiler.testing import _OP_ARGS, fused_op_arguments
+from trex.compiler import registry
+from trex.compiler.testing import _OP_ARGS, fused_op_arguments
 
 
 def _fp64(a):

@@ -1,11 +1,11 @@
 """`trex or-data`: bad arguments exit 2 with a message naming the argument; the `tokenizer`
-sub-command trains the BPE of training/or_eval/tokenizer.py offline."""
+sub-command trains the BPE of trex/training/or_eval/tokenizer.py offline."""
 import argparse
 import json
 
 import pytest
 
-from training.or_data import cli
+from trex.training.or_data import cli
 
 
 def _exit_message(argv, capsys) -> str:
@@ -58,7 +58,7 @@ def _tiny_corpus(folder):
 
 
 def test_tokenizer_subcommand_trains_and_saves(tmp_path, capsys):
-    from training.or_eval.tokenizer import PROMPT, RESPONSE, ORTokenizer
+    from trex.training.or_eval.tokenizer import PROMPT, RESPONSE, ORTokenizer
 
     corpus = _tiny_corpus(tmp_path)
     out = tmp_path / "tok" / "tokenizer.json"

@@ -1,11 +1,11 @@
 import numpy as np
 import pytest
 
-from training.or_data.contract import (ModelReconstructor, build_prompt, check_contract, extract_code,
+from trex.training.or_data.contract import (ModelReconstructor, build_prompt, check_contract, extract_code,
                                        gold_formulation, parse_formulation)
-from training.or_data.instances import generate_instance
-from training.or_data.perturb import apply_map, code_data_numbers, substitute_code_data, value_map
-from training.or_data.validate import validate
+from trex.training.or_data.instances import generate_instance
+from trex.training.or_data.perturb import apply_map, code_data_numbers, substitute_code_data, value_map
+from trex.training.or_data.validate import validate
 
 
 @pytest.fixture(scope="module")
@@ -84,13 +84,13 @@ _data = st.dictionaries(st.sampled_from(["a", "b", "cost", "cap"]),
 
 @given(_data, st.dictionaries(_numbers.map(float), _numbers.map(float), max_size=6))
 def test_substitute_code_data_matches_apply_map(data, vmap):
-    from training.or_data.contract import data_literal
+    from trex.training.or_data.contract import data_literal
 
     code = "import gurobipy as gp\n\n" + data_literal(data) + "\nx = data\nmodel = gp.Model()\nmodel.optimize()\n"
     new = substitute_code_data(code, vmap)
     import ast
 
-    from training.or_data.contract import find_data_assignment
+    from trex.training.or_data.contract import find_data_assignment
 
     node = find_data_assignment(ast.parse(new))
     assert ast.literal_eval(node.value) == apply_map(data, vmap)

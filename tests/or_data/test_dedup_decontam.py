@@ -1,9 +1,9 @@
 import pytest
 
-from training.or_data.decontam import cached_decontaminator, default_benchmark_root
-from training.or_data.dedup import Deduplicator, exact_key, normalize
-from training.or_data.families import FAMILIES
-from training.or_data.instances import generate_instance
+from trex.training.or_data.decontam import cached_decontaminator, default_benchmark_root
+from trex.training.or_data.dedup import Deduplicator, exact_key, normalize
+from trex.training.or_data.families import FAMILIES
+from trex.training.or_data.instances import generate_instance
 
 
 def test_normalize_and_exact():

@@ -5,12 +5,12 @@ a larger sample (bench/results/or_pipeline.json)."""
 import numpy as np
 import pytest
 
-from training.or_data.contract import gold_formulation
-from training.or_data.corrupt import CORRUPTIONS
-from training.or_data.families import DIFFICULTIES, FAMILIES
-from training.or_data.instances import generate_instance, missing_numbers, quantity_numbers
-from training.or_data.skins import SKINS
-from training.or_data.validate import validate
+from trex.training.or_data.contract import gold_formulation
+from trex.training.or_data.corrupt import CORRUPTIONS
+from trex.training.or_data.families import DIFFICULTIES, FAMILIES
+from trex.training.or_data.instances import generate_instance, missing_numbers, quantity_numbers
+from trex.training.or_data.skins import SKINS
+from trex.training.or_data.validate import validate
 
 SEEDS = (11, 12)
 
@@ -41,7 +41,7 @@ def test_every_number_is_in_the_text(name):
     # and the check itself bites: dropping one number from the text is noticed
     numbers = quantity_numbers(fam, inst.data)
     victim = max(numbers)
-    from training.or_data.families import fmt
+    from trex.training.or_data.families import fmt
     import re
     damaged = re.sub(r"(?<![\d.])" + re.escape(fmt(victim)) + r"(?![\d])(?!\.\d)", "many", inst.text)
     assert fmt(victim) in missing_numbers(damaged, numbers)

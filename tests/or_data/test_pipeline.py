@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from training.or_data.cli import main as cli_main
-from training.or_data.decontam import default_benchmark_root
-from training.or_data.pipeline import PipelineConfig, run_pipeline
-from training.or_eval.tokenizer import format_prompt
+from trex.training.or_data.cli import main as cli_main
+from trex.training.or_data.decontam import default_benchmark_root
+from trex.training.or_data.pipeline import PipelineConfig, run_pipeline
+from trex.training.or_eval.tokenizer import format_prompt
 
 FAST = dict(families=("knapsack", "diet", "transportation"), workers=1, chunk=4, decontaminate=False)
 

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from training.or_data.sandbox import (Sandbox, SandboxLimits, check_code_safety, execute_solver_code,
+from trex.training.or_data.sandbox import (Sandbox, SandboxLimits, check_code_safety, execute_solver_code,
                                       probe_backends, unshare_available)
 
 GOOD = textwrap.dedent("""
@@ -236,7 +236,7 @@ def test_input_files_are_readable_not_writable(sandbox, isolation):
 def test_zygote_that_cannot_start_in_a_network_namespace_runs_without_it(monkeypatch):
     """On the H200 image (gVisor) the zygote died under `unshare -n`: the sandbox must fall back to
     running without the namespace, warn once, and stop listing the layer as enforced."""
-    import training.or_data.sandbox as sbx
+    import trex.training.or_data.sandbox as sbx
 
     real = sbx._Zygote
 

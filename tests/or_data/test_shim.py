@@ -1,8 +1,8 @@
 """The gurobipy shim over HiGHS: same answers as the reference solver (and gurobipy when present)."""
 import pytest
 
-from training.or_data import gurobi_shim as shim
-from training.or_data.sandbox import probe_backends
+from trex.training.or_data import gurobi_shim as shim
+from trex.training.or_data.sandbox import probe_backends
 
 GRB = shim.GRB
 
@@ -101,7 +101,7 @@ def test_api_surface():
 # the reference solver layer (and gurobipy when present).
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from training.or_data.solver import LinearModel, objectives_agree, solve  # noqa: E402
+from trex.training.or_data.solver import LinearModel, objectives_agree, solve  # noqa: E402
 
 
 @st.composite

@@ -1,6 +1,6 @@
 import pytest
 
-from training.or_data.solver import LinearModel, gurobi_available, objectives_agree, solve
+from trex.training.or_data.solver import LinearModel, gurobi_available, objectives_agree, solve
 
 
 def _small():

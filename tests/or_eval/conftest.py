@@ -1,8 +1,8 @@
 """Fixtures for the OR evaluation tests: a small trained tokenizer and the benchmark data root."""
 import pytest
 
-from training.or_eval import benchmarks
-from training.or_eval.tokenizer import ORTokenizer
+from trex.training.or_eval import benchmarks
+from trex.training.or_eval.tokenizer import ORTokenizer
 
 _CORPUS = [
     "import gurobipy as gp\nfrom gurobipy import GRB\nmodel = gp.Model()\n"

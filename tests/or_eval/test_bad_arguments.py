@@ -1,4 +1,4 @@
-"""Bad input to `trex or-eval` and `python -m training.or_eval.experiment`: exit status 2 and a
+"""Bad input to `trex or-eval` and `python -m trex.training.or_eval.experiment`: exit status 2 and a
 message naming the argument and the fix, never a traceback, nothing written."""
 import subprocess
 import sys
@@ -6,8 +6,8 @@ import sys
 import pytest
 import torch
 
-from training.or_eval import cli
-from training.or_eval import experiment as E
+from trex.training.or_eval import cli
+from trex.training.or_eval import experiment as E
 
 
 def _or_eval_exit(argv, capsys) -> str:
@@ -39,7 +39,7 @@ def test_or_eval_missing_data_root_names_both_ways_to_set_it(tmp_path, monkeypat
     err = capsys.readouterr().err
     assert "--data-root" in err and "TREX_OR_BENCHMARKS" in err and "Traceback" not in err
     # nothing set and no shared/ folder: the message says so and names both ways
-    from training.or_eval import benchmarks
+    from trex.training.or_eval import benchmarks
 
     def nowhere():
         raise FileNotFoundError("not found")
@@ -98,7 +98,7 @@ def test_settings_are_converted_to_the_field_types():
 
 
 def test_experiment_bad_setting_from_the_command_line_has_no_traceback(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "training.or_eval.experiment", "--out-dir", str(tmp_path / "o"),
+    run = subprocess.run([sys.executable, "-m", "trex.training.or_eval.experiment", "--out-dir", str(tmp_path / "o"),
                           "--work-dir", str(tmp_path / "w"), "--set", "cpt_steps=abc"],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "Traceback" not in run.stderr

@@ -3,9 +3,9 @@ import math
 
 import pytest
 
-from training.or_eval import benchmarks
-from training.or_eval.benchmarks import ORProblem, RefStatus, load_benchmark
-from training.or_eval.scoring import (RULES, Outcome, RunStatus, answer_decimals, legacy_close, mamo_close,
+from trex.training.or_eval import benchmarks
+from trex.training.or_eval.benchmarks import ORProblem, RefStatus, load_benchmark
+from trex.training.or_eval.scoring import (RULES, Outcome, RunStatus, answer_decimals, legacy_close, mamo_close,
                                       native_rule, parse_run_status, score, strict_close)
 
 EXPECTED_COUNTS = {"nl4opt": 196, "mamo_easy": 522, "mamo_complex": 211, "optibench": 484,

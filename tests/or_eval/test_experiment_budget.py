@@ -6,7 +6,7 @@ import time
 import pytest
 import torch
 
-from training.or_eval import experiment as E
+from trex.training.or_eval import experiment as E
 
 
 def test_h200_10min_preset_fits_one_10_minute_call_and_sizes_decoding_from_the_data():
@@ -55,9 +55,9 @@ def test_max_new_tokens_plan_takes_the_quantile_plus_margin_capped_by_config_and
 def test_every_arm_gets_an_equal_decoding_share_even_when_decoding_uses_all_of_it(tmp_path, monkeypatch):
     """Decoding that always runs to its deadline (as on the H200 without a KV cache) must not cost
     a later arm its evaluation: each arm decodes for the same share and every arm is evaluated."""
-    pytest.importorskip("training.or_data.sandbox")
-    from training.or_eval.tokenizer import ORTokenizer
-    from training.or_eval.toy_source import ToySource
+    pytest.importorskip("trex.training.or_data.sandbox")
+    from trex.training.or_eval.tokenizer import ORTokenizer
+    from trex.training.or_eval.toy_source import ToySource
 
     trained, allowances = [], []
 
@@ -76,7 +76,7 @@ def test_every_arm_gets_an_equal_decoding_share_even_when_decoding_uses_all_of_i
 
     monkeypatch.setattr(E, "train_arm", fake_train_arm)
     monkeypatch.setattr(E, "_generate_all", decode_until_the_deadline)
-    monkeypatch.setattr("training.or_eval.model_io.load_for_eval",
+    monkeypatch.setattr("trex.training.or_eval.model_io.load_for_eval",
                         lambda ckpt, device: (torch.nn.Linear(1, 1), ORTokenizer.load(tmp_path / "work"), {}))
     t0 = time.monotonic()
     cfg = E.preset("toy", out_dir=str(tmp_path / "out"), work_dir=str(tmp_path / "work"), name="shares",

@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from training.or_eval.benchmarks import ORProblem, RefStatus
-from training.or_eval.experiment import (SEED_BASE, analyse, build_corpora, fit_sft_to_window, preset,
+from trex.training.or_eval.benchmarks import ORProblem, RefStatus
+from trex.training.or_eval.experiment import (SEED_BASE, analyse, build_corpora, fit_sft_to_window, preset,
                                          split_families, train_tokenizer)
-from training.or_eval.toy_source import ToySource
+from trex.training.or_eval.toy_source import ToySource
 
 
 def test_split_is_disjoint_and_seeded():

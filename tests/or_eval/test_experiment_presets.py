@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from training.or_eval import experiment as E
-from training.or_eval.benchmarks import ORProblem, RefStatus
-from training.or_eval.generate import greedy_generate, greedy_generate_padded, last_position_logits
+from trex.training.or_eval import experiment as E
+from trex.training.or_eval.benchmarks import ORProblem, RefStatus
+from trex.training.or_eval.generate import greedy_generate, greedy_generate_padded, last_position_logits
 
 
 @pytest.mark.parametrize("name", sorted(E.PRESETS))
@@ -19,7 +19,7 @@ def test_every_preset_builds_with_equal_compute(name):
     # sft_only trains cpt_steps + sft_steps on the same batch shape as the CPT arms' two stages
     steps = {arm: (cfg.cpt_steps + cfg.sft_steps) for arm in cfg.arms}
     assert len(set(steps.values())) == 1 and cfg.cpt_steps > 0 and cfg.sft_steps > 0
-    from training.model import get_config
+    from trex.training.model import get_config
     args = get_config(cfg.stage.model).replace(**cfg.stage.model_overrides)
     assert args.vocab_size >= cfg.tokenizer_vocab
     # the intermediate files must stay out of the folder whose files are fetched
@@ -71,7 +71,7 @@ def test_common_verdicts_keep_only_items_every_arm_evaluated():
 
 
 def _tiny_model(**changes):
-    from training.model import Transformer, get_config
+    from trex.training.model import Transformer, get_config
     torch.manual_seed(0)
     # index_topk above the number of compressed entries: the CSA top-k keeps every entry, so no
     # exact tie can be broken differently at different padded lengths (see generate.py)
@@ -107,9 +107,9 @@ def test_padded_decoding_matches_one_by_one_decoding():
 def test_time_guard_records_what_it_skipped(tmp_path, monkeypatch):
     """With the budget already spent: the first arm is trained but none of its prompts is decoded
     (its items count as not evaluated), the later arms are not run, and the JSON says so."""
-    pytest.importorskip("training.or_data.sandbox")
-    from training.or_eval.tokenizer import ORTokenizer
-    from training.or_eval.toy_source import ToySource
+    pytest.importorskip("trex.training.or_data.sandbox")
+    from trex.training.or_eval.tokenizer import ORTokenizer
+    from trex.training.or_eval.toy_source import ToySource
 
     trained = []
 
@@ -119,7 +119,7 @@ def test_time_guard_records_what_it_skipped(tmp_path, monkeypatch):
         return tmp_path / "ckpt", [{"steps": cfg.cpt_steps + cfg.sft_steps, "tokens": 1}]
 
     monkeypatch.setattr(E, "train_arm", fake_train_arm)
-    monkeypatch.setattr("training.or_eval.model_io.load_for_eval",
+    monkeypatch.setattr("trex.training.or_eval.model_io.load_for_eval",
                         lambda ckpt, device: (torch.nn.Linear(1, 1), ORTokenizer.load(tmp_path / "work"), {}))
     cfg = E.preset("toy", out_dir=str(tmp_path / "out"), work_dir=str(tmp_path / "work"), name="guard",
                    time_budget_s=0.01, reserve_s=0.0)
@@ -136,7 +136,7 @@ def test_time_guard_records_what_it_skipped(tmp_path, monkeypatch):
 
 
 def test_sandbox_preflight_fails_fast_and_says_why():
-    from training.or_eval.scoring import Outcome, RunStatus
+    from trex.training.or_eval.scoring import Outcome, RunStatus
     assert E.sandbox_preflight(lambda code, p: Outcome(RunStatus.OPTIMAL, 7.0))["objective"] == 7.0
     with pytest.raises(RuntimeError, match="site-packages"):
         E.sandbox_preflight(lambda code, p: Outcome(RunStatus.ERROR, error="No module named 'highspy'"))
@@ -145,8 +145,8 @@ def test_sandbox_preflight_fails_fast_and_says_why():
 
 
 def test_sandbox_preflight_program_solves_in_the_real_sandbox():
-    pytest.importorskip("training.or_data.sandbox")
-    from training.or_eval.evaluate import SandboxExecutor
+    pytest.importorskip("trex.training.or_data.sandbox")
+    from trex.training.or_eval.evaluate import SandboxExecutor
     with SandboxExecutor(workers=1) as executor:
         preflight = E.sandbox_preflight(executor)
     assert {k: preflight[k] for k in ("status", "objective")} == {"status": "optimal", "objective": 7.0}

@@ -7,16 +7,16 @@ import json
 
 import pytest
 
-from training.or_eval.experiment import ARMS, SPLITS, preset, run_experiment
+from trex.training.or_eval.experiment import ARMS, SPLITS, preset, run_experiment
 
-pytest.importorskip("training.train")
-pytest.importorskip("training.or_data.sandbox")
+pytest.importorskip("trex.training.train")
+pytest.importorskip("trex.training.or_data.sandbox")
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_toy_ablation_end_to_end(tmp_path):
-    from training.or_eval.toy_source import ToySource
+    from trex.training.or_eval.toy_source import ToySource
 
     cfg = preset("toy", out_dir=str(tmp_path / "results"), work_dir=str(tmp_path / "work"), name="toy",
                  seen_families=["cap_max", "floor_min"], cpt_only_families=["pair_max"],

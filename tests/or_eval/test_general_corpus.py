@@ -1,6 +1,6 @@
 import json
 
-from training.or_eval.general_corpus import EXCLUDED_PARTS, build_general_corpus, iter_stdlib_sources
+from trex.training.or_eval.general_corpus import EXCLUDED_PARTS, build_general_corpus, iter_stdlib_sources
 
 
 def test_corpus_is_capped_exactly_and_documented(tmp_path):

@@ -1,10 +1,10 @@
-"""greedy_generate_padded's KV-cached decoding of a training.model.Transformer (training.model.decode;
+"""greedy_generate_padded's KV-cached decoding of a trex.training.model.Transformer (trex.training.model.decode;
 its logits against the full forward: tests/model/test_decode_cache.py) gives the tokens of one-by-one
 decoding, and falls back to the cache-free path when the cache fails."""
 import pytest
 import torch
 
-from training.or_eval.generate import greedy_generate, greedy_generate_padded
+from trex.training.or_eval.generate import greedy_generate, greedy_generate_padded
 
 
 def test_cached_decoding_gives_the_tokens_of_one_by_one_decoding(noised_tiny_model):
@@ -25,7 +25,7 @@ def test_cached_decoding_gives_the_tokens_of_one_by_one_decoding(noised_tiny_mod
 def test_a_failing_cache_falls_back_to_the_same_tokens_with_a_warning(monkeypatch, noised_tiny_model):
     """A cache that raises (a device or dtype it was never run on) costs a warning, not the
     evaluation: the batch and every later one decode without it, to the same tokens."""
-    import training.or_eval.generate as generate
+    import trex.training.or_eval.generate as generate
     model = noised_tiny_model(index_topk=64)
     prompts = [[1, 5, 9, 11], [1, 2], [7, 3, 3]]
     expected = [greedy_generate(model, p, 5, eos_id=None) for p in prompts]

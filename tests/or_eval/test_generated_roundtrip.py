@@ -4,18 +4,18 @@ import json
 
 import pytest
 
-from training.or_eval import cli
-from training.or_eval.benchmarks import RefStatus, load_generated
-from training.or_eval.tokenizer import format_prompt
+from trex.training.or_eval import cli
+from trex.training.or_eval.benchmarks import RefStatus, load_generated
+from trex.training.or_eval.tokenizer import format_prompt
 
-pytest.importorskip("training.or_data.sandbox")
+pytest.importorskip("trex.training.or_data.sandbox")
 
 FAMILIES = ("knapsack", "diet")
 
 
 @pytest.fixture(scope="module")
 def generated_dir(tmp_path_factory):
-    from training.or_data.pipeline import PipelineConfig, run_pipeline
+    from trex.training.or_data.pipeline import PipelineConfig, run_pipeline
 
     out = tmp_path_factory.mktemp("or_data_gen")
     run_pipeline(PipelineConfig(n=3, families=FAMILIES, workers=1, chunk=4, decontaminate=False), out)
@@ -43,7 +43,7 @@ def test_generated_sft_loads_with_provenance_reference(generated_dir):
 
 
 def test_generated_gold_answers_score_correct_and_a_wrong_one_does_not(generated_dir):
-    from training.or_eval.evaluate import EvalConfig, SandboxExecutor, evaluate
+    from trex.training.or_eval.evaluate import EvalConfig, SandboxExecutor, evaluate
 
     records = _records(generated_dir / "sft.jsonl")
     problems = load_generated(generated_dir / "sft.jsonl")
@@ -78,7 +78,7 @@ def test_generated_cpt_file_names_the_sft_file(generated_dir, capsys):
 
 
 def test_generated_record_shapes(tmp_path):
-    from training.or_data.contract import build_prompt
+    from trex.training.or_data.contract import build_prompt
 
     question = build_prompt("Maximise x subject to x <= 4.")
     rows = [
@@ -111,9 +111,9 @@ def test_generated_record_shapes(tmp_path):
 def test_exported_sft_prompt_is_the_evaluation_prompt(generated_dir, small_tokenizer):
     """The prompt field of an exported SFT record == format_prompt(question) for the question the
     experiment (or_data_source) and `generated:` evaluation decode from, token for token."""
-    from training.data import SFTDataset
-    from training.or_data.instances import generate_instance
-    from training.or_eval.or_data_source import ORDataPipelineSource
+    from trex.training.data import SFTDataset
+    from trex.training.or_data.instances import generate_instance
+    from trex.training.or_eval.or_data_source import ORDataPipelineSource
 
     source = ORDataPipelineSource(workers=1)
     records = _records(generated_dir / "sft.jsonl")

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from training.or_eval.benchmarks import ORProblem, RefStatus, load_benchmark
-from training.or_eval.evaluate import EvalConfig, SandboxExecutor, evaluate, extract_code
+from trex.training.or_eval.benchmarks import ORProblem, RefStatus, load_benchmark
+from trex.training.or_eval.evaluate import EvalConfig, SandboxExecutor, evaluate, extract_code
 
-pytest.importorskip("training.or_data.sandbox")
+pytest.importorskip("trex.training.or_data.sandbox")
 
 BENCHES = ("nl4opt", "mamo_easy", "mamo_complex", "optibench", "optmath_bench", "bench4opt")
 
@@ -98,7 +98,7 @@ def test_format_and_runtime_failures_are_wrong(executor):
 def test_bench4opt_programs_read_data_json(data_root, executor):
     """Model-data separation: the program reads the instance's data.json from its working folder."""
     if not executor.passes_data_files:
-        pytest.skip("this training.or_data sandbox cannot place data files next to a program")
+        pytest.skip("this trex.training.or_data sandbox cannot place data files next to a program")
     p = next(r for r in load_benchmark("bench4opt", data_root) if r.reference_status is RefStatus.OPTIMAL)
     expected = sorted(json.loads(p.data_files["data.json"]))
     code = ("import json\nwith open('data.json') as f:\n    data = json.load(f)\n"
@@ -118,7 +118,7 @@ def test_extract_code_conventions():
 
 def test_timeout_is_wrong_even_for_an_infeasible_reference():
     """SIRL counts a timeout as correct when the reference is infeasible; the strict rule does not."""
-    from training.or_data.sandbox import SandboxLimits
+    from trex.training.or_data.sandbox import SandboxLimits
 
     p = ORProblem(id="t", benchmark="nl4opt", question="q", reference_objective=None,
                   reference_status=RefStatus.NO_BEST_SOLUTION)
@@ -133,8 +133,8 @@ def test_timeout_is_wrong_even_for_an_infeasible_reference():
 def test_or_data_gold_formulations_score_correct(executor):
     """The generated-problem format: or_data's gold answer for each test instance is correct under
     the strict rule, and a formulation with a perturbed number is not."""
-    pytest.importorskip("training.or_data.instances")
-    from training.or_eval.or_data_source import ORDataPipelineSource
+    pytest.importorskip("trex.training.or_data.instances")
+    from trex.training.or_eval.or_data_source import ORDataPipelineSource
 
     src = ORDataPipelineSource(workers=1)
     families = ["production_mix", "knapsack", "transportation"]

@@ -4,11 +4,11 @@ import json
 import pytest
 import torch
 
-from training.or_eval import cli
-from training.or_eval.tokenizer import TOKENIZER_ENV, ORTokenizer, format_prompt
+from trex.training.or_eval import cli
+from trex.training.or_eval.tokenizer import TOKENIZER_ENV, ORTokenizer, format_prompt
 
-pytest.importorskip("training.train")
-pytest.importorskip("training.or_data.sandbox")
+pytest.importorskip("trex.training.train")
+pytest.importorskip("trex.training.or_data.sandbox")
 
 
 class StandInLM(torch.nn.Module):
@@ -24,7 +24,7 @@ class StandInLM(torch.nn.Module):
 
 
 def test_or_eval_cli_wiring_fast(monkeypatch, small_tokenizer, data_root, tmp_path, capsys):
-    from training.or_eval import model_io
+    from trex.training.or_eval import model_io
 
     torch.manual_seed(0)
     model = StandInLM(small_tokenizer.vocab_size)
@@ -45,8 +45,8 @@ def test_or_eval_cli_wiring_fast(monkeypatch, small_tokenizer, data_root, tmp_pa
 
 @pytest.fixture(scope="module")
 def tiny_checkpoint(tmp_path_factory):
-    from training.config import load_config
-    from training.train import train
+    from trex.training.config import load_config
+    from trex.training.train import train
 
     root = tmp_path_factory.mktemp("tiny_ckpt")
     rows = [{"prompt": format_prompt(f"Maximise {i} x subject to x <= {i + 2}."),
@@ -59,7 +59,7 @@ def tiny_checkpoint(tmp_path_factory):
     mp.setenv(TOKENIZER_ENV, str(root / "ckpt"))
     try:
         cfg = load_config(None, [("data.kind", "sft"), ("data.paths", [str(root / "sft.jsonl")]),
-                                 ("data.tokenizer", "training.or_eval.tokenizer:from_env"), ("data.seq_len", 64),
+                                 ("data.tokenizer", "trex.training.or_eval.tokenizer:from_env"), ("data.seq_len", 64),
                                  ("model.compile", "eager"), ("model.overrides", {"vocab_size": 320}),
                                  ("train.steps", 2), ("train.device", "cpu"), ("checkpoint.dir", str(root / "ckpt")),
                                  ("log.progress", False)])

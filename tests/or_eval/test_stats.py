@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from training.or_eval.stats import mcnemar, mcnemar_exact_p, wilson_interval
+from trex.training.or_eval.stats import mcnemar, mcnemar_exact_p, wilson_interval
 
 
 def test_wilson_textbook_values():

@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from training.or_eval.tokenizer import (BOS, EOS, PAD, PROMPT, RESPONSE, ORTokenizer, format_prompt,
+from trex.training.or_eval.tokenizer import (BOS, EOS, PAD, PROMPT, RESPONSE, ORTokenizer, format_prompt,
                                         from_env)
 
 
@@ -62,7 +62,7 @@ def test_save_load_identical(tmp_path, small_tokenizer, monkeypatch):
 
 
 def test_training_loop_protocol(small_tokenizer):
-    data = pytest.importorskip("training.data")
+    data = pytest.importorskip("trex.training.data")
     assert isinstance(small_tokenizer, data.Tokenizer)
 
 

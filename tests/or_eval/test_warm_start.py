@@ -2,15 +2,15 @@
 import pytest
 import torch
 
-pytest.importorskip("training.train")
+pytest.importorskip("trex.training.train")
 
 
 def test_init_from_loads_checkpoint_weights_and_restores_the_builder(tmp_path):
-    import training.train as loop
-    from training.checkpoint import Checkpointer, model_state
-    from training.config import load_config
-    from training.or_eval.model_io import load_for_eval
-    from training.or_eval.warm_start import init_from
+    import trex.training.train as loop
+    from trex.training.checkpoint import Checkpointer, model_state
+    from trex.training.config import load_config
+    from trex.training.or_eval.model_io import load_for_eval
+    from trex.training.or_eval.warm_start import init_from
 
     cfg = load_config(None, [("model.overrides", {"vocab_size": 300}), ("data.seq_len", 32),
                              ("checkpoint.dir", str(tmp_path))])

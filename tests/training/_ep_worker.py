@@ -11,8 +11,8 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from training.distributed import ExpertParallelDispatcher
-from training.model.moe import Expert, sparse_dispatch
+from trex.training.distributed import ExpertParallelDispatcher
+from trex.training.model.moe import Expert, sparse_dispatch
 
 
 def _grad(p):

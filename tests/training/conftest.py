@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from training.config import load_config
+from trex.training.config import load_config
 
 
 def _sentence(rng: random.Random) -> str:

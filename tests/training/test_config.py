@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from training.config import ConfigError, load_config, parse_overrides, validate_launch
+from trex.training.config import ConfigError, load_config, parse_overrides, validate_launch
 
 
 def test_toml_then_overrides(tmp_path):
@@ -43,7 +43,7 @@ def test_errors_name_the_key(argv, message):
 
 def test_shipped_configs_load():
     from pathlib import Path
-    for path in sorted(Path(__file__).parents[2].glob("configs/*.toml")):
+    for path in sorted(Path(__file__).parents[2].glob("trex/configs/*.toml")):
         cfg = load_config(path)
         assert cfg.data.paths, path
 

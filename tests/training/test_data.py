@@ -5,8 +5,8 @@ import sys
 import pytest
 import torch
 
-from training.config import ConfigError
-from training.data import (ByteTokenizer, DataLoader, PackedDataset, SFTDataset, load_tokenizer,
+from trex.training.config import ConfigError
+from trex.training.data import (ByteTokenizer, DataLoader, PackedDataset, SFTDataset, load_tokenizer,
                            read_records)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from training.train import train
+from trex.training.train import train
 
 HERE = Path(__file__).parent
 pytestmark = pytest.mark.distributed
@@ -29,7 +29,7 @@ def test_expert_parallel_dispatch_reaches_remote_experts():
 
 
 def _train_two_processes(overrides: dict, paths: list[str]) -> None:
-    argv = ["-m", "training.train"]
+    argv = ["-m", "trex.training.train"]
     for key, value in overrides.items():
         argv += [f"--{key}", json.dumps(value) if not isinstance(value, bool) else str(value).lower()]
     argv += ["--data.paths", json.dumps(paths)]

@@ -6,10 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-from training.config import OptimConfig
-from training.distributed import ParallelDims, clip_grad_norm
-from training.optim import build_optimizer
-from training.train import lr_lambda, train
+from trex.training.config import OptimConfig
+from trex.training.distributed import ParallelDims, clip_grad_norm
+from trex.training.optim import build_optimizer
+from trex.training.train import lr_lambda, train
 
 
 def test_warmup_then_cosine():

@@ -5,10 +5,10 @@ import json
 import pytest
 import torch
 
-from training.config import ConfigError
-from training.model import Transformer, get_config
-from training.model.moe import sparse_dispatch
-from training.train import prepare_moe_dispatch, train
+from trex.training.config import ConfigError
+from trex.training.model import Transformer, get_config
+from trex.training.model.moe import sparse_dispatch
+from trex.training.train import prepare_moe_dispatch, train
 
 
 def test_max_seconds_stops_before_the_next_step_and_is_summarised(make_config, tmp_path, capsys):

@@ -3,7 +3,7 @@ import pytest
 import torch
 from torch import nn
 
-from training.optim import SwapAdamW
+from trex.training.optim import SwapAdamW
 
 
 def _model(seed=0):

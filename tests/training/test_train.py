@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import torch
 
-import training.model as model_lib
-from training.train import TrainingStopped, main, train
+import trex.training.model as model_lib
+from trex.training.train import TrainingStopped, main, train
 
 REPO = Path(__file__).parents[2]
 
@@ -78,7 +78,7 @@ def test_too_many_bad_steps_stop_the_run(make_config, monkeypatch):
 
 
 def test_cli_runs_shipped_sft_config_in_two_slices(tmp_path, capsys):
-    argv = ["--config", str(REPO / "configs/tiny_sft.toml"), "--model.compile", "eager",
+    argv = ["--config", str(REPO / "trex/configs/tiny_sft.toml"), "--model.compile", "eager",
             "--train.steps", "2", "--checkpoint.dir", str(tmp_path / "ck"),
             "--log.jsonl", str(tmp_path / "log.jsonl"), "--log.progress", "false"]
     assert main(argv + ["--train.stop_after", "1"]) == 0          # first slice stops after step 1
@@ -89,19 +89,19 @@ def test_cli_runs_shipped_sft_config_in_two_slices(tmp_path, capsys):
     assert not (tmp_path / "ck" / "tokenizer.json").exists()     # the byte tokenizer is code, not a file
     steps = [json.loads(line)["step"] for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert steps == [1, 2]
-    assert main(["--config", str(REPO / "configs/tiny_sft.toml"), "--optim.lrr", "1"]) == 2
+    assert main(["--config", str(REPO / "trex/configs/tiny_sft.toml"), "--optim.lrr", "1"]) == 2
 
 
 def test_checkpoint_carries_the_bpe_tokenizer(make_config, cpt_corpus, tmp_path, monkeypatch):
-    from training.data import read_records
-    from training.or_eval.model_io import load_for_eval
-    from training.or_eval.tokenizer import ORTokenizer
+    from trex.training.data import read_records
+    from trex.training.or_eval.model_io import load_for_eval
+    from trex.training.or_eval.tokenizer import ORTokenizer
 
     bpe = ORTokenizer.train((r["text"] for r in read_records(cpt_corpus)), vocab_size=300)
     trained_with = bpe.save(tmp_path / "bpe" / "tokenizer.json")
     monkeypatch.setenv("TREX_OR_TOKENIZER", str(trained_with))
     ckpt = tmp_path / "ck"
-    result = train(make_config(**{"data.tokenizer": "training.or_eval.tokenizer:from_env", "train.steps": 2,
+    result = train(make_config(**{"data.tokenizer": "trex.training.or_eval.tokenizer:from_env", "train.steps": 2,
                                   "checkpoint.dir": str(ckpt)}))
     assert result.final_step == 2
     saved = ckpt / "tokenizer.json"

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from training.checkpoint import Checkpointer
+from trex.training.checkpoint import Checkpointer
 
 CHILD = textwrap.dedent("""
     import sys, time, torch
-    import training.checkpoint as ck
+    import trex.training.checkpoint as ck
     directory, phase = sys.argv[1], sys.argv[2]
     saver = ck.Checkpointer(directory, keep=3)
     saver.save(1, {"step": 1, "w": torch.arange(10.0)})

@@ -1,4 +1,4 @@
-"""tuning.bench (the acceptance record) and the verifier's row windows: windowed references equal the
+"""trex.tuning.bench (the acceptance record) and the verifier's row windows: windowed references equal the
 full reference's rows; the CUDA bench runs end to end on the CPU through Triton's interpreter and
 writes a record whose tuned times are never slower than the cost model's choice, and its store."""
 import importlib.util
@@ -10,8 +10,8 @@ import sys
 import pytest
 import torch
 
-from trex_compiler.kernel_ir import bind_sizes
-from tuning import harness, verify
+from trex.compiler.kernel_ir import bind_sizes
+from trex.tuning import harness, verify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROPE = {"ROWS": 48, "HD": 32, "RD": 8, "CDIV": 4, "CROWS": 12}
@@ -54,7 +54,7 @@ def test_windows_only_for_many_row_groups():
 
 def test_cuda_backend_refuses_blocks_over_1024_threads(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    from tuning.cuda import CudaBackend, available
+    from trex.tuning.cuda import CudaBackend, available
     if not available()[0]:
         pytest.skip(available()[1])
     b = CudaBackend("cuda", "rms_norm", "bf16", {"ROWS": 64, "D": 256})
@@ -65,7 +65,7 @@ def test_cuda_backend_refuses_blocks_over_1024_threads(monkeypatch):
 
 def test_knobs_that_cannot_change_the_kernel_are_fixed(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    from tuning.cuda import CudaBackend, available
+    from trex.tuning.cuda import CudaBackend, available
     if not available()[0]:
         pytest.skip(available()[1])
     rms = CudaBackend("cuda", "rms_norm", "bf16", {"ROWS": 64, "D": 256})
@@ -81,7 +81,7 @@ def test_knobs_that_cannot_change_the_kernel_are_fixed(monkeypatch):
 def test_cuda_bench_on_the_interpreter_writes_a_never_slower_record(tmp_path):
     out = tmp_path / "tuning_cpu.json"
     env = dict(os.environ, TRITON_INTERPRET="1", TREX_TRITON_CACHE=str(tmp_path / "kernels"), OMP_NUM_THREADS="2")
-    proc = subprocess.run([sys.executable, "-m", "tuning.bench", "--target", "cuda", "--shapes", "tiny",
+    proc = subprocess.run([sys.executable, "-m", "trex.tuning.bench", "--target", "cuda", "--shapes", "tiny",
                            "--patterns", "rms_norm,rope", "--max-candidates", "2", "--remeasure", "2",
                            "--budget-s", "600", "--out", str(out)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
@@ -109,8 +109,8 @@ def test_a_candidate_starts_only_when_its_expected_duration_fits_the_budget(tmp_
     import time
     from types import SimpleNamespace
 
-    from tuning.search import Search
-    from tuning.store import Store
+    from trex.tuning.search import Search
+    from trex.tuning.store import Store
     backend = SimpleNamespace(target="cuda", pattern="rms_norm", dtype="bf16", named_sizes={"ROWS": 8, "D": 64})
     s = Search(backend, Store(tmp_path / "store.json"), time_budget_s=10.0, max_candidates=99, patience=99)
     s.compiled = 2

@@ -1,10 +1,10 @@
-"""`trex tune` (tuning.cli:main)."""
+"""`trex tune` (trex.tuning.cli:main)."""
 import json
 
 import pytest
 
-from codegen_ascendc.emulator import compiler_available
-from tuning.cli import main
+from trex.codegen_ascendc.emulator import compiler_available
+from trex.tuning.cli import main
 
 
 @pytest.mark.skipif(not compiler_available(), reason="no C++ compiler for the AscendC emulator")
@@ -33,7 +33,7 @@ def test_bad_shape_names_the_sizes(tmp_path, capsys):
 
 
 def test_cuda_without_a_gpu_exits_with_the_reason(tmp_path, capsys, monkeypatch):
-    from tuning.cuda import available
+    from trex.tuning.cuda import available
     # tests/conftest.py turns Triton's interpreter on for CPU hosts, and with it the CPU backend
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     ok, why = available()

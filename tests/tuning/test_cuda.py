@@ -2,8 +2,8 @@
 Triton verifier path, never slower than the tiling model's choice, store answer without compiling."""
 import pytest
 
-from tuning import harness
-from tuning.cuda import available, interpreted
+from trex.tuning import harness
+from trex.tuning.cuda import available, interpreted
 
 _ok, _why = available()
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not _ok or interpreted(),
@@ -14,7 +14,7 @@ CASES = {"rms_norm": {"ROWS": 4096, "D": 2048}, "swiglu_limited": {"ROWS": 2048,
 
 @pytest.mark.parametrize("pattern", sorted(CASES))
 def test_cuda_tune_is_measured_never_slower_and_stored(pattern, store_path, verifier):
-    from tuning.search import tune
+    from trex.tuning.search import tune
     res = tune("cuda", pattern, "bf16", CASES[pattern], max_candidates=4, verifier=verifier)
     assert res.profile_label.startswith("measured")
     root = next(n for n in res.nodes if n.status == "root")

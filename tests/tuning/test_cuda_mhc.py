@@ -6,10 +6,10 @@ import importlib.util
 import pytest
 import torch
 
-from trex_compiler.kernel_ir import bind_sizes
-from tuning import harness
-from tuning.store import Store, backend_lookup
-from tuning.verify import Verifier
+from trex.compiler.kernel_ir import bind_sizes
+from trex.tuning import harness
+from trex.tuning.store import Store, backend_lookup
+from trex.tuning.verify import Verifier
 
 TINY = {"ROWS": 13, "N": 4, "HD": 64, "ITERS": 3}
 needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not installed")
@@ -24,12 +24,12 @@ def test_cuda_tunes_the_per_stream_mhc_programs_and_ascend_the_ascendc_ones():
 
 
 def test_per_stream_inputs_are_the_adapters_views_of_one_tensor():
-    from passes.ir_mhc_pre import stream_views
+    from trex.passes.ir_mhc_pre import stream_views
     p = harness.build_program("mhc_pre_bwd", "bf16", "cuda", TINY)
     ins = harness.make_inputs(p, TINY, seed=5, distribution="heavy")
     assert sorted(ins) == sorted(t.name for t in p.inputs)
     n, hd, rows = TINY["N"], TINY["HD"], TINY["ROWS"]
-    # x0..x3: row-strided views x[:, s, :] of one [ROWS, N, HD] tensor, as codegen_triton.target passes them
+    # x0..x3: row-strided views x[:, s, :] of one [ROWS, N, HD] tensor, as trex.codegen_triton.target passes them
     assert all(ins[f"x{s}"].shape == (rows, hd) and ins[f"x{s}"].stride() == (n * hd, 1) for s in range(n))
     assert len({ins[f"x{s}"].untyped_storage().data_ptr() for s in range(n)}) == 1
     # the same draw through the AscendC-layout program, regrouped by stream_views, gives the same values
@@ -113,7 +113,7 @@ def test_per_stream_mhc_is_verified_and_a_tail_skipping_candidate_still_rejected
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     monkeypatch.setenv("TREX_TRITON_CACHE", str(tmp_path))
     monkeypatch.setenv("TREX_TUNING_STORE", "none")
-    from tuning.cuda import CudaBackend
+    from trex.tuning.cuda import CudaBackend
     b = CudaBackend("cuda", "mhc_pre", "bf16", TINY)
     cfg, _ = b.initial()
     cfg = dict(cfg, rows_per_tile=4)       # 13 rows: a partial last tile the bug skips
@@ -132,7 +132,7 @@ def test_per_stream_mhc_is_verified_and_a_tail_skipping_candidate_still_rejected
 
 def test_measured_tilings_are_start_points(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    from tuning import cuda
+    from trex.tuning import cuda
     if not cuda.available()[0]:
         pytest.skip(cuda.available()[1])
     v4 = {"ROWS": 16384, "N": 4, "HD": 7168, "ITERS": 20}
@@ -154,8 +154,8 @@ def test_measured_tilings_are_start_points(monkeypatch):
 def test_the_search_evaluates_the_start_points_after_the_root(monkeypatch, tmp_path, store_path):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     monkeypatch.setenv("TREX_TRITON_CACHE", str(tmp_path))
-    from tuning.cuda import CudaBackend
-    from tuning.search import Search
+    from trex.tuning.cuda import CudaBackend
+    from trex.tuning.search import Search
 
     class WithStart(CudaBackend):
         def start_points(self):
@@ -185,8 +185,8 @@ def test_a_tf32_kernel_passes_the_tf32_rule_and_its_error_is_the_tf32_chains(mon
     monkeypatch.delenv("TREX_TRITON_POISON", raising=False)    # verify.check sets it in this process: restored after
     from triton.runtime import interpreter as triton_interpreter
 
-    from tuning import verify
-    from tuning.cuda import CudaBackend
+    from trex.tuning import verify
+    from trex.tuning.cuda import CudaBackend
 
     def tf32_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
         def tf32(x):
@@ -203,8 +203,8 @@ def test_a_tf32_kernel_passes_the_tf32_rule_and_its_error_is_the_tf32_chains(mon
     assert verify.check(req) == {"ok": True, "checks": 3}
     # why an fp32 eager is the wrong yardstick: the kernel's error is the TF32 chain's, hundreds of times
     # an fp32 chain's (heavy-tailed inputs, the first H200 record's failing case)
-    from codegen_triton.launcher import run_program
-    from codegen_triton.printer import Tiling
+    from trex.codegen_triton.launcher import run_program
+    from trex.codegen_triton.printer import Tiling
 
     def rmse(a, r):
         return (a.double() - r).pow(2).mean().sqrt().item()

@@ -2,11 +2,11 @@
 rollbacks, skills, branching, and never-worse-than-the-cost-model."""
 import pytest
 
-from codegen_ascendc.emulator import compiler_available
-from tuning import harness, space
-from tuning.ascend import AscendBackend
-from tuning.search import Planted, Search, tune
-from tuning.store import Store
+from trex.codegen_ascendc.emulator import compiler_available
+from trex.tuning import harness, space
+from trex.tuning.ascend import AscendBackend
+from trex.tuning.search import Planted, Search, tune
+from trex.tuning.store import Store
 
 pytestmark = pytest.mark.skipif(not compiler_available(), reason="no C++ compiler for the AscendC emulator")
 
@@ -27,7 +27,7 @@ def test_second_search_is_answered_from_the_store_without_compiling(store_path, 
     assert first.time_s <= first.baseline_time_s
     assert first.profile_label.startswith("modeled")
 
-    from codegen_ascendc.emulator import runner
+    from trex.codegen_ascendc.emulator import runner
 
     def no_compile(*a, **k):
         raise AssertionError("a store answer must not compile anything")
@@ -157,7 +157,7 @@ def test_a_candidate_that_does_not_build_is_a_failed_node(store_path, verifier):
 
 
 def test_calibration_scales_the_pipes_and_is_named_in_the_label(tmp_path):
-    from tuning.ascend import AscendCalibration
+    from trex.tuning.ascend import AscendCalibration
     cal = tmp_path / "cal.json"
     cal.write_text('{"launch_s": 2e-6, "scales": {"mte2": 2.0, "mte3": 2.0, "gm": 2.0}}')
     shape = {"ROWS": 64, "D": 512}
@@ -165,7 +165,7 @@ def test_calibration_scales_the_pipes_and_is_named_in_the_label(tmp_path):
     fitted = AscendBackend("ascend910b", "rms_norm", "bf16", shape, calibration=AscendCalibration.load(str(cal)))
     cfg = plain.initial()[0]
     p0, p1 = plain.profile(plain.compile(cfg)), fitted.profile(fitted.compile(cfg))
-    assert p0["label"] == "modeled (uncalibrated: cost_models/hardware.py constants)"
+    assert p0["label"] == "modeled (uncalibrated: trex/cost_models/hardware.py constants)"
     assert p1["label"] == f"modeled (calibrated: {cal})"
     assert p1["pipes_s"]["launch"] == 2e-6
     for k in ("mte2", "mte3", "gm"):

@@ -1,7 +1,7 @@
 """Moves, their normalisation to each target's rules, and regimes."""
 import pytest
 
-from tuning import space
+from trex.tuning import space
 
 
 def test_ascend_col_chunk_moves_stay_multiples_of_16():

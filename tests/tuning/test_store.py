@@ -4,9 +4,9 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from trex_compiler import targets
-from tuning import harness
-from tuning.store import Store, backend_lookup, shape_bucket, store_key
+from trex.compiler import targets
+from trex.tuning import harness
+from trex.tuning.store import Store, backend_lookup, shape_bucket, store_key
 
 
 def _entry(program, config, target="ascend910b", sizes=None):
@@ -60,12 +60,12 @@ class _FakeEntryPoints:
 
     def __call__(self, group=None):
         if group == "trex.tuned_configs":
-            return [EntryPoint("store", "tuning.store:backend_lookup", "trex.tuned_configs")]
+            return [EntryPoint("store", "trex.tuning.store:backend_lookup", "trex.tuned_configs")]
         return []
 
 
 def test_backend_hook_reads_the_store(store_path, monkeypatch):
-    """codegen asks trex_compiler.targets.tuned_config; the store answers through the entry point."""
+    """codegen asks trex.compiler.targets.tuned_config; the store answers through the entry point."""
     p = harness.build_program("rms_norm", "bf16")
     s = Store(store_path)
     s.put(_entry(p, {"rows_per_tile": 2, "buffer_depth": 2, "cores": 19}))
@@ -77,7 +77,7 @@ def test_backend_hook_reads_the_store(store_path, monkeypatch):
     assert backend_lookup("ascend910b", p, harness.symbol_sizes({"ROWS": 40, "D": 512})) is None
     monkeypatch.setattr(targets, "entry_points", _FakeEntryPoints())
     assert targets.tuned_config("ascend910b", p, sizes) == {"rows_per_tile": 2, "buffer_depth": 2, "cores": 19}
-    from codegen_triton import tiling
+    from trex.codegen_triton import tiling
     chosen = tiling.choose(p, sizes)
     assert (chosen.rows_per_tile, chosen.num_warps) == (4, 2)
 
@@ -85,7 +85,7 @@ def test_backend_hook_reads_the_store(store_path, monkeypatch):
 def test_a_failing_provider_falls_back_with_a_warning(monkeypatch):
     class Broken:
         def __call__(self, group=None):
-            return [EntryPoint("broken", "tuning.no_such_module:lookup", "trex.tuned_configs")] \
+            return [EntryPoint("broken", "trex.tuning.no_such_module:lookup", "trex.tuned_configs")] \
                 if group == "trex.tuned_configs" else []
     monkeypatch.setattr(targets, "entry_points", Broken())
     p = harness.build_program("rms_norm", "bf16")
@@ -110,7 +110,7 @@ def test_two_writers_merge_instead_of_overwriting(store_path):
 
 def test_trex_codegen_takes_the_stored_tiling(store_path, monkeypatch, tmp_path, capsys):
     """`trex codegen` (the AscendC project) uses a stored configuration for its program and shape."""
-    from codegen_ascendc.cli import main as codegen_main
+    from trex.codegen_ascendc.cli import main as codegen_main
     p = harness.build_program("rms_norm", "bf16")
     s = Store(store_path)
     s.put(_entry(p, {"rows_per_tile": 3, "buffer_depth": 2, "cores": 5}, sizes={"ROWS": 64, "D": 256}))

@@ -3,10 +3,10 @@ import pytest
 import torch
 from hypothesis import given, settings
 
-from codegen_ascendc.emulator import compiler_available
-from tuning import harness
-from tuning.ascend import AscendBackend
-from tuning.verify import input_cases
+from trex.codegen_ascendc.emulator import compiler_available
+from trex.tuning import harness
+from trex.tuning.ascend import AscendBackend
+from trex.tuning.verify import input_cases
 
 # A generator bug that makes a kernel faster and wrong: the row-tile loop stops before the partial
 # last tile, so the tail rows (rows % rows_per_tile of each core) are never computed or stored.
@@ -73,7 +73,7 @@ def test_input_cases_make_inputs_of_the_program_shapes(case):
 def test_a_verifier_process_that_dies_is_a_rejection_with_its_stderr():
     """A candidate that kills the verifier process is rejected with the process's exit status and last
     words, and the next request gets a fresh process."""
-    from tuning.verify import Verifier
+    from trex.tuning.verify import Verifier
     with Verifier() as v:
         ans = v.verify({"target": "ascend910b", "pattern": "rms_norm", "dtype": "bf16", "sizes": {"ROWS": 2, "D": 16},
                         "scalars": {"eps": 1e-6}, "checks": 1,
@@ -98,7 +98,7 @@ extern "C" __global__ __aicore__ void rms_norm_fwd_bf16_wbf16_obf16(GM_ADDR x, G
 
 
 def test_bucket_rows_cover_the_store_bucket():
-    from tuning.verify import bucket_rows
+    from trex.tuning.verify import bucket_rows
     p = harness.build_program("rms_norm", "bf16")
     assert bucket_rows(p, {"ROWS": 13, "D": 64}) == (9, 16)
     assert bucket_rows(p, {"ROWS": 16, "D": 64}) == (9, 16)

@@ -5,8 +5,8 @@ import importlib.util
 
 import pytest
 
-from tuning import harness
-from tuning.verify import Verifier
+from trex.tuning import harness
+from trex.tuning.verify import Verifier
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not installed")
 
@@ -28,7 +28,7 @@ def _request(source):
 
 
 def test_triton_candidate_source_is_what_gets_verified():
-    from codegen_triton.printer import Tiling, print_program
+    from trex.codegen_triton.printer import Tiling, print_program
     p = harness.build_program("rms_norm", "fp32")
     ks = print_program(p, {k: v for k, v in harness.symbol_sizes({"D": 64}).items()}, Tiling(**CONFIG))
     # the planted bug: the last partial tile's rows (13 % 4 = 1) are masked off, never stored

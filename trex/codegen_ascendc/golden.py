@@ -1,0 +1,43 @@
+"""Golden snapshots of the generated AscendC (one per pattern, bf16, double-buffered).
+
+`python -m trex.codegen_ascendc.golden` rewrites them after an intended printer change; the test
+tests/codegen/test_golden.py fails on any unreviewed difference."""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from trex.codegen_ascendc.patterns import PATTERNS
+from trex.codegen_ascendc.printer import print_kernel
+from trex.compiler.kernel_ir import DType
+
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+
+
+def golden_source(name: str) -> str:
+    return print_kernel(PATTERNS[name].build(DType.BF16), buffer_depth=2)
+
+
+def golden_path(name: str) -> Path:
+    return GOLDEN_DIR / f"{name}.cpp"
+
+
+def update() -> list[Path]:
+    GOLDEN_DIR.mkdir(exist_ok=True)
+    out = []
+    for name in sorted(PATTERNS):
+        path = golden_path(name)
+        fd, tmp = tempfile.mkstemp(dir=GOLDEN_DIR, prefix=path.name + ".")
+        with os.fdopen(fd, "w") as f:
+            f.write(golden_source(name))
+        os.replace(tmp, path)
+        out.append(path)
+    return out
+
+
+if __name__ == "__main__":
+    for p in update():
+        print(p)
+    sys.exit(0)

@@ -1,0 +1,254 @@
+"""The "emulate" target: every fused op runs as its generated AscendC, compiled against the host emulator.
+
+`register()` (the `trex.targets` entry point ``emulate = "trex.codegen_ascendc.target:register"``) registers
+the runner with `trex.compiler.targets.register_target("emulate", ...)`, so
+``torch.compile(model, backend="trex", options={"target": "emulate"})`` (or
+``with trex.compiler.targets.use_target("emulate")`` around eager ``torch.ops.trex.*`` calls) runs each
+fused op through the kernel the AscendC printer emits for its Kernel IR (trex/passes/ir_*.py), at the tiling
+the cost model's solver picks for the call's sizes.
+
+How one call runs: the op's IR adapter (``trex.passes.ir_*.run_<op>_ir(..., execute=...)``) makes the
+program's [ROWS, *cols] views; the executor here picks the tiling (solver, or a caller's choice),
+prints and compiles the kernel once per (program, buffer depth) -- the generated kernels read rows,
+tile sizes and scalars from the tiling struct at run time, so one shared library serves every shape
+and every tiling of that depth -- and launches it on the emulator.
+
+Inputs that have no program (fp64, mixed dtypes the program does not read, zero-size rows, a fused op
+without Kernel IR such as ``add_rms_norm``) return NotImplemented and the composite reference runs:
+`GUARDS` says why for each case. So do sizes at which no tiling fits the hardware (e.g. an unchunked
+program whose row is wider than the UB holds: `NoTilingFits`; `last_no_tiling(op)` keeps the reason).
+``launch_counts()`` counts the emulator launches per fused op, so a test (or a user) can see that the
+fused ops really ran in the emulator.
+"""
+from __future__ import annotations
+
+import collections
+import contextlib
+import copy
+import os
+import threading
+from collections.abc import Callable
+
+import torch
+
+from trex.compiler.kernel_ir import ROWS, IRError, Program, bind_sizes
+
+TARGET_NAME = "emulate"
+DEFAULT_MAX_CORES = 4    # emulated blocks run one after another on the host: more only costs time
+DEFAULT_OPT = os.environ.get("TREX_EMULATE_OPT", "-O2")
+
+# TilingChooser(model, sizes) -> Tiling | None (None: the solver's choice)
+TilingChooser = Callable[[object, dict], object]
+
+
+def _is_float64(t) -> bool:
+    return isinstance(t, torch.Tensor) and t.dtype == torch.float64
+
+
+def _is_empty(t) -> bool:
+    return isinstance(t, torch.Tensor) and t.numel() == 0
+
+
+# Inputs the generated kernels have no program for: op -> [(predicate(args), reason)].
+# The common rules (fp64, empty tensors) apply to every op; these are the op-specific ones.
+GUARDS: dict[str, list[tuple[Callable, str]]] = {
+    "rms_norm": [],
+    "rms_norm_bwd": [(lambda a: a[0].dtype != a[1].dtype,
+                      "dy's dtype differs from x's: the program reads dy in x's dtype (a wider dy keeps its precision)")],
+    "swiglu_limited": [(lambda a: a[1].dtype != a[0].dtype, "up's dtype differs from gate's")],
+    "swiglu_limited_bwd": [
+        (lambda a: a[0].dtype != a[1].dtype or a[2].dtype != a[1].dtype, "dh/up dtypes differ from gate's"),
+        (lambda a: a[4] is not None and a[4].numel() != a[1].numel() // max(a[1].shape[-1], 1),
+         "a broadcast route weight: its gradient needs a cross-row reduction the program does not do")],
+    "rope": [
+        (lambda a: a[3] % 2 or not 2 <= a[3] <= a[0].shape[-1] or a[1].shape[-1] != a[3] // 2,
+         "invalid rope_dim: the reference raises the argument error"),
+        (lambda a: a[1].dtype != a[2].dtype, "cos and sin dtypes differ")],
+    "mhc_pre": [],
+    "mhc_pre_bwd": [(lambda a: a[0].dtype != a[3].dtype,
+                     "d_layer_input's dtype differs from x's: the program reads it in x's dtype")],
+}
+
+
+def _adapters() -> dict[str, Callable]:
+    """op -> (args, execute) -> outputs, through the IR adapters of trex/passes/ir_*.py (imported lazily:
+    codegen sits above passes in the import direction, but importing this module must stay cheap)."""
+    from trex.passes import ir_mhc_pre, ir_rmsnorm, ir_rope, ir_swiglu_limited
+    return {
+        "rms_norm": lambda a, ex: ir_rmsnorm.run_rms_norm_ir(*a, execute=ex),
+        "rms_norm_bwd": lambda a, ex: ir_rmsnorm.run_rms_norm_bwd_ir(*a, execute=ex),
+        "swiglu_limited": lambda a, ex: ir_swiglu_limited.run_swiglu_limited_ir(*a, execute=ex),
+        "swiglu_limited_bwd": lambda a, ex: ir_swiglu_limited.run_swiglu_limited_bwd_ir(*a, execute=ex),
+        "rope": lambda a, ex: ir_rope.run_rope_ir(*a, execute=ex),
+        "mhc_pre": lambda a, ex: ir_mhc_pre.run_mhc_pre_ir(*a, execute=ex),
+        "mhc_pre_bwd": lambda a, ex: ir_mhc_pre.run_mhc_pre_bwd_ir(*a, execute=ex),
+    }
+
+
+def unsupported_reason(op_name: str, args: tuple) -> str | None:
+    """Why the emulator cannot run ``op_name`` on ``args`` (None: it can)."""
+    if op_name not in GUARDS:
+        return f"{op_name} has no Kernel IR program (no trex/passes/ir_* adapter)"
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if any(_is_float64(t) for t in tensors):
+        return "fp64 inputs: the generated kernels compute in fp32 (the fp64 reference is the check)"
+    if any(_is_empty(t) for t in tensors if t.dim()) or any(t.dim() and t.shape[-1] == 0 for t in tensors):
+        return "zero-size input: nothing to launch"
+    for predicate, reason in GUARDS[op_name]:
+        if predicate(args):
+            return reason
+    return None
+
+
+class NoTilingFits(IRError):
+    """No tiling of the program fits the hardware at these sizes (UB capacity, DataCopyPad limits)."""
+
+
+class EmulatorExecutor:
+    """The executor the IR adapters call: (program, inputs, scalars) -> outputs on the emulator.
+
+    Caches, all keyed by value: one cost model per program (its sympy formulas are lambdified once),
+    the solver's tiling per (program, sizes), and one printed+compiled kernel per (program, buffer
+    depth) whose tiling is swapped per call (the printed source depends only on the depth)."""
+
+    def __init__(self, hw=None, max_cores: int = DEFAULT_MAX_CORES, depths=(2,), opt: str = DEFAULT_OPT):
+        from trex.cost_models.hardware import ASCEND_910B
+        self.hw, self.max_cores, self.depths, self.opt = hw or ASCEND_910B, max_cores, tuple(depths), opt
+        self._models: dict = {}
+        self._solved: dict = {}
+        self._kernels: dict = {}
+        self._lock = threading.Lock()
+
+    def model(self, program: Program):
+        from trex.cost_models.ascend_model import AscendCostModel
+        m = self._models.get(program)
+        if m is None:
+            m = self._models[program] = AscendCostModel(program, self.hw)
+        return m
+
+    def solved_tiling(self, program: Program, sizes: dict):
+        """The solver's tiling over `depths`; when nothing fits in UB there, single buffering (half the
+        queue copies) before giving up with `NoTilingFits`."""
+        key = (program, tuple(sorted((str(k), v) for k, v in sizes.items())))
+        til = self._solved.get(key)
+        if til is None:
+            errors = []
+            for depths in (self.depths, (1,)):
+                try:
+                    til = self.model(program).solve(sizes, max_cores=self.max_cores, depths=depths).tiling
+                    break
+                except IRError as e:
+                    errors.append(str(e))
+            else:
+                raise NoTilingFits(errors[-1])
+            self._solved[key] = til
+        return til
+
+    def kernel(self, program: Program, tiling):
+        from trex.codegen_ascendc.launch import EmulatedKernel
+        base = self._kernels.get((program, tiling.buffer_depth))
+        if base is None:
+            base = self._kernels[(program, tiling.buffer_depth)] = EmulatedKernel(program, tiling, self.opt)
+        if base.tiling == tiling:
+            return base
+        k = copy.copy(base)      # same plan/printer/source (they depend on the depth only), new tiling
+        k.tiling = tiling
+        return k
+
+    def run(self, program: Program, inputs: dict, scalars: dict, choose: TilingChooser | None = None,
+            record: list | None = None) -> dict:
+        sizes = bind_sizes(program, inputs, scalars)
+        if sizes[ROWS] == 0:
+            raise IRError(f"{program.name}: zero rows; nothing to launch")
+        with self._lock:
+            til = choose(self.model(program), sizes) if choose is not None else None
+            if til is None:
+                til = self.solved_tiling(program, sizes)
+            else:
+                bad = self.model(program).violations(sizes, til)
+                if bad:
+                    raise IRError(f"{program.name}: tiling {til} is infeasible at sizes {sizes}: {'; '.join(bad)}")
+            k = self.kernel(program, til)
+        out, counters = k(inputs, scalars)
+        if record is not None:
+            record.append({"program": program, "tiling": til, "sizes": sizes, "counters": counters})
+        return out
+
+
+_LAUNCHES: collections.Counter = collections.Counter()
+_NO_TILING: dict[str, str] = {}   # op -> the last "no feasible tiling" message (the reference ran)
+_DEFAULT: EmulatorExecutor | None = None
+
+
+def default_executor() -> EmulatorExecutor:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = EmulatorExecutor()
+    return _DEFAULT
+
+
+def last_no_tiling(op_name: str) -> str | None:
+    """The solver's message the last time ``op_name`` fell back to the reference because no tiling fit."""
+    return _NO_TILING.get(op_name)
+
+
+@contextlib.contextmanager
+def use_executor(executor: EmulatorExecutor):
+    """Run the "emulate" target's calls inside the block on ``executor`` (e.g. another optimisation
+    level, hardware description or core bound) instead of the process-wide default."""
+    global _DEFAULT
+    previous, _DEFAULT = _DEFAULT, executor
+    try:
+        yield executor
+    finally:
+        _DEFAULT = previous
+
+
+def launch_counts() -> collections.Counter:
+    """Emulator launches per fused op name since the process started (a copy)."""
+    return collections.Counter(_LAUNCHES)
+
+
+def run_op(op_name: str, args: tuple, *, executor: EmulatorExecutor | None = None,
+           choose_tiling: TilingChooser | None = None, record: list | None = None):
+    """Run fused op ``op_name`` on ``args`` (its schema's positional arguments) as generated AscendC
+    on the emulator; NotImplemented when `unsupported_reason` names a reason. ``choose_tiling(model,
+    sizes)`` may return a feasible Tiling to use instead of the solver's (fuzzing other tilings);
+    ``record`` (a list) receives one dict per launch: program, tiling, sizes, emulator counters."""
+    if unsupported_reason(op_name, args) is not None:
+        return NotImplemented
+    ex = executor or default_executor()
+    launches: list = []
+
+    def execute(program, inputs, scalars):
+        out = ex.run(program, inputs, scalars, choose_tiling, launches)
+        _LAUNCHES[op_name] += 1
+        return out
+
+    try:
+        out = _adapters()[op_name](args, execute)
+    except NoTilingFits as e:
+        _NO_TILING[op_name] = str(e)
+        return NotImplemented
+    if record is not None:
+        record.extend(launches)
+    return out
+
+
+def run(op_name: str, args: tuple):
+    """Runner of the "emulate" target (trex.compiler.targets): generated AscendC, or NotImplemented."""
+    return run_op(op_name, args)
+
+
+def available() -> tuple[bool, str]:
+    from trex.codegen_ascendc.emulator.runner import compiler_available
+    if compiler_available():
+        return True, ""
+    return False, "no C++ compiler for the AscendC emulator (install g++ or set CXX)"
+
+
+def register() -> None:
+    """Register the "emulate" target (idempotent; the `trex.targets` entry point calls this)."""
+    from trex.compiler import targets
+    targets.register_target(TARGET_NAME, run, available=available, replace=True,
+                            description="generated AscendC compiled against the host emulator (codegen_ascendc)")

@@ -1,0 +1,16 @@
+"""trex.compiler: the ``torch.compile(backend="trex")`` backend and its pass-authoring API.
+
+Modules (importing this package stays cheap; nothing here imports torch):
+
+* ``backend``   the backend, its options, in-process registration of "trex"
+* ``graph``     pre-autograd ATen tracing shared by models and pattern chains
+* ``canonical`` spelling canonicalisation rules
+* ``pattern``   ``Pattern``/``Chain``, the structural matcher, replacement splicing
+* ``registry``  ``define_fused_op``, ``register_pattern``, ``fused_ops()``, ``patterns()`` (discovers trex/passes/)
+* ``targets``   target registry: which kernels run the fused ops (``register_target``, ``use_target``)
+* ``checks``    input validation shared by fake and reference implementations
+* ``logs``      ``TREX_LOGS``, per-graph reports, match counters, ``capture()``
+* ``explain``   ``trex explain``
+* ``testing``   ``assert_close_to_reference`` (DESIGN.md numerics rule) and graph-counting helpers
+* ``examples``  DeepSeek-V4-style example blocks used by tests, bench and explain
+"""

@@ -1,0 +1,456 @@
+"""Kernel IR programs of `trex::mhc_pre` and `trex::mhc_pre_bwd` (math: reference/deepseek_v4.md §1).
+
+Per token (kernel row) with streams x [N, HD] (xf = fp32):
+  ss = sum(xf^2), r = rsqrt(ss / (N*HD) + rms_eps), h = fn @ xf  (fn viewed [2+N, N, N, HD]),
+  z = h * r;  pre = sigmoid(s0*z[0] + b[0]) + hc_eps;  post = 2*sigmoid(s1*z[1] + b[1]);
+  P = softmax(s2*z[2:] + b[2:], -1) + hc_eps;  Sinkhorn: column pass, then ITERS-1 x (row, column);
+  layer_input = sum_i pre[i] * xf[i, :].
+A row of 4 x 7168 fp32 does not fit UB, so both programs stream HD in column chunks: a reduce pass
+(sum of squares, the (2+N)N x N*HD projection, and in backward d(pre)) and an apply pass (the
+collapse; in backward dx). fn is loaded chunk by chunk and shared by the rows of a tile, so the
+tiling trades fn re-reads (fewer with more rows per tile) against UB.
+
+Backward: the Sinkhorn iterates are recomputed in UB into a small history local (2*ITERS
+matrices of N x N) and the normalisation steps are reversed: for Y = X / (sum_axis X + eps),
+dX = (dY - sum_axis(dY * Y)) / (sum_axis X + eps). dfn = dh^T @ xf (dh = dz * r) is a rows-GEMM,
+left to the host (cube unit / ATen) via a `rows_matmul` finalize step; dscale and dbase are per-core
+partials summed on the host.
+"""
+from __future__ import annotations
+
+
+from trex.passes.ir_rmsnorm import _load_f32, _store_from_f32
+from trex.compiler.kernel_ir import interpreter, DType, HostOp, Program, ProgramBuilder, Schedule, TensorKind, size
+
+N = size("N")          # streams (hc_mult)
+HD = size("HD")        # hidden size d
+ITERS = size("ITERS")  # Sinkhorn iterations
+F32 = DType.FP32
+SHARED, PARTIAL = TensorKind.SHARED, TensorKind.PARTIAL
+
+
+def _declare_common(b: ProgramBuilder, dtype: DType):
+    b.gm("x", dtype, (N, HD))
+    b.gm("fn", F32, (2 + N, N, N, HD), kind=SHARED)
+    b.gm("scale", F32, (3, 1), kind=SHARED)
+    b.gm("base", F32, (2 + N, N), kind=SHARED)
+
+
+def _declare_scalars(b: ProgramBuilder):
+    b.scalar("iters", DType.INT32)
+    b.size_params.append((ITERS, "iters"))
+    return b.scalar("hc_eps"), b.scalar("rms_eps")
+
+
+def _reduce_pass_body(b: ProgramBuilder, dtype: DType, with_dli: bool):
+    """One chunk of the reduce pass: ss += sum x^2; h += fn_chunk . x_chunk [; dpre += x . dli]."""
+    xf = _load_f32(b, "x", dtype, "xf", (N, HD))
+    b.op("mul", "sq", xf, xf, dtype=F32, cols=(N, HD))
+    b.op("reduce_sum", "sq1", "sq", axis=-1, dtype=F32, cols=(N, 1))
+    b.op("reduce_sum", "sq2", "sq1", axis=-2, dtype=F32, cols=(1, 1))
+    b.op("add", "ss", "ss", "sq2")
+    b.op("load", "w", "fn", dtype=F32, cols=(2 + N, N, N, HD), per_row=False)
+    b.op("matvec", "hp", xf, "w", dtype=F32, cols=(2 + N, N))
+    b.op("add", "h", "h", "hp")
+    if with_dli:
+        dli = _load_f32(b, "dli", dtype, "dlif", (HD,))
+        b.op("view", "dli3", dli, dtype=F32, cols=(1, HD))
+        b.op("mul", "xd", xf, "dli3", dtype=F32, cols=(N, HD))
+        b.op("reduce_sum", "xd1", "xd", axis=-1, dtype=F32, cols=(N, 1))
+        b.op("add", "dpre", "dpre", "xd1")
+
+
+def _coefficients(b: ProgramBuilder, hc_eps: str, rms_eps: str):
+    """r, z, pre (T,1,N), postv (T,1,N), P (T,N,N) from ss and h."""
+    b.op("muls", "ms", "ss", 1 / (N * HD), dtype=F32, cols=(1, 1))
+    b.op("adds", "ms", "ms", rms_eps)
+    b.op("rsqrt", "r", "ms", dtype=F32, cols=(1, 1))
+    b.op("mul", "z", "h", "r", dtype=F32, cols=(2 + N, N))
+    for i, (nm, lo, hi) in enumerate((("p", 0, 1), ("q", 1, 2), ("c", 2, 2 + N))):
+        rows = hi - lo
+        b.op("slice", "z" + nm, "z", axis=-2, start=lo, stop=hi, step=1, dtype=F32, cols=(rows, N))
+        b.op("slice", "b" + nm, "bias", axis=-2, start=lo, stop=hi, step=1, dtype=F32, cols=(rows, N), per_row=False)
+        b.op("slice", "g" + nm, "sc", axis=-2, start=i, stop=i + 1, step=1, dtype=F32, cols=(1, 1), per_row=False)
+        b.op("mul", "a" + nm, "z" + nm, "g" + nm, dtype=F32, cols=(rows, N))
+        b.op("add", "a" + nm, "a" + nm, "b" + nm)
+    b.op("sigmoid", "sp", "ap", dtype=F32, cols=(1, N))
+    b.op("adds", "pre", "sp", hc_eps, dtype=F32, cols=(1, N))
+    b.op("sigmoid", "sq_", "aq", dtype=F32, cols=(1, N))
+    b.op("muls", "postv", "sq_", 2.0, dtype=F32, cols=(1, N))
+    b.op("reduce_max", "mx", "ac", axis=-1, dtype=F32, cols=(N, 1))
+    b.op("sub", "e", "ac", "mx", dtype=F32, cols=(N, N))
+    b.op("exp", "e", "e")
+    b.op("reduce_sum", "se", "e", axis=-1, dtype=F32, cols=(N, 1))
+    b.op("div", "sm", "e", "se", dtype=F32, cols=(N, N))
+    b.op("adds", "M", "sm", hc_eps, dtype=F32, cols=(N, N))
+
+
+def _normalize(b: ProgramBuilder, axis: int, hc_eps: str):
+    cols = (1, N) if axis == -2 else (N, 1)
+    name = "cden" if axis == -2 else "rden"
+    b.op("reduce_sum", name, "M", axis=axis, dtype=F32, cols=cols)
+    b.op("adds", name, name, hc_eps)
+    b.op("div", "M", "M", name)
+
+
+def _sinkhorn(b: ProgramBuilder, hc_eps: str, hist: bool):
+    if hist:
+        b.op("hist_write", "H", "H", "M", slot=0)
+    _normalize(b, -2, hc_eps)
+    if hist:
+        b.op("hist_write", "H", "H", "M", slot=1)
+    it = "it"
+    with b.repeat(it, ITERS - 1):
+        _normalize(b, -1, hc_eps)
+        if hist:
+            b.op("hist_write", "H", "H", "M", slot=2 * size(it) + 2)
+        _normalize(b, -2, hc_eps)
+        if hist:
+            b.op("hist_write", "H", "H", "M", slot=2 * size(it) + 3)
+
+
+def _prologue(b: ProgramBuilder):
+    b.section("prologue")
+    b.op("load", "bias", "base", dtype=F32, cols=(2 + N, N), per_row=False)
+    b.op("load", "sc", "scale", dtype=F32, cols=(3, 1), per_row=False)
+    b.section("body")
+
+
+def build_mhc_pre_fwd(dtype: DType | str = DType.BF16) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_fwd_{dtype.value}", doc="mHC pre: coefficients, Sinkhorn, collapse (2-pass over HD)")
+    _declare_common(b, dtype)
+    b.gm("layer_input", dtype, (HD,), role="out")
+    b.gm("post", F32, (N,), role="out")
+    b.gm("comb", F32, (N, N), role="out")
+    hc_eps, rms_eps = _declare_scalars(b)
+    _prologue(b)
+    b.op("fill", "ss", 0.0, dtype=F32, cols=(1, 1))
+    b.op("fill", "h", 0.0, dtype=F32, cols=(2 + N, N))
+    with b.chunk_loop(HD):
+        _reduce_pass_body(b, dtype, with_dli=False)
+    _coefficients(b, hc_eps, rms_eps)
+    _sinkhorn(b, hc_eps, hist=False)
+    b.op("view", "post2", "postv", dtype=F32, cols=(N,))
+    b.op("store", None, "post", "post2")
+    b.op("store", None, "comb", "M")
+    b.op("transpose", "pre_t", "pre", dtype=F32, cols=(N, 1))
+    with b.chunk_loop(HD):
+        xf = _load_f32(b, "x", dtype, "xf", (N, HD))
+        b.op("mul", "px", xf, "pre_t", dtype=F32, cols=(N, HD))
+        b.op("reduce_sum", "li", "px", axis=-2, dtype=F32, cols=(1, HD))
+        b.op("view", "li2", "li", dtype=F32, cols=(HD,))
+        _store_from_f32(b, "layer_input", dtype, "li2", (HD,))
+    return b.build()
+
+
+def _norm_bwd(b: ProgramBuilder, axis: int, slot_x, slot_y, hc_eps: str):
+    """dM <- (dM - sum_axis(dM * Y)) / (sum_axis(X) + eps), X = H[slot_x], Y = H[slot_y]."""
+    cols = (1, N) if axis == -2 else (N, 1)
+    b.op("hist_read", "HX", "H", slot=slot_x, dtype=F32, cols=(N, N))
+    b.op("hist_read", "HY", "H", slot=slot_y, dtype=F32, cols=(N, N))
+    tag = "c" if axis == -2 else "r"
+    b.op("reduce_sum", "bden" + tag, "HX", axis=axis, dtype=F32, cols=cols)
+    b.op("adds", "bden" + tag, "bden" + tag, hc_eps)
+    b.op("mul", "dmy", "dM", "HY", dtype=F32, cols=(N, N))
+    b.op("reduce_sum", "bsum" + tag, "dmy", axis=axis, dtype=F32, cols=cols)
+    b.op("sub", "dM", "dM", "bsum" + tag)
+    b.op("div", "dM", "dM", "bden" + tag)
+
+
+def _bwd_coefficients(b: ProgramBuilder, hc_eps: str, rms_eps: str, dpre_t):
+    """From ss, h and d(pre) (emitted by `dpre_t()` at its place): the Sinkhorn reverse and the
+    per-row terms of dx: dhv (2+N, N) = d(projection), c2 (1, 1) = d(sum of squares) x 2."""
+    _coefficients(b, hc_eps, rms_eps)
+    b.op("fill", "H", 0.0, dtype=F32, cols=(2 * ITERS, N, N))
+    _sinkhorn(b, hc_eps, hist=True)
+    # Sinkhorn backward (steps 2*ITERS-2 .. 1 in the loop, step 0 after it)
+    b.op("load", "dM", "dcomb", dtype=F32, cols=(N, N))
+    with b.repeat("it", ITERS - 1, reverse=True):
+        k = 2 * size("it")
+        _norm_bwd(b, -2, k + 2, k + 3, hc_eps)
+        _norm_bwd(b, -1, k + 1, k + 2, hc_eps)
+    _norm_bwd(b, -2, 0, 1, hc_eps)
+    # softmax (+eps) backward: dL = sm * (dP - sum(dP * sm))
+    b.op("mul", "t", "dM", "sm", dtype=F32, cols=(N, N))
+    b.op("reduce_sum", "tsum", "t", axis=-1, dtype=F32, cols=(N, 1))
+    b.op("sub", "dac", "dM", "tsum", dtype=F32, cols=(N, N))
+    b.op("mul", "dac", "dac", "sm")
+    # post = 2 sigmoid(aq): daq = dpost * 2 sq_ (1 - sq_)
+    b.op("load", "dpo", "dpost", dtype=F32, cols=(N,))
+    b.op("view", "dpo2", "dpo", dtype=F32, cols=(1, N))
+    b.op("muls", "t1", "sq_", -1.0, dtype=F32, cols=(1, N))
+    b.op("adds", "t1", "t1", 1.0)
+    b.op("mul", "t1", "t1", "sq_")
+    b.op("muls", "t1", "t1", 2.0)
+    b.op("mul", "daq", "dpo2", "t1", dtype=F32, cols=(1, N))
+    # pre = sigmoid(ap) + eps: dap = dpre * sp (1 - sp)
+    dpre_t()
+    b.op("muls", "t1", "sp", -1.0)
+    b.op("adds", "t1", "t1", 1.0)
+    b.op("mul", "t1", "t1", "sp")
+    b.op("mul", "dap", "dpre_t", "t1", dtype=F32, cols=(1, N))
+    # assemble d(pre-activation) da [2+N, N]; dz = da * s; dscale = sum(da * z); dbase = da
+    b.op("fill", "da", 0.0, dtype=F32, cols=(2 + N, N))
+    b.op("fill", "dz", 0.0, dtype=F32, cols=(2 + N, N))
+    b.op("fill", "dsr", 0.0, dtype=F32, cols=(3, 1))
+    for i, (nm, lo, hi) in enumerate((("p", 0, 1), ("q", 1, 2), ("c", 2, 2 + N))):
+        rows = hi - lo
+        src = "da" + nm
+        b.op("set_slice", "da", "da", src, axis=-2, start=lo, stop=hi, step=1)
+        dzs = "dzs" + nm
+        b.op("mul", dzs, src, "g" + nm, dtype=F32, cols=(rows, N))
+        b.op("set_slice", "dz", "dz", dzs, axis=-2, start=lo, stop=hi, step=1)
+        b.op("mul", "dsz" + nm, src, "z" + nm, dtype=F32, cols=(rows, N))
+        b.op("reduce_sum", "dsr1" + nm, "dsz" + nm, axis=-1, dtype=F32, cols=(rows, 1))
+        b.op("reduce_sum", "dsr2" + nm, "dsr1" + nm, axis=-2, dtype=F32, cols=(1, 1))
+        b.op("set_slice", "dsr", "dsr", "dsr2" + nm, axis=-2, start=i, stop=i + 1, step=1)
+    b.op("acc_rows", "dsc_acc", "dsc_acc", "dsr")
+    b.op("acc_rows", "db_acc", "db_acc", "da")
+    # z = h * r: dh = dz * r; dr = sum(dz * h); r = (ss/(N HD) + eps)^-1/2 -> dx += xf * c2,
+    # c2 = 2 dss = -dr r^3 / (N HD)
+    b.op("mul", "dhv", "dz", "r", dtype=F32, cols=(2 + N, N))
+    b.op("store", None, "dh", "dhv")
+    b.op("mul", "t2", "dz", "h", dtype=F32, cols=(2 + N, N))
+    b.op("reduce_sum", "t3", "t2", axis=-1, dtype=F32, cols=(2 + N, 1))
+    b.op("reduce_sum", "dr", "t3", axis=-2, dtype=F32, cols=(1, 1))
+    b.op("mul", "c2", "r", "r", dtype=F32, cols=(1, 1))
+    b.op("mul", "c2", "c2", "r")
+    b.op("mul", "c2", "c2", "dr")
+    b.op("muls", "c2", "c2", -1 / (N * HD))
+
+
+def _declare_output_grads(b: ProgramBuilder, dtype: DType):
+    """The backward's inputs that are gradients of the forward's outputs (first, as in the op's
+    signature): d layer_input (x's dtype), d post and d comb (fp32)."""
+    b.gm("dli", dtype, (HD,))
+    b.gm("dpost", F32, (N,))
+    b.gm("dcomb", F32, (N, N))
+
+
+def _declare_bwd_tail(b: ProgramBuilder, host_dfn: bool):
+    """The backward's outputs after dx (dh, per-core partials of dscale/dbase and their host sums;
+    with `host_dfn`, dfn = dh^T @ x as a host step), its scalars, and the partial accumulators."""
+    b.gm("dh", F32, (2 + N, N), role="out")     # per-row d(projection); dfn = dh^T @ x on the host
+    b.gm("dscale_partial", F32, (3, 1), kind=PARTIAL, role="out")
+    b.gm("dbase_partial", F32, (2 + N, N), kind=PARTIAL, role="out")
+    b.finalize += ([HostOp("rows_matmul", "dfn", ("dh", "x"))] if host_dfn else []) + [
+        HostOp("sum_cores", "dscale", ("dscale_partial",)), HostOp("sum_cores", "dbase", ("dbase_partial",))]
+    hc_eps, rms_eps = _declare_scalars(b)
+    _prologue(b)
+    b.section("prologue")
+    b.op("fill", "dsc_acc", 0.0, dtype=F32, cols=(3, 1), per_row=False)
+    b.op("fill", "db_acc", 0.0, dtype=F32, cols=(2 + N, N), per_row=False)
+    b.section("body")
+    return hc_eps, rms_eps
+
+
+def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_bwd_{dtype.value}",
+                       doc="mHC pre backward: recompute (Sinkhorn iterates kept in UB), reverse, 2-pass over HD")
+    _declare_output_grads(b, dtype)
+    _declare_common(b, dtype)
+    b.gm("dx", dtype, (N, HD), role="out")
+    hc_eps, rms_eps = _declare_bwd_tail(b, host_dfn=True)
+    b.op("fill", "ss", 0.0, dtype=F32, cols=(1, 1))
+    b.op("fill", "h", 0.0, dtype=F32, cols=(2 + N, N))
+    b.op("fill", "dpre", 0.0, dtype=F32, cols=(N, 1))
+    with b.chunk_loop(HD):
+        _reduce_pass_body(b, dtype, with_dli=True)
+    _bwd_coefficients(b, hc_eps, rms_eps,
+                      lambda: b.op("transpose", "dpre_t", "dpre", dtype=F32, cols=(1, N)))
+    b.op("transpose", "pre_t", "pre", dtype=F32, cols=(N, 1))
+    with b.chunk_loop(HD):
+        xf = _load_f32(b, "x", dtype, "xf", (N, HD))
+        dli = _load_f32(b, "dli", dtype, "dlif", (HD,))
+        b.op("view", "dli3", dli, dtype=F32, cols=(1, HD))
+        b.op("mul", "dxf", xf, "c2", dtype=F32, cols=(N, HD))
+        b.op("mul", "xd", "dli3", "pre_t", dtype=F32, cols=(N, HD))
+        b.op("add", "dxf", "dxf", "xd")
+        b.op("load", "w", "fn", dtype=F32, cols=(2 + N, N, N, HD), per_row=False)
+        b.op("matvec_t", "xd", "dhv", "w")
+        b.op("add", "dxf", "dxf", "xd")
+        _store_from_f32(b, "dx", dtype, "dxf", (N, HD))
+    b.section("epilogue")
+    b.op("store", None, "dscale_partial", "dsc_acc")
+    b.op("store", None, "dbase_partial", "db_acc")
+    return b.build()
+
+
+# ------------------------------------------------------------------------------------------------
+# the per-stream layout (the GPU's fusion variant)
+#
+# The programs above hold a chunk of all N streams as one [N, chunk] tile, so the projection's
+# contraction runs over an (N, chunk) pair of axes: fine for the AscendC printer (UB tiles are flat),
+# but a Triton printer has to reshape the 3-d x tile and the 5-d fn tile into 2-d dot operands in
+# every iteration (layout conversions through shared memory; run 1-2 in bench/NOTES_gpu.md measured
+# that kernel at 9% of the roofline). Here each stream is its own GM tensor (a row-strided view
+# x[:, s, :] of the same memory) and fn is given per stream as [(2+N)*N, HD], so every tile is 2-d
+# and every contraction is one [rows, chunk] x [chunk, (2+N)*N] dot. N is fixed when the program is
+# built (the stream loop is unrolled). dfn = dh^T @ x is left to the caller (one GEMM over x).
+
+
+def _stream_names(n: int):
+    return [f"x{s}" for s in range(n)], [f"fn{s}" for s in range(n)]
+
+
+def _declare_streams(b: ProgramBuilder, dtype: DType, n: int):
+    xs, fns = _stream_names(n)
+    for x in xs:
+        b.gm(x, dtype, (HD,))
+    for f in fns:
+        b.gm(f, F32, ((2 + N) * N, HD), kind=SHARED)
+    b.gm("scale", F32, (3, 1), kind=SHARED)
+    b.gm("base", F32, (2 + N, N), kind=SHARED)
+    return xs, fns
+
+
+def _streams_reduce_pass(b: ProgramBuilder, dtype: DType, n: int, with_dli: bool):
+    """ss (1, 1), h (2+N, N) [, dpre_t (1, N)]: one pass over HD, each stream a 2-d tile."""
+    xs, fns = _stream_names(n)
+    b.op("fill", "ss1", 0.0, dtype=F32, cols=(1,))
+    b.op("fill", "h1", 0.0, dtype=F32, cols=((2 + N) * N,))
+    if with_dli:
+        for s in range(n):
+            b.op("fill", f"dpre{s}", 0.0, dtype=F32, cols=(1,))
+    with b.chunk_loop(HD):
+        if with_dli:
+            _load_f32(b, "dli", dtype, "dlif", (HD,))
+        # every stream's tile is loaded before any is used: n loads in flight per iteration (a GPU
+        # hides DRAM latency with bytes in flight; the compiler does not hoist loads past the dots)
+        xfs = [_load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
+        for s in range(n):
+            xf = xfs[s]
+            b.op("mul", "sq", xf, xf, dtype=F32, cols=(HD,))
+            b.op("reduce_sum", "sq1", "sq", axis=-1, dtype=F32, cols=(1,))
+            b.op("add", "ss1", "ss1", "sq1")
+            b.op("load", "w", fns[s], dtype=F32, cols=((2 + N) * N, HD), per_row=False)
+            b.op("matvec", "hp", xf, "w", dtype=F32, cols=((2 + N) * N,))
+            b.op("add", "h1", "h1", "hp")
+            if with_dli:
+                b.op("mul", "xd", xf, "dlif", dtype=F32, cols=(HD,))
+                b.op("reduce_sum", "xd1", "xd", axis=-1, dtype=F32, cols=(1,))
+                b.op("add", f"dpre{s}", f"dpre{s}", "xd1")
+    b.op("view", "ss", "ss1", dtype=F32, cols=(1, 1))
+    b.op("view", "h", "h1", dtype=F32, cols=(2 + N, N))
+    if with_dli:
+        b.op("fill", "dpre_t", 0.0, dtype=F32, cols=(1, N))
+        for s in range(n):
+            b.op("view", f"dpre{s}v", f"dpre{s}", dtype=F32, cols=(1, 1))
+            b.op("set_slice", "dpre_t", "dpre_t", f"dpre{s}v", axis=-1, start=s, stop=s + 1, step=1)
+
+
+def _stream_weights(b: ProgramBuilder, n: int):
+    """pre (1, N) -> one (1,) weight per stream."""
+    for s in range(n):
+        b.op("slice", f"pre{s}2", "pre", axis=-1, start=s, stop=s + 1, step=1, dtype=F32, cols=(1, 1))
+        b.op("view", f"pre{s}", f"pre{s}2", dtype=F32, cols=(1,))
+
+
+def build_mhc_pre_fwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_fwd_streams{n}_{dtype.value}",
+                       doc="mHC pre, per-stream 2-d tiles: coefficients, Sinkhorn, collapse (2-pass over HD)")
+    _declare_streams(b, dtype, n)
+    b.gm("layer_input", dtype, (HD,), role="out")
+    b.gm("post", F32, (N,), role="out")
+    b.gm("comb", F32, (N, N), role="out")
+    hc_eps, rms_eps = _declare_scalars(b)
+    _prologue(b)
+    _streams_reduce_pass(b, dtype, n, with_dli=False)
+    _coefficients(b, hc_eps, rms_eps)
+    _sinkhorn(b, hc_eps, hist=False)
+    b.op("view", "post2", "postv", dtype=F32, cols=(N,))
+    b.op("store", None, "post", "post2")
+    b.op("store", None, "comb", "M")
+    _stream_weights(b, n)
+    xs, _ = _stream_names(n)
+    with b.chunk_loop(HD):
+        xfs = [_load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
+        for s in range(n):
+            xf = xfs[s]
+            if s == 0:
+                b.op("mul", "li", xf, "pre0", dtype=F32, cols=(HD,))
+            else:
+                b.op("mul", "px", xf, f"pre{s}", dtype=F32, cols=(HD,))
+                b.op("add", "li", "li", "px")
+        _store_from_f32(b, "layer_input", dtype, "li", (HD,))
+    return b.build()
+
+
+def build_mhc_pre_bwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_bwd_streams{n}_{dtype.value}",
+                       doc="mHC pre backward, per-stream 2-d tiles (dfn = dh^T x left to the caller)")
+    _declare_output_grads(b, dtype)
+    xs, fns = _declare_streams(b, dtype, n)
+    for s in range(n):
+        b.gm(f"dx{s}", dtype, (HD,), role="out")
+    hc_eps, rms_eps = _declare_bwd_tail(b, host_dfn=False)
+    _streams_reduce_pass(b, dtype, n, with_dli=True)
+    _bwd_coefficients(b, hc_eps, rms_eps, lambda: None)
+    b.op("view", "dhf", "dhv", dtype=F32, cols=((2 + N) * N,))
+    b.op("view", "c2v", "c2", dtype=F32, cols=(1,))
+    _stream_weights(b, n)
+    with b.chunk_loop(HD):
+        _load_f32(b, "dli", dtype, "dlif", (HD,))
+        xfs = [_load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
+        for s in range(n):
+            xf = xfs[s]
+            b.op("mul", "dxf", xf, "c2v", dtype=F32, cols=(HD,))
+            b.op("mul", "xd", "dlif", f"pre{s}", dtype=F32, cols=(HD,))
+            b.op("add", "dxf", "dxf", "xd")
+            b.op("load", "w", fns[s], dtype=F32, cols=((2 + N) * N, HD), per_row=False)
+            b.op("matvec_t", "xd", "dhf", "w")
+            b.op("add", "dxf", "dxf", "xd")
+            _store_from_f32(b, f"dx{s}", dtype, "dxf", (HD,))
+    b.section("epilogue")
+    b.op("store", None, "dscale_partial", "dsc_acc")
+    b.op("store", None, "dbase_partial", "db_acc")
+    return b.build()
+
+
+def stream_views(x, fn, scale, base) -> tuple[dict, int, int, int]:
+    """Inputs of the per-stream programs: x[:, s, :] row-strided views (no copy) and fn regrouped per
+    stream as one contiguous [N, (2+N)*N, HD] copy (fn is small: 2.75 MB at N=4, HD=7168)."""
+    n, d = x.shape[-2], x.shape[-1]
+    rows = x.numel() // (n * d) if x.numel() else 0
+    x3 = x.reshape(rows, n, d)
+    fnp = fn.float().reshape((2 + n) * n, n, d).transpose(0, 1).contiguous()
+    ins = {f"x{s}": x3[:, s, :] for s in range(n)}
+    ins.update({f"fn{s}": fnp[s] for s in range(n)})
+    ins.update(scale=scale.float().reshape(3, 1), base=base.float().reshape(2 + n, n))
+    return ins, rows, n, d
+
+
+# ------------------------------------------------------------------------------------------------
+# adapters
+
+
+def _views(x, fn, scale, base):
+    n, d = x.shape[-2], x.shape[-1]
+    rows = x.numel() // (n * d) if x.numel() else 0
+    return {"x": x.reshape(rows, n, d), "fn": fn.float().reshape(2 + n, n, n, d),
+            "scale": scale.float().reshape(3, 1), "base": base.float().reshape(2 + n, n)}, rows, n, d
+
+
+def run_mhc_pre_ir(x, fn, scale, base, iters: int, hc_eps: float, rms_eps: float, schedule: Schedule | None = None,
+                execute=None):
+    ins, rows, n, d = _views(x, fn, scale, base)
+    p = build_mhc_pre_fwd(DType.from_torch(x.dtype))
+    out = (execute or interpreter(schedule))(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
+    lead = x.shape[:-2]
+    return (out["layer_input"].reshape(*lead, d), out["post"].reshape(*lead, n), out["comb"].reshape(*lead, n, n))
+
+
+def run_mhc_pre_bwd_ir(d_layer_input, d_post, d_comb, x, fn, scale, base, iters: int, hc_eps: float,
+                       rms_eps: float, schedule: Schedule | None = None,
+                execute=None):
+    ins, rows, n, d = _views(x, fn, scale, base)
+    ins.update(dli=d_layer_input.reshape(rows, d).to(x.dtype), dpost=d_post.reshape(rows, n).float(),
+               dcomb=d_comb.reshape(rows, n, n).float())
+    p = build_mhc_pre_bwd(DType.from_torch(x.dtype))
+    out = (execute or interpreter(schedule))(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
+    return (out["dx"].reshape(x.shape), out["dfn"].reshape(fn.shape).to(fn.dtype),
+            out["dscale"].reshape(scale.shape).to(scale.dtype), out["dbase"].reshape(base.shape).to(base.dtype))

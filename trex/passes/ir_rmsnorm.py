@@ -1,0 +1,136 @@
+"""Kernel IR programs of `trex::rms_norm` and `trex::rms_norm_bwd` (docs/contracts.md).
+
+Math (reference/deepseek_v4.md §4; reference/ascendc.md §4.1-4.2):
+  forward   rstd = 1/sqrt(mean(x^2) + eps),  y = x * rstd [* w]
+  backward  xhat = x * rstd,  g = dy [* w],  dx = rstd * (g - xhat * mean(g * xhat)),
+            dw = sum_rows(dy * xhat)   (per-core partials, summed on the host: deterministic)
+
+`run_rms_norm_ir` / `run_rms_norm_bwd_ir` adapt op-level tensors (any leading shape) to the
+program's [ROWS, D] views, run the reference interpreter and reshape the results back.
+"""
+from __future__ import annotations
+
+import torch
+
+from trex.compiler.kernel_ir import (interpreter, DType, HostOp, Program, ProgramBuilder, Schedule, TensorKind, size)
+
+D = size("D")
+F32 = DType.FP32
+
+
+def _load_f32(b: ProgramBuilder, gm: str, dtype: DType, name: str, cols, per_row=True) -> str:
+    """Load a GM tensor and bring it to fp32 (a cast only when it is 16-bit)."""
+    if dtype == F32:
+        return b.op("load", name, gm, dtype=F32, cols=cols, per_row=per_row)
+    raw = b.op("load", name + "_in", gm, dtype=dtype, cols=cols, per_row=per_row)
+    return b.op("cast", name, raw, dtype=F32, cols=cols, per_row=per_row)
+
+
+def _store_from_f32(b: ProgramBuilder, gm: str, dtype: DType, src: str, cols, per_row=True) -> None:
+    if dtype == F32:
+        b.op("store", None, gm, src)
+        return
+    low = b.op("cast", src + "_out", src, dtype=dtype, cols=cols, per_row=per_row)
+    b.op("store", None, gm, low)
+
+
+def build_rms_norm_fwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
+                       weight_dtype: DType | str | None = None, out_dtype: DType | str | None = None) -> Program:
+    dtype = DType(dtype)
+    wdt = DType(weight_dtype or dtype)
+    odt = DType(out_dtype or dtype)
+    b = ProgramBuilder(f"rms_norm_fwd_{dtype.value}{'_w' + wdt.value if has_weight else '_now'}_o{odt.value}",
+                       doc="y = x * rsqrt(mean(x^2) + eps) [* w]; rstd fp32 per row")
+    b.gm("x", dtype, (D,))
+    if has_weight:
+        b.gm("w", wdt, (D,), kind=TensorKind.SHARED)
+    b.gm("y", odt, (D,), role="out")
+    b.gm("rstd", F32, (1,), role="out")
+    eps = b.scalar("eps")
+    if has_weight:
+        b.section("prologue")
+        wf = _load_f32(b, "w", wdt, "wf", (D,), per_row=False)
+        b.section("body")
+    xf = _load_f32(b, "x", dtype, "xf", (D,))
+    b.op("mul", "sq", xf, xf, dtype=F32, cols=(D,))
+    b.op("reduce_sum", "ss", "sq", axis=-1, dtype=F32, cols=(1,))
+    b.op("muls", "ms", "ss", 1 / D, dtype=F32, cols=(1,))
+    b.op("adds", "ms", "ms", eps)
+    b.op("rsqrt", "r", "ms", dtype=F32, cols=(1,))
+    b.op("store", None, "rstd", "r")
+    b.op("mul", "yf", xf, "r", dtype=F32, cols=(D,))
+    if has_weight:
+        b.op("mul", "yf", "yf", wf)
+    _store_from_f32(b, "y", odt, "yf", (D,))
+    return b.build()
+
+
+def build_rms_norm_bwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
+                       weight_dtype: DType | str | None = None) -> Program:
+    dtype = DType(dtype)
+    wdt = DType(weight_dtype or dtype)
+    b = ProgramBuilder(f"rms_norm_bwd_{dtype.value}{'_w' + wdt.value if has_weight else '_now'}",
+                       doc="dx = rstd*(g - xhat*mean(g*xhat)), g = dy*w, xhat = x*rstd; dw = sum_rows(dy*xhat)")
+    b.gm("dy", dtype, (D,))
+    b.gm("x", dtype, (D,))
+    if has_weight:
+        b.gm("w", wdt, (D,), kind=TensorKind.SHARED)
+    b.gm("rstd", F32, (1,))
+    b.gm("dx", dtype, (D,), role="out")
+    if has_weight:
+        b.gm("dw_partial", F32, (D,), kind=TensorKind.PARTIAL, role="out")
+        b.finalize.append(HostOp("sum_cores", "dw", ("dw_partial",)))
+        b.section("prologue")
+        wf = _load_f32(b, "w", wdt, "wf", (D,), per_row=False)
+        b.op("fill", "dw_acc", 0.0, dtype=F32, cols=(D,), per_row=False)
+        b.section("body")
+    # three row-sized fp32 values live at a time (dyf, xf, t) so D = 7168 fits UB at one row per tile
+    dyf = _load_f32(b, "dy", dtype, "dyf", (D,))
+    xf = _load_f32(b, "x", dtype, "xf", (D,))
+    b.op("load", "r", "rstd", dtype=F32, cols=(1,))
+    b.op("mul", xf, xf, "r")                          # xf <- xhat
+    if has_weight:
+        b.op("mul", "t", dyf, xf, dtype=F32, cols=(D,))
+        b.op("acc_rows", "dw_acc", "dw_acc", "t")
+        b.op("mul", dyf, dyf, wf)                     # dyf <- g = dy * w
+    b.op("mul", "t", dyf, xf, dtype=F32, cols=(D,))
+    b.op("reduce_sum", "s", "t", axis=-1, dtype=F32, cols=(1,))
+    b.op("muls", "s", "s", 1 / D)
+    b.op("mul", "t", xf, "s")
+    b.op("sub", "t", dyf, "t")
+    b.op("mul", "t", "t", "r")
+    _store_from_f32(b, "dx", dtype, "t", (D,))
+    if has_weight:
+        b.section("epilogue")
+        b.op("store", None, "dw_partial", "dw_acc")
+    return b.build()
+
+
+# ------------------------------------------------------------------------------------------------
+# adapters: op-level tensors <-> program views
+
+
+def run_rms_norm_ir(x: torch.Tensor, weight: torch.Tensor | None, eps: float, out_dtype=None,
+                    schedule: Schedule | None = None,
+                execute=None):
+    odt = DType.from_torch(out_dtype) if out_dtype is not None else None
+    p = build_rms_norm_fwd(DType.from_torch(x.dtype), weight is not None,
+                           DType.from_torch(weight.dtype) if weight is not None else None, odt)
+    ins = {"x": x.reshape(-1, x.shape[-1])}
+    if weight is not None:
+        ins["w"] = weight.reshape(-1)
+    out = (execute or interpreter(schedule))(p, ins, {"eps": eps})
+    return out["y"].reshape(x.shape), out["rstd"].reshape(x.shape[:-1])
+
+
+def run_rms_norm_bwd_ir(dy, x, weight, rstd, schedule: Schedule | None = None,
+                execute=None):
+    p = build_rms_norm_bwd(DType.from_torch(x.dtype), weight is not None,
+                           DType.from_torch(weight.dtype) if weight is not None else None)
+    d = x.shape[-1]
+    ins = {"dy": dy.reshape(-1, d).to(x.dtype), "x": x.reshape(-1, d), "rstd": rstd.reshape(-1, 1).float()}
+    if weight is not None:
+        ins["w"] = weight.reshape(-1)
+    out = (execute or interpreter(schedule))(p, ins, {})
+    dw = out["dw"].to(weight.dtype) if weight is not None else x.new_empty(0)
+    return out["dx"].reshape(x.shape), dw

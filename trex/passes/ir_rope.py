@@ -1,0 +1,148 @@
+"""Kernel IR program of `trex::rope` (forward and inverse; the backward is rope(dy, ..., not inverse)).
+
+Rotates the LAST rope_dim = RD channels of x[..., head_dim] in interleaved pairs (2i, 2i+1)
+(reference/deepseek_v4.md §3): y[2i] = x[2i] c_i - x[2i+1] s_i, y[2i+1] = x[2i] s_i + x[2i+1] c_i.
+
+Vector form used by the kernel: y = x * C + swap(x) * S with the pair-expanded tables
+C = [c0, c0, c1, c1, ...] and S = [-s0, s0, -s1, s1, ...] (S negated for the inverse rotation), and
+swap(x) = [x1, x0, x3, x2, ...] = parity_select(x shifted left by one, x shifted right by one): the
+shifted copies are DataCopyPad loads of the rope slice at GM offsets +1 / -1 (left/right padding
+lanes), so no element moves on the scalar unit. The tables are expanded on the host by the adapter
+(O(S * RD), against O(S * heads * head_dim) for x); the inverse is the same kernel with S negated.
+cos/sin rows broadcast over x's leading dims through a RowMap: table row = (r // CDIV) % CROWS.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from trex.compiler.kernel_ir import interpreter, DType, IRError, Program, ProgramBuilder, RowMap, Schedule, size
+
+HD = size("HD")        # head_dim
+RD = size("RD")        # rope_dim
+CDIV = size("CDIV")    # kernel rows per table row
+CROWS = size("CROWS")  # table rows
+F32 = DType.FP32
+
+
+SWAPS = ("shifted_loads", "pairs")
+
+
+def build_rope(dtype: DType | str = DType.BF16, cs_dtype: DType | str | None = None,
+               passthrough: bool = True, swap: str = "shifted_loads") -> Program:
+    """passthrough=False: rope_dim == head_dim (no untouched channels to copy).
+
+    swap: how swap(x) is formed. "shifted_loads" (AscendC's form): two more loads of the rope slice
+    at GM offsets +1 / -1 and a parity select, since a UB copy at a one-element offset breaks the
+    32-byte rule. "pairs" (the GPU's form): the slice is loaded once and its pairs are swapped in
+    registers (`pair_swap`); the AscendC lowering has no rule for that op."""
+    if swap not in SWAPS:
+        raise IRError(f"build_rope(swap={swap!r}): choose one of {SWAPS}")
+    dtype = DType(dtype)
+    cdt = DType(cs_dtype or dtype)
+    suffix = ("" if passthrough else "_full") + ("_pairs" if swap == "pairs" else "")
+    b = ProgramBuilder(f"rope_{dtype.value}_cs{cdt.value}{suffix}",
+                       doc="y[-RD:] = x*C + swap(x)*S over interleaved pairs (pair-expanded tables C, S)")
+    b.gm("x", dtype, (HD,))
+    rm = RowMap(CDIV, CROWS)
+    b.gm("cos2", cdt, (RD,), row_map=rm)
+    b.gm("sin2", cdt, (RD,), row_map=rm)
+    b.gm("y", dtype, (HD,), role="out")
+    b.scalar("cdiv", DType.INT32)
+    b.size_params.append((CDIV, "cdiv"))
+    b.row_group = CDIV          # the CDIV rows (heads) of one token share a table row: one load per tile
+    nope = HD - RD
+    if passthrough:     # untouched channels: GM -> UB -> GM
+        b.op("load", "xn", "x", col=(0, nope), dtype=dtype, cols=(nope,))
+        b.op("store", None, "y", "xn", col=(0, nope))
+    xa = _load_f32_cols(b, dtype, "xa", (nope, HD), (0, 0))
+    if swap == "pairs":
+        b.op("pair_swap", "sw", xa, dtype=F32, cols=(RD,))
+    else:
+        xl = _load_f32_cols(b, dtype, "xl", (nope + 1, HD), (0, 1))    # xl[j] = x[nope + j + 1]
+        xr = _load_f32_cols(b, dtype, "xr", (nope, HD - 1), (1, 0))    # xr[j] = x[nope + j - 1]
+        b.op("parity_select", "sw", xl, xr, dtype=F32, cols=(RD,))     # pair swap
+    c = _load_table(b, "cos2", cdt, "c")
+    s = _load_table(b, "sin2", cdt, "s")
+    b.op("mul", "yr", xa, c, dtype=F32, cols=(RD,))
+    b.op("mul", "sw", "sw", s)
+    b.op("add", "yr", "yr", "sw")
+    if dtype == F32:
+        b.op("store", None, "y", "yr", col=(nope, HD))
+    else:
+        b.op("cast", "yr_out", "yr", dtype=dtype, cols=(RD,))
+        b.op("store", None, "y", "yr_out", col=(nope, HD))
+    return b.build()
+
+
+def _load_table(b: ProgramBuilder, gm: str, cdt: DType, name: str) -> str:
+    """The tile's table row (all rows of a tile share it), as a (1, RD) fp32 local."""
+    if cdt == F32:
+        return b.op("load", name, gm, tile_row=True, dtype=F32, cols=(RD,), per_row=False)
+    b.op("load", name + "_in", gm, tile_row=True, dtype=cdt, cols=(RD,), per_row=False)
+    return b.op("cast", name, name + "_in", dtype=F32, cols=(RD,), per_row=False)
+
+
+def _load_f32_cols(b: ProgramBuilder, dtype: DType, name: str, col, pad) -> str:
+    if dtype == F32:
+        return b.op("load", name, "x", col=col, pad=pad, dtype=F32, cols=(RD,))
+    b.op("load", name + "_in", "x", col=col, pad=pad, dtype=dtype, cols=(RD,))
+    return b.op("cast", name, name + "_in", dtype=F32, cols=(RD,))
+
+
+def cos_row_map(x_lead: tuple, cs_lead: tuple) -> tuple[int, int] | None:
+    """(cdiv, crows) such that cos row = (r // cdiv) % crows for x row r, or None when cos's
+    broadcast pattern is not a contiguous block of x's leading dims."""
+    n = len(x_lead)
+    cs = (1,) * (n - len(cs_lead)) + tuple(cs_lead)
+    if len(cs) != n:
+        raise IRError(f"rope: cos/sin leading shape {cs_lead} has more dims than x's {x_lead}")
+    for a, b in zip(x_lead, cs):
+        if b not in (1, a):
+            raise IRError(f"rope: cos/sin leading shape {cs_lead} does not broadcast against x's {x_lead}")
+    kept = [i for i in range(n) if cs[i] != 1 and x_lead[i] != 1]
+    if not kept:
+        return math.prod(x_lead) or 1, 1
+    lo, hi = kept[0], kept[-1] + 1
+    if any(cs[i] == 1 and x_lead[i] != 1 for i in range(lo, hi)):
+        return None
+    return math.prod(x_lead[hi:]), math.prod(x_lead[lo:hi])
+
+
+def expand_tables(cos: torch.Tensor, sin: torch.Tensor, inverse: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pair-expanded tables: C = [c0, c0, c1, c1, ...], S = [-s0, s0, -s1, s1, ...] (negated if inverse)."""
+    c2 = cos.repeat_interleave(2, dim=-1)
+    s = -sin if inverse else sin
+    s2 = torch.stack([-s, s], dim=-1).flatten(-2)
+    return c2.contiguous(), s2.contiguous()
+
+
+def run_rope_ir(x, cos, sin, rope_dim: int, inverse: bool, schedule: Schedule | None = None,
+                execute=None, swap: str = "shifted_loads"):
+    hd = x.shape[-1]
+    if rope_dim % 2 or not 2 <= rope_dim <= hd or cos.shape[-1] != rope_dim // 2:
+        raise IRError(f"rope: rope_dim={rope_dim} must be even, in [2, head_dim={hd}], and cos last dim "
+                      f"({cos.shape[-1]}) must be rope_dim // 2")
+    lead = tuple(x.shape[:-1])
+    rows = math.prod(lead)
+    h2 = rope_dim // 2
+    m = cos_row_map(lead, tuple(cos.shape[:-1]))
+    if m is None:    # broadcast pattern not expressible as (r // cdiv) % crows: materialise it
+        cos_v, sin_v, cdiv = cos.expand(*lead, h2).reshape(rows, h2), sin.expand(*lead, h2).reshape(rows, h2), 1
+    else:
+        cos_v, sin_v, cdiv = _compact(cos, lead, h2), _compact(sin, lead, h2), m[0]
+    c2, s2 = expand_tables(cos_v, sin_v.to(cos.dtype), inverse)
+    p = build_rope(DType.from_torch(x.dtype), DType.from_torch(cos.dtype), passthrough=rope_dim < hd, swap=swap)
+    out = (execute or interpreter(schedule))(p, {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}, {"cdiv": cdiv})
+    return out["y"].reshape(x.shape)
+
+
+def _compact(cs, lead, h2):
+    """cos/sin with its size-1 (broadcast) leading dims dropped, as [crows, h2]."""
+    n = len(lead)
+    shape = (1,) * (n - (cs.dim() - 1)) + tuple(cs.shape[:-1])
+    t = cs.reshape(*shape, h2)
+    keep = [i for i in range(n) if shape[i] != 1 and lead[i] != 1]
+    idx = tuple(slice(None) if i in keep else 0 for i in range(n))
+    return t[idx].reshape(-1, h2).contiguous()

@@ -1,0 +1,130 @@
+"""Kernel IR programs of `trex::swiglu_limited` and `trex::swiglu_limited_bwd` (docs/contracts.md).
+
+Math (reference/deepseek_v4.md §2): g = min(gate, L), u = clamp(up, -L, L),
+  h = silu(g) * u [* route_weight]            (route_weight broadcast over the last dim)
+Backward with s = sigmoid(g), a = dh [* rw]:
+  dgate = a * u * s * (1 + g * (1 - s)) * [gate <= L]
+  dup   = a * silu(g) * [-L <= up <= L]
+  droute_weight = sum_last(dh * silu(g) * u)
+The masks are inclusive, like torch.clamp's gradient.
+"""
+from __future__ import annotations
+
+
+from trex.passes.ir_rmsnorm import _load_f32, _store_from_f32
+from trex.compiler.kernel_ir import interpreter, DType, Program, ProgramBuilder, Schedule, size
+
+F = size("F")
+F32 = DType.FP32
+
+
+def build_swiglu_limited_fwd(dtype: DType | str = DType.BF16, has_route: bool = False,
+                             route_dtype: DType | str | None = None, out_dtype: DType | str | None = None) -> Program:
+    dtype = DType(dtype)
+    rdt = DType(route_dtype or F32)
+    odt = DType(out_dtype or dtype)
+    b = ProgramBuilder(f"swiglu_limited_fwd_{dtype.value}{'_r' + rdt.value if has_route else ''}_o{odt.value}",
+                       doc="h = silu(min(gate, L)) * clamp(up, -L, L) [* route_weight]")
+    b.gm("gate", dtype, (F,))
+    b.gm("up", dtype, (F,))
+    if has_route:
+        b.gm("route_weight", rdt, (1,))
+    b.gm("h", odt, (F,), role="out")
+    lim = b.scalar("limit")
+    gf = _load_f32(b, "gate", dtype, "gf", (F,))
+    uf = _load_f32(b, "up", dtype, "uf", (F,))
+    b.op("mins", "g", gf, lim, dtype=F32, cols=(F,))
+    b.op("mins", "u", uf, lim, dtype=F32, cols=(F,))
+    b.op("maxs", "u", "u", "-" + lim)
+    b.op("sigmoid", "s", "g", dtype=F32, cols=(F,))
+    b.op("mul", "hf", "g", "s", dtype=F32, cols=(F,))
+    b.op("mul", "hf", "hf", "u")
+    if has_route:
+        rw = _load_f32(b, "route_weight", rdt, "rwf", (1,))
+        b.op("mul", "hf", "hf", rw)
+    _store_from_f32(b, "h", odt, "hf", (F,))
+    return b.build()
+
+
+def build_swiglu_limited_bwd(dtype: DType | str = DType.BF16, has_route: bool = False,
+                             route_dtype: DType | str | None = None) -> Program:
+    dtype = DType(dtype)
+    rdt = DType(route_dtype or F32)
+    b = ProgramBuilder(f"swiglu_limited_bwd_{dtype.value}{'_r' + rdt.value if has_route else ''}",
+                       doc="dgate, dup (zero outside the clamp limits) and droute_weight of limited SwiGLU")
+    b.gm("dh", dtype, (F,))
+    b.gm("gate", dtype, (F,))
+    b.gm("up", dtype, (F,))
+    if has_route:
+        b.gm("route_weight", rdt, (1,))
+    b.gm("dgate", dtype, (F,), role="out")
+    b.gm("dup", dtype, (F,), role="out")
+    if has_route:
+        b.gm("droute_weight", rdt, (1,), role="out")
+    lim = b.scalar("limit")
+    dhf = _load_f32(b, "dh", dtype, "dhf", (F,))
+    gf = _load_f32(b, "gate", dtype, "gf", (F,))
+    uf = _load_f32(b, "up", dtype, "uf", (F,))
+    b.op("mins", "g", gf, lim, dtype=F32, cols=(F,))
+    b.op("mins", "u", uf, lim, dtype=F32, cols=(F,))
+    b.op("maxs", "u", "u", "-" + lim)
+    b.op("sigmoid", "s", "g", dtype=F32, cols=(F,))
+    b.op("mul", "silu", "g", "s", dtype=F32, cols=(F,))
+    if has_route:
+        rw = _load_f32(b, "route_weight", rdt, "rwf", (1,))
+        # droute_weight = sum(dh * silu * u) (before dh is scaled by the route weight)
+        b.op("mul", "t", dhf, "silu", dtype=F32, cols=(F,))
+        b.op("mul", "t", "t", "u")
+        b.op("reduce_sum", "drw", "t", axis=-1, dtype=F32, cols=(1,))
+        _store_from_f32(b, "droute_weight", rdt, "drw", (1,))
+        b.op("mul", "a", dhf, rw, dtype=F32, cols=(F,))
+    else:
+        b.op("copy", "a", dhf, dtype=F32, cols=(F,))
+    # dsilu/dg = s * (1 + g * (1 - s))
+    b.op("muls", "t", "s", -1.0, dtype=F32, cols=(F,))
+    b.op("adds", "t", "t", 1.0)
+    b.op("mul", "t", "t", "g")
+    b.op("adds", "t", "t", 1.0)
+    b.op("mul", "t", "t", "s")
+    b.op("mul", "dg", "a", "u", dtype=F32, cols=(F,))
+    b.op("mul", "dg", "dg", "t")
+    b.op("select", "dg", gf, lim, "dg", 0.0, cmp="LE")
+    _store_from_f32(b, "dgate", dtype, "dg", (F,))
+    b.op("mul", "du", "a", "silu", dtype=F32, cols=(F,))
+    b.op("select", "du", uf, lim, "du", 0.0, cmp="LE")
+    b.op("select", "du", uf, "-" + lim, "du", 0.0, cmp="GE")
+    _store_from_f32(b, "dup", dtype, "du", (F,))
+    return b.build()
+
+
+def _rw_view(route_weight, rows):
+    return route_weight.reshape(rows, 1) if route_weight.numel() == rows else route_weight.expand(
+        *route_weight.shape[:-1], 1).reshape(rows, 1)
+
+
+def run_swiglu_limited_ir(gate, up, limit, route_weight=None, out_dtype=None, schedule: Schedule | None = None,
+                execute=None):
+    f = gate.shape[-1]
+    rows = gate.numel() // max(f, 1)
+    odt = DType.from_torch(out_dtype) if out_dtype is not None else None
+    p = build_swiglu_limited_fwd(DType.from_torch(gate.dtype), route_weight is not None,
+                                 DType.from_torch(route_weight.dtype) if route_weight is not None else None, odt)
+    ins = {"gate": gate.reshape(rows, f), "up": up.reshape(rows, f).to(gate.dtype)}
+    if route_weight is not None:
+        ins["route_weight"] = _rw_view(route_weight, rows)
+    return (execute or interpreter(schedule))(p, ins, {"limit": limit})["h"].reshape(gate.shape)
+
+
+def run_swiglu_limited_bwd_ir(dh, gate, up, limit, route_weight=None, schedule: Schedule | None = None,
+                execute=None):
+    f = gate.shape[-1]
+    rows = gate.numel() // max(f, 1)
+    p = build_swiglu_limited_bwd(DType.from_torch(gate.dtype), route_weight is not None,
+                                 DType.from_torch(route_weight.dtype) if route_weight is not None else None)
+    ins = {"dh": dh.reshape(rows, f).to(gate.dtype), "gate": gate.reshape(rows, f), "up": up.reshape(rows, f).to(gate.dtype)}
+    if route_weight is not None:
+        ins["route_weight"] = _rw_view(route_weight, rows)
+    out = (execute or interpreter(schedule))(p, ins, {"limit": limit})
+    drw = (out["droute_weight"].reshape(route_weight.shape) if route_weight is not None
+           and route_weight.numel() == rows else gate.new_empty(0))
+    return out["dgate"].reshape(gate.shape), out["dup"].reshape(gate.shape), drw

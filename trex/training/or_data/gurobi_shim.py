@@ -1,0 +1,660 @@
+"""A small gurobipy-compatible API over HiGHS, for when gurobipy is missing or a model is too
+large for gurobipy's bundled size-limited license (2000 variables / 2000 linear constraints /
+200 quadratic variables).
+
+The sandbox installs this module as ``sys.modules["gurobipy"]``, so model-written code such as
+``import gurobipy as gp; from gurobipy import GRB; m = gp.Model(); ...; m.optimize()`` runs
+unchanged.  Coverage (everything else raises AttributeError, on purpose, rather than guessing):
+
+- ``Model(name="", env=None)`` (also a context manager); ``addVar(lb, ub, obj, vtype, name)``;
+  ``addVars(*indices, lb, ub, obj, vtype, name)`` -> ``tupledict`` (lb/ub/obj/vtype scalar, list
+  or dict); ``addConstr(tempconstr | lhs, sense, rhs, name)`` (alias ``addLConstr``);
+  ``addConstrs(generator, name)`` -> ``tupledict`` keyed 0..k-1 (gurobipy keys by the
+  generator's loop variables, which needs frame introspection; not reproduced);
+  ``setObjective(expr, sense)``; ``optimize()``; ``update()``; ``reset()``; ``dispose()``;
+  ``setParam(name, value)`` and ``model.Params.<Name>`` (TimeLimit, MIPGap, OutputFlag,
+  Threads honoured, others accepted and ignored); ``getVars()``, ``getConstrs()``,
+  ``getVarByName()``, ``getObjective()``, ``getAttr(name, objs)``.
+- Model attributes: ``Status``/``status``, ``ObjVal``/``objVal``, ``ModelSense``, ``NumVars``,
+  ``NumConstrs``, ``NumIntVars``, ``NumBinVars``, ``NumQNZs``, ``IsMIP``, ``IsQP``, ``Runtime``,
+  ``SolCount``.
+- ``Var``: ``X``/``x``, ``VarName``/``varName``, ``LB``, ``UB``, ``Obj``, ``VType``; arithmetic
+  with numbers, Vars, LinExpr, QuadExpr (``x*y``, ``x**2``); comparisons build ``TempConstr``.
+- ``LinExpr``/``QuadExpr`` (``getValue()``, ``addTerms``, ``add``, ``size``, ``getConstant``),
+  ``quicksum``, ``tupledict`` (``sum``, ``prod``, ``select`` with ``'*'`` wildcards),
+  ``tuplelist``, ``multidict``, ``Env`` (no-op), ``GurobiError``, ``setParam`` (global).
+- ``GRB``: CONTINUOUS, INTEGER, BINARY, SEMICONT/SEMIINT (rejected at optimize), MINIMIZE,
+  MAXIMIZE, INFINITY, LESS_EQUAL, GREATER_EQUAL, EQUAL, the status codes (also as
+  ``GRB.Status.*``), ``GRB.Attr``/``GRB.Param`` name namespaces for the attributes above.
+
+Not covered: quadratic constraints, general constraints (max/abs/indicator), SOS, callbacks,
+multiple objectives, ``Model.write``/``read``, dual values (Pi, RC), MIQP (HiGHS has no MIQP).
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any, Iterable
+
+import numpy as np
+
+from trex.training.or_data.highs_backend import solve_canonical
+
+__version__ = "shim-over-highspy"
+SHIM = True  # lets code (and the sandbox) tell the shim from the real gurobipy
+
+
+class GurobiError(Exception):
+    def __init__(self, errno: int, message: str):
+        super().__init__(message)
+        self.errno = errno
+        self.message = message
+
+
+class _Namespace:
+    def __init__(self, **kw: Any):
+        self.__dict__.update(kw)
+
+
+class GRB:
+    CONTINUOUS = "C"
+    INTEGER = "I"
+    BINARY = "B"
+    SEMICONT = "S"
+    SEMIINT = "N"
+    MINIMIZE = 1
+    MAXIMIZE = -1
+    INFINITY = 1e100
+    LESS_EQUAL = "<"
+    GREATER_EQUAL = ">"
+    EQUAL = "="
+    LOADED, OPTIMAL, INFEASIBLE, INF_OR_UNBD, UNBOUNDED = 1, 2, 3, 4, 5
+    CUTOFF, ITERATION_LIMIT, NODE_LIMIT, TIME_LIMIT, SOLUTION_LIMIT = 6, 7, 8, 9, 10
+    INTERRUPTED, NUMERIC, SUBOPTIMAL, INPROGRESS, USER_OBJ_LIMIT = 11, 12, 13, 14, 15
+    MEM_LIMIT = 17
+    Status = _Namespace(LOADED=1, OPTIMAL=2, INFEASIBLE=3, INF_OR_UNBD=4, UNBOUNDED=5, CUTOFF=6,
+                        ITERATION_LIMIT=7, NODE_LIMIT=8, TIME_LIMIT=9, SOLUTION_LIMIT=10,
+                        INTERRUPTED=11, NUMERIC=12, SUBOPTIMAL=13, INPROGRESS=14,
+                        USER_OBJ_LIMIT=15, MEM_LIMIT=17)
+    Attr = _Namespace(Status="Status", ObjVal="ObjVal", X="X", VarName="VarName", LB="LB", UB="UB",
+                      Obj="Obj", VType="VType", ModelSense="ModelSense", NumVars="NumVars",
+                      NumConstrs="NumConstrs", NumIntVars="NumIntVars", Runtime="Runtime")
+    Param = _Namespace(TimeLimit="TimeLimit", MIPGap="MIPGap", OutputFlag="OutputFlag",
+                       Threads="Threads", LogToConsole="LogToConsole")
+
+
+# HiGHS normalized status -> Gurobi status code.
+_STATUS_CODE = {
+    "optimal": GRB.OPTIMAL, "infeasible": GRB.INFEASIBLE, "inf_or_unbd": GRB.INF_OR_UNBD,
+    "unbounded": GRB.UNBOUNDED, "time_limit": GRB.TIME_LIMIT, "iteration_limit": GRB.ITERATION_LIMIT,
+    "solution_limit": GRB.SOLUTION_LIMIT, "interrupted": GRB.INTERRUPTED, "memory": GRB.MEM_LIMIT,
+}
+
+_GLOBAL_PARAMS: dict[str, Any] = {}
+
+
+def setParam(name: str, value: Any) -> None:  # noqa: N802 (gurobipy spelling)
+    _GLOBAL_PARAMS[name] = value
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating))
+
+
+# ----------------------------------------------------------------------------------------------
+# Expressions
+# ----------------------------------------------------------------------------------------------
+class _Expr:
+    """Common arithmetic: everything is normalized to a QuadExpr-shaped triple internally."""
+
+    def _parts(self) -> tuple[dict, dict, float]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _as_parts(other: Any) -> tuple[dict, dict, float]:
+        if isinstance(other, _Expr):
+            return other._parts()
+        if _is_number(other):
+            return {}, {}, float(other)
+        raise GurobiError(10003, f"unsupported operand in expression: {type(other).__name__}")
+
+    @staticmethod
+    def _build(lin: dict, quad: dict, const: float) -> "LinExpr | QuadExpr":
+        quad = {k: v for k, v in quad.items() if v != 0.0}
+        if quad:
+            return QuadExpr(lin, quad, const)
+        return LinExpr(lin, const)
+
+    def __add__(self, other: Any):
+        l1, q1, c1 = self._parts()
+        l2, q2, c2 = self._as_parts(other)
+        lin = dict(l1)
+        for k, v in l2.items():
+            lin[k] = lin.get(k, 0.0) + v
+        quad = dict(q1)
+        for k, v in q2.items():
+            quad[k] = quad.get(k, 0.0) + v
+        return self._build(lin, quad, c1 + c2)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        lin, quad, const = self._parts()
+        return self._build({k: -v for k, v in lin.items()}, {k: -v for k, v in quad.items()}, -const)
+
+    def __sub__(self, other: Any):
+        return self + (-_wrap(other))
+
+    def __rsub__(self, other: Any):
+        return (-self) + other
+
+    def __mul__(self, other: Any):
+        if _is_number(other):
+            s = float(other)
+            lin, quad, const = self._parts()
+            return self._build({k: v * s for k, v in lin.items()}, {k: v * s for k, v in quad.items()},
+                               const * s)
+        l1, q1, c1 = self._parts()
+        l2, q2, c2 = self._as_parts(other)
+        if (q1 and (l2 or q2)) or (q2 and (l1 or q1)):
+            raise GurobiError(10003, "product of degree > 2 is not supported")
+        quad: dict = {}
+        for (i, a), (j, b) in itertools.product(l1.items(), l2.items()):
+            key = (min(i, j), max(i, j))
+            quad[key] = quad.get(key, 0.0) + a * b
+        for k, v in q1.items():
+            quad[k] = quad.get(k, 0.0) + v * c2
+        for k, v in q2.items():
+            quad[k] = quad.get(k, 0.0) + v * c1
+        lin: dict = {}
+        for k, v in l1.items():
+            lin[k] = lin.get(k, 0.0) + v * c2
+        for k, v in l2.items():
+            lin[k] = lin.get(k, 0.0) + v * c1
+        return self._build(lin, quad, c1 * c2)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any):
+        if not _is_number(other):
+            raise GurobiError(10003, "division by an expression is not supported")
+        return self * (1.0 / float(other))
+
+    def __pow__(self, power: Any):
+        if power == 2:
+            return self * self
+        if power == 1:
+            return self * 1.0
+        raise GurobiError(10003, "only x**2 is supported")
+
+    def __le__(self, other: Any):
+        return TempConstr(self - other, GRB.LESS_EQUAL)
+
+    def __ge__(self, other: Any):
+        return TempConstr(self - other, GRB.GREATER_EQUAL)
+
+    def __eq__(self, other: Any):  # type: ignore[override]
+        return TempConstr(self - other, GRB.EQUAL)
+
+    __hash__ = object.__hash__
+
+
+def _wrap(v: Any) -> Any:
+    return v if isinstance(v, _Expr) else LinExpr({}, float(v))
+
+
+class LinExpr(_Expr):
+    def __init__(self, arg1: Any = None, arg2: Any = None, *, _const: float = 0.0):
+        # Internal form LinExpr(dict, const); gurobipy forms LinExpr(), LinExpr(c), LinExpr(coeffs, vars).
+        self.model: Model | None = None
+        if isinstance(arg1, dict):
+            self.terms = dict(arg1)
+            self.const = float(arg2 or 0.0)
+        elif arg1 is None:
+            self.terms, self.const = {}, 0.0
+        elif _is_number(arg1) and arg2 is None:
+            self.terms, self.const = {}, float(arg1)
+        elif isinstance(arg1, Var) and arg2 is None:
+            self.terms, self.const = {arg1._key: 1.0}, 0.0
+        else:
+            self.terms, self.const = {}, 0.0
+            self.addTerms(arg1, arg2)
+
+    def _parts(self):
+        return self.terms, {}, self.const
+
+    def addTerms(self, coeffs: Any, vars: Any) -> None:  # noqa: N802,A002
+        if isinstance(vars, Var):
+            coeffs, vars = [coeffs], [vars]
+        for a, v in zip(coeffs, vars):
+            self.terms[v._key] = self.terms.get(v._key, 0.0) + float(a)
+
+    def addConstant(self, c: float) -> None:  # noqa: N802
+        self.const += float(c)
+
+    def add(self, expr: Any, mult: float = 1.0) -> None:
+        new = self + _wrap(expr) * mult
+        self.terms, self.const = new._parts()[0], new._parts()[2]
+
+    def size(self) -> int:
+        return len(self.terms)
+
+    def getConstant(self) -> float:  # noqa: N802
+        return self.const
+
+    def getValue(self) -> float:  # noqa: N802
+        return self.const + sum(a * _var_of(k).X for k, a in self.terms.items())
+
+    def __repr__(self) -> str:
+        return f"<shim LinExpr: {len(self.terms)} terms + {self.const}>"
+
+
+class QuadExpr(_Expr):
+    def __init__(self, lin: dict | None = None, quad: dict | None = None, const: float = 0.0):
+        self.lin = dict(lin or {})
+        self.quad = dict(quad or {})
+        self.const = float(const)
+
+    def _parts(self):
+        return self.lin, self.quad, self.const
+
+    def getValue(self) -> float:  # noqa: N802
+        val = self.const + sum(a * _var_of(k).X for k, a in self.lin.items())
+        return val + sum(a * _var_of(i).X * _var_of(j).X for (i, j), a in self.quad.items())
+
+    def size(self) -> int:
+        return len(self.quad)
+
+    def __repr__(self) -> str:
+        return f"<shim QuadExpr: {len(self.lin)} linear, {len(self.quad)} quadratic terms>"
+
+
+# Variable keys are (model id, index); a registry maps them back for getValue().
+_VAR_REGISTRY: dict[tuple[int, int], "Var"] = {}
+
+
+def _var_of(key: tuple[int, int]) -> "Var":
+    return _VAR_REGISTRY[key]
+
+
+class Var(_Expr):
+    def __init__(self, model: "Model", index: int, lb: float, ub: float, obj: float, vtype: str, name: str):
+        self._model = model
+        self.index = index
+        self._key = (id(model), index)
+        self.LB, self.UB, self.Obj, self.VType, self.VarName = lb, ub, obj, vtype, name
+        _VAR_REGISTRY[self._key] = self
+
+    def _parts(self):
+        return {self._key: 1.0}, {}, 0.0
+
+    @property
+    def X(self) -> float:  # noqa: N802
+        sol = self._model._solution
+        if sol is None:
+            raise GurobiError(10005, "Unable to retrieve attribute 'X'")
+        return sol[self.index]
+
+    x = X
+
+    @property
+    def varName(self) -> str:  # noqa: N802
+        return self.VarName
+
+    def getAttr(self, name: str) -> Any:  # noqa: N802
+        return getattr(self, name)
+
+    def __repr__(self) -> str:
+        return f"<shim Var {self.VarName}>"
+
+    __hash__ = object.__hash__
+
+
+class TempConstr:
+    def __init__(self, expr: _Expr, sense: str):
+        self.expr, self.sense = expr, sense
+
+    def __bool__(self) -> bool:
+        # `x == y` between Vars is used as a dict-key equality test by Python internals; a
+        # TempConstr is truthy only when both sides are literally the same expression.
+        lin, quad, const = self.expr._parts()
+        return not any(lin.values()) and not any(quad.values()) and const == 0.0
+
+
+class Constr:
+    def __init__(self, index: int, name: str, sense: str):
+        self.index, self.ConstrName, self.Sense = index, name, sense
+
+    def __repr__(self) -> str:
+        return f"<shim Constr {self.ConstrName}>"
+
+
+class tupledict(dict):  # noqa: N801 (gurobipy spelling)
+    def _match(self, pattern: tuple) -> list:
+        if not pattern:
+            return list(self.keys())
+        out = []
+        for key in self.keys():
+            k = key if isinstance(key, tuple) else (key,)
+            if len(k) == len(pattern) and all(p == "*" or p == v for p, v in zip(pattern, k)):
+                out.append(key)
+        return out
+
+    def select(self, *pattern: Any) -> list:
+        return [self[k] for k in self._match(pattern)]
+
+    def sum(self, *pattern: Any) -> LinExpr:
+        return quicksum(self[k] for k in self._match(pattern))
+
+    def prod(self, coeff: dict, *pattern: Any) -> LinExpr:
+        return quicksum(coeff[k] * self[k] for k in self._match(pattern) if k in coeff)
+
+
+class tuplelist(list):  # noqa: N801
+    def select(self, *pattern: Any) -> "tuplelist":
+        return tuplelist(t for t in self if all(p == "*" or p == v for p, v in zip(pattern, t)))
+
+
+def multidict(data: dict) -> list:
+    keys = list(data.keys())
+    first = next(iter(data.values()), None)
+    width = len(first) if isinstance(first, (list, tuple)) else 1
+    out: list = [tuplelist(keys)]
+    for i in range(width):
+        out.append({k: (v[i] if isinstance(v, (list, tuple)) else v) for k, v in data.items()})
+    return out
+
+
+def quicksum(items: Iterable[Any]) -> LinExpr | QuadExpr:
+    lin: dict = {}
+    quad: dict = {}
+    const = 0.0
+    for item in items:
+        l2, q2, c2 = _Expr._as_parts(item)
+        for k, v in l2.items():
+            lin[k] = lin.get(k, 0.0) + v
+        for k, v in q2.items():
+            quad[k] = quad.get(k, 0.0) + v
+        const += c2
+    return _Expr._build(lin, quad, const)
+
+
+class Env:
+    def __init__(self, *args: Any, **kwargs: Any):
+        self.params: dict[str, Any] = {}
+
+    def setParam(self, name: str, value: Any) -> None:  # noqa: N802
+        self.params[name] = value
+
+    def start(self) -> "Env":
+        return self
+
+    def dispose(self) -> None:
+        pass
+
+    def __enter__(self) -> "Env":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+class _Params:
+    def __init__(self, model: "Model"):
+        object.__setattr__(self, "_model", model)
+
+    def __getattr__(self, name: str) -> Any:
+        return self._model._params.get(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._model._params[name] = value
+
+
+def _per_key(value: Any, key: Any, position: int) -> Any:
+    if isinstance(value, dict):
+        return value[key]
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return value[position]
+    return value
+
+
+def _index_keys(indices: tuple) -> list:
+    lists = [list(range(i)) if isinstance(i, (int, np.integer)) else list(i) for i in indices]
+    if len(lists) == 1:
+        return lists[0]
+    keys = []
+    for combo in itertools.product(*lists):
+        flat: list = []
+        for part in combo:
+            flat.extend(part if isinstance(part, tuple) else (part,))
+        keys.append(tuple(flat))
+    return keys
+
+
+class Model:
+    def __init__(self, name: str = "", env: Any = None):
+        self.ModelName = name
+        self._vars: list[Var] = []
+        self._rows: list[tuple[dict, str, float]] = []
+        self._constrs: list[Constr] = []
+        self._objective: Any = None
+        self.ModelSense = GRB.MINIMIZE
+        self._params: dict[str, Any] = dict(_GLOBAL_PARAMS)
+        if env is not None and hasattr(env, "params"):
+            self._params.update(env.params)
+        self._status = GRB.LOADED
+        self._objval: float | None = None
+        self._solution: list[float] | None = None
+        self.Runtime = 0.0
+        self.Params = _Params(self)
+
+    def __enter__(self) -> "Model":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+    # -- building ------------------------------------------------------------------------------
+    def addVar(self, lb: float = 0.0, ub: float = GRB.INFINITY, obj: float = 0.0,  # noqa: N802
+               vtype: str = GRB.CONTINUOUS, name: str = "", column: Any = None) -> Var:
+        vtype = str(vtype)
+        if vtype == GRB.BINARY:
+            lb, ub = max(float(lb), 0.0), min(float(ub), 1.0)
+        v = Var(self, len(self._vars), float(lb), float(ub), float(obj), vtype, name or f"C{len(self._vars)}")
+        self._vars.append(v)
+        return v
+
+    def addVars(self, *indices: Any, lb: Any = 0.0, ub: Any = GRB.INFINITY, obj: Any = 0.0,  # noqa: N802
+                vtype: Any = GRB.CONTINUOUS, name: Any = "") -> tupledict:
+        keys = _index_keys(indices)
+        out = tupledict()
+        for pos, key in enumerate(keys):
+            if isinstance(name, str):
+                suffix = ",".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+                vname = f"{name}[{suffix}]" if name else ""
+            else:
+                vname = _per_key(name, key, pos)
+            out[key] = self.addVar(_per_key(lb, key, pos), _per_key(ub, key, pos), _per_key(obj, key, pos),
+                                   _per_key(vtype, key, pos), vname)
+        return out
+
+    def addConstr(self, lhs: Any, sense: str | None = None, rhs: Any = None, name: str = "") -> Constr:  # noqa: N802
+        if isinstance(lhs, TempConstr):
+            tc = lhs
+        elif sense is not None:
+            tc = TempConstr(_wrap(lhs) - rhs, {"<=": "<", ">=": ">", "==": "="}.get(sense, sense))
+        elif isinstance(lhs, bool):
+            raise GurobiError(10003, "constraint has no bool value (are you comparing two numbers?)")
+        else:
+            raise GurobiError(10003, f"addConstr needs a constraint, got {type(lhs).__name__}")
+        lin, quad, const = tc.expr._parts()
+        if quad:
+            raise GurobiError(10003, "quadratic constraints are not supported by the HiGHS shim")
+        model_id = id(self)
+        row = {k[1]: v for k, v in lin.items() if k[0] == model_id and v != 0.0}
+        self._rows.append((row, tc.sense, -const))
+        c = Constr(len(self._constrs), name or f"R{len(self._constrs)}", tc.sense)
+        self._constrs.append(c)
+        return c
+
+    addLConstr = addConstr
+
+    def addConstrs(self, generator: Iterable[TempConstr], name: str = "") -> tupledict:  # noqa: N802
+        out = tupledict()
+        for pos, tc in enumerate(generator):
+            out[pos] = self.addConstr(tc, name=f"{name}[{pos}]" if name else "")
+        return out
+
+    def setObjective(self, expr: Any, sense: int | None = None) -> None:  # noqa: N802
+        self._objective = _wrap(expr)
+        if sense is not None:
+            self.ModelSense = int(sense)
+
+    def setParam(self, name: str, value: Any) -> None:  # noqa: N802
+        self._params[name] = value
+
+    def setAttr(self, name: str, value: Any) -> None:  # noqa: N802
+        if name == "ModelSense":
+            self.ModelSense = int(value)
+        else:
+            raise GurobiError(10003, f"setAttr({name!r}) is not supported by the HiGHS shim")
+
+    def update(self) -> None:
+        pass
+
+    def reset(self, clearall: int = 0) -> None:
+        self._status, self._objval, self._solution = GRB.LOADED, None, None
+
+    def dispose(self) -> None:
+        pass
+
+    # -- queries -------------------------------------------------------------------------------
+    def getVars(self) -> list[Var]:  # noqa: N802
+        return list(self._vars)
+
+    def getConstrs(self) -> list[Constr]:  # noqa: N802
+        return list(self._constrs)
+
+    def getVarByName(self, name: str) -> Var | None:  # noqa: N802
+        return next((v for v in self._vars if v.VarName == name), None)
+
+    def getObjective(self) -> Any:  # noqa: N802
+        return self._objective if self._objective is not None else LinExpr({}, 0.0)
+
+    def getAttr(self, name: str, objs: Any = None) -> Any:  # noqa: N802
+        if objs is None:
+            return getattr(self, name)
+        if isinstance(objs, dict):
+            return {k: getattr(v, name) for k, v in objs.items()}
+        return [getattr(o, name) for o in objs]
+
+    @property
+    def Status(self) -> int:  # noqa: N802
+        return self._status
+
+    status = Status
+
+    @property
+    def ObjVal(self) -> float:  # noqa: N802
+        if self._objval is None:
+            raise GurobiError(10005, "Unable to retrieve attribute 'ObjVal'")
+        return self._objval
+
+    objVal = ObjVal
+
+    @property
+    def SolCount(self) -> int:  # noqa: N802
+        return 0 if self._solution is None else 1
+
+    @property
+    def NumVars(self) -> int:  # noqa: N802
+        return len(self._vars)
+
+    @property
+    def NumConstrs(self) -> int:  # noqa: N802
+        return len(self._rows)
+
+    @property
+    def NumIntVars(self) -> int:  # noqa: N802
+        return sum(v.VType in (GRB.INTEGER, GRB.BINARY) for v in self._vars)
+
+    @property
+    def NumBinVars(self) -> int:  # noqa: N802
+        return sum(v.VType == GRB.BINARY for v in self._vars)
+
+    @property
+    def NumQNZs(self) -> int:  # noqa: N802
+        obj = self._objective
+        return len(obj.quad) if isinstance(obj, QuadExpr) else 0
+
+    @property
+    def IsMIP(self) -> int:  # noqa: N802
+        return int(self.NumIntVars > 0)
+
+    @property
+    def IsQP(self) -> int:  # noqa: N802
+        return int(self.NumQNZs > 0)
+
+    # -- solving -------------------------------------------------------------------------------
+    def optimize(self) -> None:
+        start = time.perf_counter()
+        n = len(self._vars)
+        model_id = id(self)
+        if any(v.VType in (GRB.SEMICONT, GRB.SEMIINT) for v in self._vars):
+            raise GurobiError(10003, "semi-continuous variables are not supported by the HiGHS shim")
+        c = np.array([v.Obj for v in self._vars], dtype=float)
+        offset = 0.0
+        q_lower = None
+        if self._objective is not None:
+            lin, quad, offset = self._objective._parts()
+            c = np.zeros(n)
+            for k, a in lin.items():
+                if k[0] == model_id:
+                    c[k[1]] += a
+            if quad:
+                # HiGHS minimizes c'x + 1/2 x'Qx with Q's lower triangle column-wise.
+                cols: dict[int, dict[int, float]] = {}
+                for (ki, kj), a in quad.items():
+                    i, j = ki[1], kj[1]
+                    lo, hi = (i, j) if i >= j else (j, i)  # row index >= column index
+                    factor = 2.0 if i == j else 1.0
+                    cols.setdefault(hi, {})
+                    cols[hi][lo] = cols[hi].get(lo, 0.0) + a * factor
+                start_, index_, value_ = [0], [], []
+                for col in range(n):
+                    for row in sorted(cols.get(col, {})):
+                        index_.append(row)
+                        value_.append(cols[col][row])
+                    start_.append(len(index_))
+                q_lower = (np.array(start_), np.array(index_), np.array(value_))
+        indptr, indices, data, row_lb, row_ub = [0], [], [], [], []
+        for row, sense, rhs in self._rows:
+            for j, a in row.items():
+                indices.append(j)
+                data.append(a)
+            indptr.append(len(indices))
+            row_lb.append(rhs if sense in (GRB.GREATER_EQUAL, GRB.EQUAL) else -np.inf)
+            row_ub.append(rhs if sense in (GRB.LESS_EQUAL, GRB.EQUAL) else np.inf)
+
+        def bound(v: float) -> float:
+            return np.inf if v >= 1e30 else (-np.inf if v <= -1e30 else v)
+
+        result = solve_canonical(
+            c=c,
+            lb=np.array([bound(v.LB) for v in self._vars]),
+            ub=np.array([bound(v.UB) for v in self._vars]),
+            integer=np.array([v.VType in (GRB.INTEGER, GRB.BINARY) for v in self._vars], dtype=bool),
+            a_indptr=np.array(indptr), a_indices=np.array(indices, dtype=np.int64),
+            a_data=np.array(data, dtype=float), row_lb=np.array(row_lb, dtype=float),
+            row_ub=np.array(row_ub, dtype=float), maximize=self.ModelSense == GRB.MAXIMIZE,
+            offset=offset, q_lower=q_lower, time_limit=self._params.get("TimeLimit"),
+            mip_gap=float(self._params.get("MIPGap", 0.0) or 0.0),
+        )
+        self._status = _STATUS_CODE.get(result.status, GRB.NUMERIC)
+        self._objval = result.objective
+        self._solution = result.x if result.has_solution else None
+        self.Runtime = time.perf_counter() - start
+
+
+__all__ = ["GRB", "Model", "Var", "LinExpr", "QuadExpr", "TempConstr", "Constr", "tupledict",
+           "tuplelist", "multidict", "quicksum", "Env", "GurobiError", "setParam"]

@@ -1,0 +1,226 @@
+"""End-to-end generation: instance -> gold formulation -> sandboxed validation -> dedup ->
+decontamination -> sharded JSONL export, resumable and deterministic.
+
+Sample ``i`` always uses family ``families[i % len(families)]`` and seed ``seed * 1_000_003 + i``,
+so a run can stop anywhere and resume: shards are written atomically, then ``state.json`` (next
+index, counts); on restart finished shards are re-read to rebuild the dedup index and work
+continues at the next index.  A shard rewritten after a crash is identical (same indices, same
+seeds), so the output does not depend on where the interruption happened.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import platform
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from trex.training.or_data.contract import gold_formulation
+from trex.training.or_data.dedup import Deduplicator, structure_key
+from trex.training.or_data.export import (atomic_write_json, atomic_write_jsonl, cpt_document, git_commit, read_jsonl,
+                                     sft_pair)
+from trex.training.or_data.families import DIFFICULTIES, FAMILIES
+from trex.training.or_data.instances import generate_instance
+from trex.training.or_data.validate import ValidationConfig, validate
+
+STATE_FILE = "state.json"
+
+
+@dataclass
+class PipelineConfig:
+    n: int = 100
+    seed: int = 0
+    families: tuple = tuple(FAMILIES)
+    difficulties: tuple = (1, 2, 3)
+    workers: int = 2
+    chunk: int = 48
+    perturbations: int = 2
+    decontaminate: bool = True
+    benchmark_root: str | None = None     # or_benchmarks folder (None: trex.resources' default)
+    near_dup_threshold: float = 0.8
+
+    def __post_init__(self) -> None:
+        if not self.families:
+            raise ValueError(f"families is empty; choose at least one of {sorted(FAMILIES)}")
+        unknown = [f for f in self.families if f not in FAMILIES]
+        if unknown:
+            raise ValueError(f"unknown families {unknown}; choose from {sorted(FAMILIES)}")
+        if not self.difficulties:
+            raise ValueError(f"difficulties is empty; choose at least one of {list(DIFFICULTIES)}")
+        bad = [d for d in self.difficulties if d not in DIFFICULTIES]
+        if bad:
+            raise ValueError(f"unknown difficulties {bad}; choose from {list(DIFFICULTIES)}")
+        for name in ("n", "workers", "chunk"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} = {getattr(self, name)}: must be >= 1")
+        if self.perturbations < 0:
+            raise ValueError(f"perturbations = {self.perturbations}: must be >= 0")
+
+
+# ----------------------------------------------------------------------------------------------
+# Worker side (one sandbox per worker process)
+# ----------------------------------------------------------------------------------------------
+_WORKER_SANDBOX = None
+
+
+def _worker_init() -> None:
+    global _WORKER_SANDBOX
+    from trex.training.or_data.sandbox import Sandbox
+
+    _WORKER_SANDBOX = Sandbox(workers=1)
+
+
+def process_index(index: int, cfg: PipelineConfig, sandbox=None) -> dict:
+    """Generate and validate sample ``index``; returns a result dict (records only if accepted)."""
+    t0 = time.perf_counter()
+    family = cfg.families[index % len(cfg.families)]
+    seed = cfg.seed * 1_000_003 + index
+    difficulty = cfg.difficulties[(index // len(cfg.families)) % len(cfg.difficulties)]
+    instance = generate_instance(family, seed, difficulty)
+    if instance is None:
+        return {"index": index, "family": family, "outcome": "generation_failed", "wall_s": time.perf_counter() - t0}
+    formulation = gold_formulation(instance)
+    report = validate(instance, formulation, sandbox or _WORKER_SANDBOX,
+                      ValidationConfig(perturbations=cfg.perturbations))
+    out = {"index": index, "family": family, "wall_s": time.perf_counter() - t0, "backend": report.backend}
+    if not report.accepted:
+        out.update(outcome="validation_failed", reason=report.reason)
+        return out
+    out.update(outcome="accepted", uid=instance.uid, text=instance.text,
+               struct=structure_key(instance.family, instance.data, instance.options),
+               cpt=cpt_document(instance, formulation, report), sft=sft_pair(instance, formulation, report))
+    return out
+
+
+def _process_chunk(args) -> list[dict]:
+    indices, cfg = args
+    return [process_index(i, cfg) for i in indices]
+
+
+# ----------------------------------------------------------------------------------------------
+# Driver
+# ----------------------------------------------------------------------------------------------
+def hardware_info() -> dict:
+    return {"machine": platform.machine(), "cpu_model": _cpu_model(),
+            "cpu_count": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "python": platform.python_version(), "platform": platform.platform()}
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+@dataclass
+class RunState:
+    next_index: int = 0
+    shards: int = 0
+    accepted: int = 0
+    counts: dict = field(default_factory=dict)
+    per_family: dict = field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+def _load_state(out: Path) -> RunState:
+    path = out / STATE_FILE
+    if not path.exists():
+        return RunState()
+    import json
+
+    return RunState(**json.loads(path.read_text()))
+
+
+def run_pipeline(cfg: PipelineConfig, out_dir: str | Path, progress: Callable[[int, int], None] | None = None,
+                 stop_after_shards: int | None = None) -> RunState:
+    """Generate until ``cfg.n`` accepted samples exist in ``out_dir`` (resuming if it has some)."""
+    out = Path(out_dir)
+    (out / "cpt").mkdir(parents=True, exist_ok=True)
+    (out / "sft").mkdir(parents=True, exist_ok=True)
+    state = _load_state(out)
+    dedup = Deduplicator(cfg.near_dup_threshold)
+    for k in range(state.shards):  # rebuild the dedup index from finished shards
+        for rec in read_jsonl(out / "sft" / f"shard-{k:05d}.jsonl"):
+            prov = rec["provenance"]
+            dedup.check_and_add(rec["id"], rec["problem"], structure_key(prov["family"], prov["data"], prov["options"]))
+    decontam = None
+    if cfg.decontaminate:
+        from trex.training.or_data.decontam import cached_decontaminator
+
+        decontam = cached_decontaminator(cfg.benchmark_root)
+    if progress:
+        progress(state.accepted, cfg.n)
+    ctx = mp.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=cfg.workers, mp_context=ctx, initializer=_worker_init) if cfg.workers > 1 else None
+    if pool is None:
+        _worker_init()
+    t_start = time.perf_counter() - state.wall_s
+    shards_this_run = 0
+    try:
+        while state.accepted < cfg.n:
+            start = state.next_index
+            indices = list(range(start, start + cfg.chunk))
+            per_worker = max(1, len(indices) // (cfg.workers * 4))
+            parts = [(indices[i:i + per_worker], cfg) for i in range(0, len(indices), per_worker)]
+            results = [r for part in (pool.map(_process_chunk, parts) if pool else map(_process_chunk, parts)) for r in part]
+            results.sort(key=lambda r: r["index"])
+            cpt, sft = [], []
+            for r in results:
+                outcome = r["outcome"]
+                if outcome == "accepted":
+                    if state.accepted + len(sft) >= cfg.n:
+                        outcome = "surplus"
+                    else:
+                        dup = dedup.check_and_add(r["uid"], r["text"], r["struct"])
+                        if dup:
+                            outcome = "duplicate"
+                        elif decontam is not None and decontam.check(r["text"]):
+                            outcome = "contaminated"
+                if outcome == "accepted":
+                    cpt.append(r["cpt"])
+                    sft.append(r["sft"])
+                    fam = state.per_family.setdefault(r["family"], {"accepted": 0, "rejected": 0})
+                    fam["accepted"] += 1
+                elif outcome != "surplus":
+                    state.per_family.setdefault(r["family"], {"accepted": 0, "rejected": 0})["rejected"] += 1
+                state.counts[outcome] = state.counts.get(outcome, 0) + 1
+            atomic_write_jsonl(out / "cpt" / f"shard-{state.shards:05d}.jsonl", cpt)
+            atomic_write_jsonl(out / "sft" / f"shard-{state.shards:05d}.jsonl", sft)
+            state.shards += 1
+            state.accepted += len(sft)
+            state.next_index = start + cfg.chunk
+            state.wall_s = time.perf_counter() - t_start
+            atomic_write_json(out / STATE_FILE, asdict(state))
+            if progress:
+                progress(state.accepted, cfg.n)
+            shards_this_run += 1
+            if stop_after_shards is not None and shards_this_run >= stop_after_shards:
+                return state
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        elif _WORKER_SANDBOX is not None:
+            _WORKER_SANDBOX.close()
+    _finalize(out, cfg, state)
+    return state
+
+
+def _finalize(out: Path, cfg: PipelineConfig, state: RunState) -> None:
+    for kind in ("cpt", "sft"):
+        records = []
+        for k in range(state.shards):
+            records += read_jsonl(out / kind / f"shard-{k:05d}.jsonl")
+        atomic_write_jsonl(out / f"{kind}.jsonl", records)
+    atomic_write_json(out / "manifest.json", {
+        "config": asdict(cfg), "state": asdict(state), "commit": git_commit(), "hardware": hardware_info(),
+        "files": {"cpt": "cpt.jsonl", "sft": "sft.jsonl"},
+        "accepted_per_s": state.accepted / state.wall_s if state.wall_s else None,
+    })

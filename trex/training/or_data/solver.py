@@ -1,0 +1,227 @@
+"""Reference solver layer: a canonical (MI)LP / convex QP model and one ``solve`` that picks
+gurobipy (bundled size-limited license) when usable and HiGHS otherwise, and says which ran.
+
+The generators build ``LinearModel``s directly from instance data (independently of the gold
+code), so agreement between the two is a real check of both.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from trex.training.or_data.highs_backend import solve_canonical
+
+INF = math.inf
+
+# gurobipy's pip license (measured, see reference/or_posttraining.md §0.2): above these, error 10010.
+GUROBI_SIZE_LIMITS = {"vars": 2000, "constrs": 2000, "quad_vars": 200}
+
+SENSES = ("<=", ">=", "==")
+FLIPPED_SENSE = {"<=": ">=", ">=": "<=", "==": "<="}  # the corruption "flipped sense" (== loses a side)
+
+
+@dataclass
+class Row:
+    coeffs: dict[int, float]
+    sense: str
+    rhs: float
+    group: str
+
+
+@dataclass
+class LinearModel:
+    """min/max  c'x + sum_{(i,j)} q_ij x_i x_j + const   s.t. rows, bounds, integrality."""
+
+    name: str = "model"
+    var_names: list[str] = field(default_factory=list)
+    lb: list[float] = field(default_factory=list)
+    ub: list[float] = field(default_factory=list)
+    integer: list[bool] = field(default_factory=list)
+    obj: list[float] = field(default_factory=list)
+    obj_const: float = 0.0
+    quad: dict[tuple[int, int], float] = field(default_factory=dict)
+    maximize: bool = False
+    rows: list[Row] = field(default_factory=list)
+
+    def add_var(self, name: str, lb: float = 0.0, ub: float = INF, integer: bool = False, obj: float = 0.0) -> int:
+        self.var_names.append(name)
+        self.lb.append(float(lb))
+        self.ub.append(float(ub))
+        self.integer.append(bool(integer))
+        self.obj.append(float(obj))
+        return len(self.var_names) - 1
+
+    def add_row(self, coeffs: dict[int, float], sense: str, rhs: float, group: str) -> None:
+        if sense not in SENSES:
+            raise ValueError(f"add_row(sense={sense!r}): use one of {SENSES}")
+        merged: dict[int, float] = {}
+        for j, a in coeffs.items():
+            merged[j] = merged.get(j, 0.0) + float(a)
+        self.rows.append(Row({j: a for j, a in merged.items() if a != 0.0}, sense, float(rhs), group))
+
+    @property
+    def num_vars(self) -> int:
+        return len(self.var_names)
+
+    @property
+    def num_int_vars(self) -> int:
+        return sum(self.integer)
+
+    @property
+    def groups(self) -> list[str]:
+        return list(dict.fromkeys(r.group for r in self.rows))
+
+    def quad_vars(self) -> int:
+        return len({i for key in self.quad for i in key})
+
+    def without_group(self, group: str) -> "LinearModel":
+        return self._replace_rows([r for r in self.rows if r.group != group])
+
+    def with_flipped_group(self, group: str) -> "LinearModel":
+        return self._replace_rows([Row(r.coeffs, FLIPPED_SENSE[r.sense], r.rhs, r.group) if r.group == group else r
+                                   for r in self.rows])
+
+    def _replace_rows(self, rows: list[Row]) -> "LinearModel":
+        clone = LinearModel(**{k: getattr(self, k) for k in self.__dataclass_fields__ if k != "rows"})
+        clone.rows = rows
+        return clone
+
+
+@dataclass
+class SolveResult:
+    status: str
+    objective: float | None
+    x: list[float]
+    backend: str
+    wall_s: float
+    fallback_reason: str | None = None
+
+
+@lru_cache(maxsize=1)
+def _gurobi_env():
+    """A started gurobipy Env (OutputFlag 0, Threads 1, MIPGap 0), or None when unusable here."""
+    try:
+        import gurobipy as gp
+
+        env = gp.Env(empty=True)
+        env.setParam("OutputFlag", 0)
+        env.setParam("Threads", 1)
+        env.setParam("MIPGap", 0.0)
+        env.setParam("MIPGapAbs", 0.0)
+        env.start()
+        return env
+    except Exception:
+        return None
+
+
+def gurobi_available() -> bool:
+    return _gurobi_env() is not None
+
+
+def exceeds_gurobi_limits(model: LinearModel) -> str | None:
+    if model.num_vars > GUROBI_SIZE_LIMITS["vars"]:
+        return f"{model.num_vars} variables > {GUROBI_SIZE_LIMITS['vars']} (size-limited license)"
+    if len(model.rows) > GUROBI_SIZE_LIMITS["constrs"]:
+        return f"{len(model.rows)} constraints > {GUROBI_SIZE_LIMITS['constrs']} (size-limited license)"
+    if model.quad_vars() > GUROBI_SIZE_LIMITS["quad_vars"]:
+        return f"{model.quad_vars()} quadratic variables > {GUROBI_SIZE_LIMITS['quad_vars']} (size-limited license)"
+    return None
+
+
+def _solve_highs(model: LinearModel, time_limit: float | None) -> SolveResult:
+    t0 = time.perf_counter()
+    indptr, indices, data, row_lb, row_ub = [0], [], [], [], []
+    for r in model.rows:
+        indices.extend(r.coeffs.keys())
+        data.extend(r.coeffs.values())
+        indptr.append(len(indices))
+        row_lb.append(r.rhs if r.sense in (">=", "==") else -INF)
+        row_ub.append(r.rhs if r.sense in ("<=", "==") else INF)
+    q_lower = None
+    c = np.array(model.obj, dtype=float)
+    if model.quad:
+        n = model.num_vars
+        cols: dict[int, dict[int, float]] = {}
+        for (i, j), a in model.quad.items():
+            lo, hi = (i, j) if i <= j else (j, i)
+            # HiGHS: 1/2 x'Qx with the lower triangle (row >= col), column-wise.
+            cols.setdefault(lo, {})
+            cols[lo][hi] = cols[lo].get(hi, 0.0) + a * (2.0 if i == j else 1.0)
+        start, index, value = [0], [], []
+        for col in range(n):
+            for row in sorted(cols.get(col, {})):
+                index.append(row)
+                value.append(cols[col][row])
+            start.append(len(index))
+        q_lower = (np.array(start), np.array(index), np.array(value))
+    res = solve_canonical(c, np.array(model.lb), np.array(model.ub), np.array(model.integer, dtype=bool),
+                          np.array(indptr), np.array(indices, dtype=np.int64), np.array(data, dtype=float),
+                          np.array(row_lb, dtype=float), np.array(row_ub, dtype=float), maximize=model.maximize,
+                          offset=model.obj_const, q_lower=q_lower, time_limit=time_limit)
+    return SolveResult(res.status, res.objective, res.x, "highs", time.perf_counter() - t0)
+
+
+_GUROBI_STATUS = {2: "optimal", 3: "infeasible", 4: "inf_or_unbd", 5: "unbounded", 9: "time_limit",
+                  7: "iteration_limit", 8: "node_limit", 10: "solution_limit", 11: "interrupted",
+                  12: "numeric", 13: "suboptimal"}
+
+
+def _solve_gurobi(model: LinearModel, time_limit: float | None) -> SolveResult:
+    import gurobipy as gp
+
+    t0 = time.perf_counter()
+    m = gp.Model(model.name, env=_gurobi_env())
+    try:
+        vtypes = [gp.GRB.INTEGER if flag else gp.GRB.CONTINUOUS for flag in model.integer]
+        ub = [gp.GRB.INFINITY if math.isinf(u) else u for u in model.ub]
+        lb = [-gp.GRB.INFINITY if math.isinf(v) else v for v in model.lb]
+        xs = m.addVars(model.num_vars, lb=lb, ub=ub, vtype=vtypes)
+        if time_limit is not None:
+            m.Params.TimeLimit = float(time_limit)
+        expr = gp.LinExpr(model.obj, [xs[j] for j in range(model.num_vars)]) + model.obj_const
+        if model.quad:
+            expr = expr + gp.quicksum(a * xs[i] * xs[j] for (i, j), a in model.quad.items())
+        m.setObjective(expr, gp.GRB.MAXIMIZE if model.maximize else gp.GRB.MINIMIZE)
+        sense_map = {"<=": gp.GRB.LESS_EQUAL, ">=": gp.GRB.GREATER_EQUAL, "==": gp.GRB.EQUAL}
+        for r in model.rows:
+            m.addLConstr(gp.LinExpr(list(r.coeffs.values()), [xs[j] for j in r.coeffs]), sense_map[r.sense], r.rhs)
+        m.optimize()
+        status = _GUROBI_STATUS.get(m.Status, f"code_{m.Status}")
+        objective = float(m.ObjVal) if status == "optimal" else None
+        x = [xs[j].X for j in range(model.num_vars)] if m.SolCount > 0 else []
+        return SolveResult(status, objective, x, "gurobipy", time.perf_counter() - t0)
+    finally:
+        m.dispose()
+
+
+def solve(model: LinearModel, backend: str = "auto", time_limit: float | None = 30.0) -> SolveResult:
+    """Solve with ``backend`` = "auto" (gurobipy if usable and within its license limits, else
+    HiGHS), "gurobipy" or "highs".  The result names the backend that ran and any fallback reason."""
+    if backend not in ("auto", "gurobipy", "highs"):
+        raise ValueError(f"solve(backend={backend!r}): use 'auto', 'gurobipy' or 'highs'")
+    if backend == "highs":
+        return _solve_highs(model, time_limit)
+    reason = None if gurobi_available() else "gurobipy not importable or no license"
+    if reason is None:
+        reason = exceeds_gurobi_limits(model)
+    if reason is None:
+        try:
+            return _solve_gurobi(model, time_limit)
+        except Exception as exc:  # GurobiError at optimize (e.g. 10010) -> HiGHS
+            reason = f"gurobipy failed: {exc}"
+    if backend == "gurobipy":
+        raise RuntimeError(f"solve(backend='gurobipy') impossible: {reason}; use backend='auto'")
+    result = _solve_highs(model, time_limit)
+    result.fallback_reason = reason
+    return result
+
+
+def objectives_agree(pred: float | None, ref: float | None, tol: float = 1e-6) -> bool:
+    """The strict OR-CPT criterion |pred - ref| / (|ref| + 1) <= tol (SIRL / OptMATH paper)."""
+    if pred is None or ref is None:
+        return pred is None and ref is None
+    return abs(pred - ref) / (abs(ref) + 1.0) <= tol

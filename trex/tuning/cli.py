@@ -1,0 +1,101 @@
+"""`trex tune`: search a better kernel configuration than the cost model's and remember it.
+
+    trex tune --pattern rms_norm --shape ROWS=64,D=256 --dtype bf16 --target ascend910b
+    trex tune --pattern swiglu_limited --shape ROWS=8192,F=3072 --target cuda --max-candidates 40
+    trex tune --show                      # what the store holds (configs and skills)
+
+Ascend targets are profiled on the AscendC emulator's counts through the cost model ("modeled");
+--target cuda measures on the GPU and needs Triton + CUDA (otherwise it exits 3 with the reason).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from . import search, space
+from .store import Store
+
+
+def _parser() -> argparse.ArgumentParser:
+    from trex.codegen_ascendc.patterns import PATTERNS
+    ap = argparse.ArgumentParser(prog="trex tune", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pattern", choices=sorted(PATTERNS), help="fused pattern (trex.codegen_ascendc.patterns)")
+    ap.add_argument("--shape", default="", help="sizes NAME=VALUE,... (e.g. ROWS=64,D=256); others keep the "
+                                                "pattern's example values")
+    ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
+    ap.add_argument("--target", default="ascend910b", choices=["cuda", "ascend910b", "ascend910c"])
+    ap.add_argument("--store", help="store file (default: $TREX_TUNING_STORE or ~/.cache/trex/tuning/store.json)")
+    ap.add_argument("--max-candidates", type=int, default=24, help="compiled candidates at most (default 24)")
+    ap.add_argument("--time-budget", type=float, default=300.0, help="seconds of search at most (default 300)")
+    ap.add_argument("--patience", type=int, default=12,
+                    help="stop after this many candidates without an improvement (default 12)")
+    ap.add_argument("--checks", type=int, default=3, help="verifier runs per candidate, fresh inputs each (default 3)")
+    ap.add_argument("--retune", action="store_true", help="search even when the store has this key")
+    ap.add_argument("--calibration", help="Ascend: JSON {launch_s, scales{mte2,vec,mte3,scalar,gm}} fitted on an NPU")
+    ap.add_argument("--json", dest="json_out", help="write the result (every tree node) to this JSON file")
+    ap.add_argument("--resume", help="a --json result of an earlier search of the same key: continue its tree")
+    ap.add_argument("--from-node", type=int, help="with --resume: the node to branch from (default: the root)")
+    ap.add_argument("--show", action="store_true", help="print the store's configs and skills and exit")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no per-candidate log")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = _parser()
+    a = ap.parse_args(argv)
+    store = Store(a.store)
+    if a.show:
+        print(json.dumps(store.data, indent=2, sort_keys=True))
+        return 0
+    if not a.pattern:
+        ap.error("--pattern is required (or --show)")
+    from . import harness
+    try:
+        sizes = harness.parse_shape(a.shape, a.pattern)
+    except ValueError as e:
+        ap.error(str(e))
+    backend_kw = {}
+    if space.family(a.target) == "ascend":
+        from .ascend import AscendCalibration
+        backend_kw["calibration"] = AscendCalibration.load(a.calibration)
+    else:
+        from .cuda import available
+        ok, why = available()
+        if not ok:
+            print(f"trex tune: --target cuda skipped: {why}", file=sys.stderr)
+            return 3
+    log = None if a.quiet else (lambda s: print(s, flush=True))
+    earlier = search.TuneResult.from_dict(json.loads(Path(a.resume).read_text())) if a.resume else None
+    try:
+        res = search.tune(a.target, a.pattern, a.dtype, sizes, store=store, use_store=not a.retune,
+                          backend_kw=backend_kw, branch_from=earlier, node_id=a.from_node,
+                          max_candidates=a.max_candidates, time_budget_s=a.time_budget,
+                          patience=a.patience, checks=a.checks, log=log)
+    except ValueError as e:
+        print(f"trex tune: {e}", file=sys.stderr)
+        return 2
+    src = "store" if res.from_store else f"search ({res.compiled} candidates compiled; {res.stop_reason})"
+    print(f"{res.key}: {res.config}  {res.time_s * 1e6:.3f} us [{res.profile_label}] from {src}")
+    print(f"  cost model's choice {res.baseline_config}: {res.baseline_time_s * 1e6:.3f} us; gain {res.gain:.1%}")
+    if not res.from_store:
+        counts: dict = {}
+        for n in res.nodes:
+            counts[n.status] = counts.get(n.status, 0) + 1
+        print("  nodes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + f"; store {store.path}")
+    if a.json_out:
+        p = Path(a.json_out)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name + ".")
+        with os.fdopen(fd, "w") as f:
+            json.dump(res.as_dict(), f, indent=2, default=str)
+        os.replace(tmp, p)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
