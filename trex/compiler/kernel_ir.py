@@ -46,7 +46,7 @@ import torch
 __all__ = [
     "DType", "TensorKind", "RowMap", "GMTensor", "ScalarParam", "Local", "Op", "ChunkLoop",
     "Repeat", "HostOp", "Program", "Schedule", "OpSpec", "OPS", "ROWS", "size", "IRError",
-    "interpret", "interpreter", "bind_sizes", "walk", "ProgramBuilder",
+    "interpret", "interpreter", "bind_sizes", "walk", "ProgramBuilder", "row_split",
 ]
 
 
@@ -717,9 +717,10 @@ def _bind(env, sym, n, p, where):
 # reference interpreter (plain torch; executes tiles, chunks and cores like the kernel does)
 
 
-def _row_split(rows: int, cores: int, group: int = 1) -> list:
+def row_split(rows: int, cores: int, group: int = 1) -> list:
     """Front/tail split (ops-nn style): block = ceil(rows/cores) rounded up to a multiple of `group`;
-    core i gets [i*block, ...)."""
+    core i gets [i*block, ...). Returns one (lo, hi) span per core (empty spans for idle cores);
+    the one split the interpreter, the printers, the cost model and the tuner share."""
     block = max(1, -(-rows // cores))
     block = -(-block // group) * group
     spans = []
@@ -969,7 +970,7 @@ def interpret(p: Program, inputs: Mapping[str, torch.Tensor], scalars: Mapping[s
     group = int(_expr(p.row_group).subs(sizes)) if p.row_group is not None else 1
     if p.row_group is not None:      # tiles never straddle a row group: clip them to a divisor of it
         sched = Schedule(math.gcd(sched.rows_per_tile, group), sched.col_chunk, sched.buffer_depth, sched.cores)
-    for core, (lo, hi) in enumerate(_row_split(rows, sched.cores, group)):
+    for core, (lo, hi) in enumerate(row_split(rows, sched.cores, group)):
         it = _Interp(p, sizes, ins, scalars, outs, sched)
         it.core = core
         # per-core prologue/epilogue run on every core (an idle core still stores zero partials)
