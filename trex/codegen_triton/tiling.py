@@ -122,7 +122,7 @@ def predict(p: Program, sizes: dict, tiling: Tiling, hw: dict | None = None) -> 
     ept = tile_elems / threads
     row_inputs = sum(1 for t in row_tensors if t.role == "in")
     per_core = sum(1 for t in p.tensors if t.kind == TensorKind.SHARED and t.role == "in"
-                   and trex.passes.get(t.name) is None)                       # weights loaded once per program
+                   and passes.get(t.name) is None)                       # weights loaded once per program
     per_core += sum(1 for op, _ in walk(p.prologue) if op.opcode == "fill")   # accumulators
     live_per_thread = ept * (row_inputs + per_core)
     if any(op.opcode == "hist_write" for op, _ in walk(p.body)) and not tiling.hist_scratch:
@@ -156,7 +156,7 @@ def predict(p: Program, sizes: dict, tiling: Tiling, hw: dict | None = None) -> 
         real_rows = rows if t.row_map.is_identity else (
             _ev(t.row_map.mod, sizes) if t.row_map.mod is not None else -(-rows // _ev(t.row_map.div, sizes)))
         b = row_bytes[t.name] * real_rows
-        k = trex.passes.get(t.name, 1) if t.role == "in" else 1
+        k = passes.get(t.name, 1) if t.role == "in" else 1
         dram += b
         if k > 1:
             working_set = min(slots, n_tiles) * R * row_bytes[t.name]
