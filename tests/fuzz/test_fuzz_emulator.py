@@ -1,6 +1,6 @@
 """Every fused op, forward and backward, fuzzed through its generated AscendC in the emulator.
 
-Each example draws the op's arguments (trex.compiler.testing.fuzz_arguments: edge row counts, odd
+Each example draws the op's arguments (trex.compiler.strategies.fuzz_arguments: edge row counts, odd
 and 7168 hidden sizes, bf16/fp16/fp32, strided layouts, zero rows, clamp-limit values, large
 magnitudes, NaN/Inf) and a tiling: the solver's choice or another point of the cost model's feasible
 set; `check_fused_op` compares the emulator's outputs with the fp64 reference (DESIGN.md rule, NaN/Inf
@@ -17,7 +17,7 @@ from trex.codegen_ascendc import target as emulate
 from trex.compiler import registry
 from trex.compiler.targets import use_target
 from trex.cost_models.fuzzing import tiling_choosers
-from trex.compiler.testing import check_fused_op, fuzz_arguments
+from trex.compiler.strategies import check_fused_op, fuzz_arguments
 
 OPS = sorted(registry.fused_ops())
 # fraction of examples that must launch a kernel; the rest fall back for a reason the target names

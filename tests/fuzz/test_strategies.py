@@ -15,7 +15,7 @@ from trex.passes.ir_rmsnorm import build_rms_norm_fwd
 from trex.compiler import registry
 from trex.compiler.kernel_ir import DType, bind_sizes
 from trex.compiler.strategies import EDGE_ROWS, profile_element_cap
-from trex.compiler.testing import fuzz_arguments
+from trex.compiler.strategies import fuzz_arguments
 
 
 def test_every_registered_fused_op_registers_an_argument_generator():

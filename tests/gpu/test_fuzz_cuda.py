@@ -1,6 +1,6 @@
 """The fuzz suite of the AscendC issue, on the "cuda" target (skipped without CUDA and Triton).
 
-The same hypothesis strategies (trex.compiler.testing.fuzz_arguments: edge row counts, odd and 7168
+The same hypothesis strategies (trex.compiler.strategies.fuzz_arguments: edge row counts, odd and 7168
 hidden sizes, bf16/fp16/fp32, strided layouts, zero rows, clamp limits, large magnitudes, NaN/Inf)
 drive every fused op through the Triton kernels with outputs poisoned before launch, and
 `check_fused_op` compares with the fp64 reference (the DESIGN.md bound). Triton kernels are
@@ -36,7 +36,7 @@ def _cuda_target():
 @pytest.mark.parametrize("op_name", _ops())
 def test_fused_op_matches_fp64_reference_on_cuda(op_name, monkeypatch):
     from trex.codegen_triton.target import ADAPTERS
-    from trex.compiler.testing import check_fused_op, fuzz_arguments
+    from trex.compiler.strategies import check_fused_op, fuzz_arguments
     if op_name not in ADAPTERS:
         pytest.skip(f"{op_name} has no Triton program (it runs its reference on cuda)")
     monkeypatch.setenv("TREX_TRITON_POISON", "1")

@@ -1,24 +1,34 @@
 """Property: every forward fused op, as dispatched to the active target (cpu here; other layers run the
 same strategies on theirs), stays within a few output-dtype ulps of its fp64 reference on random
-sizes, dtypes and strides (trex.compiler.testing.fused_op_arguments)."""
+sizes, dtypes and layouts (the op's registered generator, trex.compiler.strategies.fuzz_arguments,
+on finite inputs of moderate magnitude: the ulp bound does not hold for NaN/Inf or 1e6-scale inputs,
+which tests/fuzz checks with the DESIGN.md rule)."""
 import pytest
 import torch
 from hypothesis import given, settings
 
 from trex.compiler import registry
-from trex.compiler.testing import _OP_ARGS, fused_op_arguments
+from trex.compiler.strategies import fuzz_arguments
+
+FORWARD_OPS = sorted(name for name, op in registry.fused_ops().items()
+                     if op.backward_of is None and op.fuzz_arguments is not None)
+MODERATE = ("none", "zero_rows", "clamp_limits")
 
 
 def _fp64(a):
     return a.detach().to(torch.float64) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
 
 
-@pytest.mark.parametrize("name", sorted(_OP_ARGS))
+def test_every_forward_op_is_checked():
+    assert {"rms_norm", "swiglu_limited", "rope", "mhc_pre"} <= set(FORWARD_OPS)
+
+
+@pytest.mark.parametrize("name", FORWARD_OPS)
 def test_fused_op_fp32_compute_is_at_least_as_accurate_as_fp32_rounding(name):
     op = registry.fused_ops()[name]
 
     @settings(max_examples=15)
-    @given(args=fused_op_arguments(name))
+    @given(args=fuzz_arguments(name, specials=MODERATE))
     def check(args):
         out = op.op(*args)
         ref = op.reference(*[_fp64(a) for a in args])

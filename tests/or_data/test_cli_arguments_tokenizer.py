@@ -1,5 +1,5 @@
 """`trex or-data`: bad arguments exit 2 with a message naming the argument; the `tokenizer`
-sub-command trains the BPE of trex/training/or_eval/tokenizer.py offline."""
+sub-command trains the BPE of trex/training/or_tokenizer.py offline."""
 import argparse
 import json
 
@@ -58,7 +58,7 @@ def _tiny_corpus(folder):
 
 
 def test_tokenizer_subcommand_trains_and_saves(tmp_path, capsys):
-    from trex.training.or_eval.tokenizer import PROMPT, RESPONSE, ORTokenizer
+    from trex.training.or_tokenizer import PROMPT, RESPONSE, ORTokenizer
 
     corpus = _tiny_corpus(tmp_path)
     out = tmp_path / "tok" / "tokenizer.json"

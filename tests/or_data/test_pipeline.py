@@ -6,7 +6,7 @@ import pytest
 from trex.training.or_data.cli import main as cli_main
 from trex.training.or_data.decontam import default_benchmark_root
 from trex.training.or_data.pipeline import PipelineConfig, run_pipeline
-from trex.training.or_eval.tokenizer import format_prompt
+from trex.training.or_tokenizer import format_prompt
 
 FAST = dict(families=("knapsack", "diet", "transportation"), workers=1, chunk=4, decontaminate=False)
 
@@ -44,7 +44,7 @@ def test_records_carry_provenance(tmp_path):
             assert key in prov
         assert {"contract", "data_fidelity", "execution", "status", "objective", "structure",
                 "perturbation"} <= set(prov["checks_passed"])
-        # the prompt is the evaluation's format of the instruction-wrapped question (or_eval.tokenizer)
+        # the prompt is the evaluation's format of the instruction-wrapped question (trex.training.or_tokenizer)
         assert rec["question"].endswith("### Formulation\n") and rec["response"].startswith("## Variables")
         assert rec["prompt"] == format_prompt(rec["question"]) and rec["problem"] in rec["question"]
     assert cpt[0]["text"].startswith("Problem:\n") and "```python" in cpt[0]["text"]

@@ -2,7 +2,7 @@
 import pytest
 
 from trex.training.or_eval import benchmarks
-from trex.training.or_eval.tokenizer import ORTokenizer
+from trex.training.or_tokenizer import ORTokenizer
 
 _CORPUS = [
     "import gurobipy as gp\nfrom gurobipy import GRB\nmodel = gp.Model()\n"

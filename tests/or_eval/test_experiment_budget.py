@@ -56,7 +56,7 @@ def test_every_arm_gets_an_equal_decoding_share_even_when_decoding_uses_all_of_i
     """Decoding that always runs to its deadline (as on the H200 without a KV cache) must not cost
     a later arm its evaluation: each arm decodes for the same share and every arm is evaluated."""
     pytest.importorskip("trex.training.or_data.sandbox")
-    from trex.training.or_eval.tokenizer import ORTokenizer
+    from trex.training.or_tokenizer import ORTokenizer
     from trex.training.or_eval.toy_source import ToySource
 
     trained, allowances = [], []

@@ -108,7 +108,7 @@ def test_time_guard_records_what_it_skipped(tmp_path, monkeypatch):
     """With the budget already spent: the first arm is trained but none of its prompts is decoded
     (its items count as not evaluated), the later arms are not run, and the JSON says so."""
     pytest.importorskip("trex.training.or_data.sandbox")
-    from trex.training.or_eval.tokenizer import ORTokenizer
+    from trex.training.or_tokenizer import ORTokenizer
     from trex.training.or_eval.toy_source import ToySource
 
     trained = []

@@ -6,7 +6,7 @@ import pytest
 
 from trex.training.or_eval import cli
 from trex.training.or_eval.benchmarks import RefStatus, load_generated
-from trex.training.or_eval.tokenizer import format_prompt
+from trex.training.or_tokenizer import format_prompt
 
 pytest.importorskip("trex.training.or_data.sandbox")
 

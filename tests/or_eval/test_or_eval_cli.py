@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from trex.training.or_eval import cli
-from trex.training.or_eval.tokenizer import TOKENIZER_ENV, ORTokenizer, format_prompt
+from trex.training.or_tokenizer import TOKENIZER_ENV, ORTokenizer, format_prompt
 
 pytest.importorskip("trex.training.train")
 pytest.importorskip("trex.training.or_data.sandbox")
@@ -59,7 +59,7 @@ def tiny_checkpoint(tmp_path_factory):
     mp.setenv(TOKENIZER_ENV, str(root / "ckpt"))
     try:
         cfg = load_config(None, [("data.kind", "sft"), ("data.paths", [str(root / "sft.jsonl")]),
-                                 ("data.tokenizer", "trex.training.or_eval.tokenizer:from_env"), ("data.seq_len", 64),
+                                 ("data.tokenizer", "trex.training.or_tokenizer:from_env"), ("data.seq_len", 64),
                                  ("model.compile", "eager"), ("model.overrides", {"vocab_size": 320}),
                                  ("train.steps", 2), ("train.device", "cpu"), ("checkpoint.dir", str(root / "ckpt")),
                                  ("log.progress", False)])

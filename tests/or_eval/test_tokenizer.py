@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from trex.training.or_eval.tokenizer import (BOS, EOS, PAD, PROMPT, RESPONSE, ORTokenizer, format_prompt,
+from trex.training.or_tokenizer import (BOS, EOS, PAD, PROMPT, RESPONSE, ORTokenizer, format_prompt,
                                         from_env)
 
 

@@ -32,8 +32,8 @@ CASES = {
     "expert parallel without torchrun": (["--distributed.ep", "2"], ["WORLD_SIZE"],
                                          ["distributed.ep = 2", "torchrun --nproc_per_node 2"]),
     "ep not dividing the experts": (["--distributed.ep", "3"], [], ["distributed.ep = 3", "8 routed experts"]),
-    "tokenizer factory fails": (["--data.tokenizer", "trex.training.or_eval.tokenizer:from_env"], ["TREX_OR_TOKENIZER"],
-                                ["data.tokenizer = 'trex.training.or_eval.tokenizer:from_env'", "$TREX_OR_TOKENIZER"]),
+    "tokenizer factory fails": (["--data.tokenizer", "trex.training.or_tokenizer:from_env"], ["TREX_OR_TOKENIZER"],
+                                ["data.tokenizer = 'trex.training.or_tokenizer:from_env'", "$TREX_OR_TOKENIZER"]),
     "sft on plain text": (["--data.kind", "sft"], [], ["data.prompt_field", "data.response_field", "'text'"]),
 }
 

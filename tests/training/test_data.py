@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from trex.training.config import ConfigError
-from trex.training.data import (ByteTokenizer, DataLoader, PackedDataset, SFTDataset, load_tokenizer,
-                           read_records)
+from trex.training.data import DataLoader, PackedDataset, SFTDataset, read_records
+from trex.training.tokenizer import ByteTokenizer, load_tokenizer
 
 
 def test_byte_tokenizer_roundtrip():

@@ -95,13 +95,13 @@ def test_cli_runs_shipped_sft_config_in_two_slices(tmp_path, capsys):
 def test_checkpoint_carries_the_bpe_tokenizer(make_config, cpt_corpus, tmp_path, monkeypatch):
     from trex.training.data import read_records
     from trex.training.or_eval.model_io import load_for_eval
-    from trex.training.or_eval.tokenizer import ORTokenizer
+    from trex.training.or_tokenizer import ORTokenizer
 
     bpe = ORTokenizer.train((r["text"] for r in read_records(cpt_corpus)), vocab_size=300)
     trained_with = bpe.save(tmp_path / "bpe" / "tokenizer.json")
     monkeypatch.setenv("TREX_OR_TOKENIZER", str(trained_with))
     ckpt = tmp_path / "ck"
-    result = train(make_config(**{"data.tokenizer": "trex.training.or_eval.tokenizer:from_env", "train.steps": 2,
+    result = train(make_config(**{"data.tokenizer": "trex.training.or_tokenizer:from_env", "train.steps": 2,
                                   "checkpoint.dir": str(ckpt)}))
     assert result.final_step == 2
     saved = ckpt / "tokenizer.json"

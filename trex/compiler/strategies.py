@@ -1,7 +1,7 @@
 """Property-based fuzzing of fused ops: hypothesis strategies per op and a checker over every target.
 
     from hypothesis import given
-    from trex.compiler.testing import fuzz_arguments, check_fused_op
+    from trex.compiler.strategies import fuzz_arguments, check_fused_op
 
     @given(args=fuzz_arguments("rms_norm"))
     def test_rms_norm(args):
@@ -33,9 +33,7 @@ from typing import Any
 import torch
 
 from . import registry, targets
-
-# (testing.assert_close_to_reference / to_fp64 are imported where used: trex.compiler.testing
-# re-exports this module's API, so a module-level import here would be circular)
+from .testing import assert_close_to_reference, to_fp64
 
 EDGE_ROWS = (1, 3, 127, 129, 4097)
 HIDDEN_SIZES = (1, 3, 7, 33, 127, 129, 16, 64, 7168)
@@ -67,11 +65,11 @@ class FuzzDraw:
     """What every argument generator (``define_fused_op(..., fuzz_arguments=)``) draws with: the
     hypothesis draw, the example's dtype, a seeded generator, its special values, the element cap."""
 
-    def __init__(self, draw, dtype: torch.dtype, cap: int):
+    def __init__(self, draw, dtype: torch.dtype, cap: int, specials: tuple = SPECIAL_VALUES):
         self.draw, self.dtype, self.cap, self.st = draw, dtype, cap, _st()
         self.seed = draw(self.st.integers(0, 2 ** 31 - 1))
         self.gen = torch.Generator().manual_seed(self.seed)
-        self.special = draw(self.st.sampled_from(SPECIAL_VALUES))
+        self.special = draw(self.st.sampled_from(tuple(specials)))
 
     def pick(self, options):
         return self.draw(self.st.sampled_from(tuple(options)))
@@ -136,10 +134,13 @@ class FuzzDraw:
         return base[::2]
 
 
-def fuzz_arguments(op_name: str, *, dtypes=FUZZ_DTYPES, max_elements: int | None = None):
+def fuzz_arguments(op_name: str, *, dtypes=FUZZ_DTYPES, max_elements: int | None = None,
+                   specials: tuple = SPECIAL_VALUES):
     """Hypothesis strategy of positional argument tuples for fused op ``op_name`` (forward or
     backward), built by the generator its trex/passes/ module registered (``define_fused_op(...,
-    fuzz_arguments=)``). ``max_elements`` caps the largest tensor (default: the profile's `ELEMENT_CAP`)."""
+    fuzz_arguments=)``). ``max_elements`` caps the largest tensor (default: the profile's `ELEMENT_CAP`);
+    ``specials`` are the special-value kinds drawn from (`SPECIAL_VALUES`; a subset for checks that
+    only hold on finite, moderate inputs)."""
     fop = registry.fused_ops().get(op_name)
     if fop is None:
         raise KeyError(f"fuzz_arguments: {op_name!r} is not a registered fused op; registered: "
@@ -153,7 +154,7 @@ def fuzz_arguments(op_name: str, *, dtypes=FUZZ_DTYPES, max_elements: int | None
 
     @st.composite
     def strategy(draw):
-        return make(FuzzDraw(draw, draw(st.sampled_from(tuple(dtypes))), cap))
+        return make(FuzzDraw(draw, draw(st.sampled_from(tuple(dtypes))), cap, specials))
 
     return strategy()
 
@@ -193,7 +194,6 @@ def _check_nonfinite(actual: torch.Tensor, eager: torch.Tensor, label: str) -> N
 def compare_outputs(actual: Any, eager: Any, reference64: Any, *, label: str) -> None:
     """NaN/+-Inf where the reference (input dtypes) has them, then the DESIGN.md rule on the elements
     finite everywhere."""
-    from .testing import assert_close_to_reference
     acts, eags, refs = _tensors(actual), _tensors(eager), _tensors(reference64)
     if not len(acts) == len(eags) == len(refs):
         raise AssertionError(f"{label}: {len(acts)} outputs, the reference has {len(eags)}")
@@ -219,7 +219,6 @@ def check_fused_op(op_name: str, args: tuple, targets: list[str] | None = None, 
     "reference: <why>" (the runner returned NotImplemented: the reference runs there). A target that
     is not available is left out of the result, or raises when it was asked for by name."""
     from . import targets as target_registry
-    from .testing import to_fp64
     fop = registry.fused_ops().get(op_name)
     if fop is None:
         raise KeyError(f"check_fused_op: {op_name!r} is not a registered fused op; registered: "

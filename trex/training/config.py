@@ -23,6 +23,9 @@ from typing import Any
 
 from trex.resources import CONFIGS_DIR
 
+from .errors import ConfigError
+from .tokenizer import tokenizer_factory
+
 
 @dataclass
 class ModelConfig:
@@ -137,10 +140,6 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "train.precision": ("fp32", "bf16"),
     "train.device": ("auto", "cpu", "cuda", "npu"),
 }
-
-
-class ConfigError(ValueError):
-    pass
 
 
 def _parse_literal(text: str) -> Any:
@@ -282,7 +281,6 @@ def validate(cfg: Config) -> None:
     if len(cfg.optim.betas) != 2:
         raise ConfigError(f"optim.betas = {cfg.optim.betas}; give two numbers, e.g. [0.9, 0.95]")
     model_args(cfg)
-    from .data import tokenizer_factory
     tokenizer_factory(cfg.data.tokenizer)   # resolvable now; called (and so loaded) by the run
 
 

@@ -39,7 +39,8 @@ import torch
 from .checkpoint import (Checkpointer, load_model_state, load_optimizer_state, model_state,
                          optimizer_state, rng_state, set_rng_state)
 from .config import Config, ConfigError, load_config, model_args, parse_overrides, validate_launch
-from .data import DataLoader, build_dataset, load_tokenizer
+from .data import DataLoader, build_dataset
+from .tokenizer import load_tokenizer
 from .distributed import (ParallelDims, clip_grad_norm, destroy_distributed, init_distributed,
                           parallelize, reduce_expert_grads)
 from .optim import build_optimizer

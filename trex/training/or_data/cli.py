@@ -78,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--difficulty", type=int, choices=DIFFICULTIES)
     sub.add_parser("backends", help="which solver backends and sandbox layers work here")
-    t = sub.add_parser("tokenizer", help="train the byte-level BPE tokenizer (trex/training/or_eval/tokenizer.py) "
+    t = sub.add_parser("tokenizer", help="train the byte-level BPE tokenizer (trex/training/or_tokenizer.py) "
                                          "offline on corpus files and save its tokenizer.json")
     t.add_argument("--corpus", nargs="+", required=True, metavar="FILE",
                    help="JSONL files (a row gives its 'text', else its 'prompt' + 'response': the cpt.jsonl "
@@ -166,7 +166,7 @@ def _backends(args) -> int:
 def _tokenizer(args) -> int:
     from pathlib import Path
 
-    from trex.training.or_eval.tokenizer import ORTokenizer, corpus_texts, smallest_vocab_size
+    from trex.training.or_tokenizer import ORTokenizer, corpus_texts, smallest_vocab_size
 
     def fail(message: str) -> int:
         print(f"trex or-data tokenizer: {message}", file=sys.stderr)

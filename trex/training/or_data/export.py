@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from trex.training.or_data.contract import build_prompt
-from trex.training.or_eval.tokenizer import format_prompt
+from trex.training.or_tokenizer import format_prompt
 
 GENERATOR_VERSION = "or_data/1"
 

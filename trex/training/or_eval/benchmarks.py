@@ -249,7 +249,7 @@ def _generated_question(rec: dict) -> str | None:
     An or_data SFT record holds it as ``question``; its ``prompt`` is ``format_prompt(question)``
     (the exact text the model is trained on), so a record with only a ``prompt`` is unwrapped, and
     a record with both must agree (else training and evaluation would see different prompts)."""
-    from trex.training.or_eval.tokenizer import format_prompt, unformat_prompt
+    from trex.training.or_tokenizer import format_prompt, unformat_prompt
 
     prompt = rec.get("prompt")
     if "question" in rec:

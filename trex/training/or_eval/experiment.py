@@ -50,7 +50,7 @@ from trex.training.or_eval.benchmarks import ORProblem, load_benchmark
 from trex.training.or_eval.evaluate import EvalConfig, SandboxExecutor, atomic_write_json, evaluate
 from trex.training.or_eval.general_corpus import build_general_corpus
 from trex.training.or_eval.stats import mcnemar, wilson_interval
-from trex.training.or_eval.tokenizer import (TOKENIZER_ENV, TOKENIZER_FILENAME, ORTokenizer, corpus_texts,
+from trex.training.or_tokenizer import (TOKENIZER_ENV, TOKENIZER_FILENAME, ORTokenizer, corpus_texts,
                                        format_prompt)
 
 SPLITS = ("seen", "cpt_only", "held_out")
@@ -512,7 +512,7 @@ def stage_overrides(cfg: ExperimentConfig, kind: str, data_path: Path, steps: in
     return [
         ("model.name", s.model), ("model.overrides", overrides), ("model.compile", s.compile),
         ("data.kind", kind), ("data.paths", [str(data_path)]), ("data.format", "jsonl"),
-        ("data.tokenizer", "trex.training.or_eval.tokenizer:from_env"),
+        ("data.tokenizer", "trex.training.or_tokenizer:from_env"),
         ("data.seq_len", s.seq_len), ("data.micro_batch", s.micro_batch), ("data.seed", cfg.seed),
         ("optim.lr", s.lr if kind == "cpt" else s.sft_lr),
         ("schedule.warmup_steps", min(s.warmup_steps, max(1, steps // 2))),

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import torch
 
-from trex.training.or_eval.tokenizer import format_prompt
+from trex.training.or_tokenizer import format_prompt
 
 
 def _model_device(model, device):

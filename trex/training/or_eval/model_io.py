@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from trex.training.or_eval.tokenizer import TOKENIZER_FILENAME, ORTokenizer
+from trex.training.or_tokenizer import TOKENIZER_FILENAME, ORTokenizer
 
 LATEST = "latest"
 META = "meta.json"
@@ -63,7 +63,7 @@ def find_tokenizer(step_dir: Path, config: dict):
     for folder in (step_dir, step_dir.parent):
         if (folder / TOKENIZER_FILENAME).is_file():
             return ORTokenizer.load(folder)
-    from trex.training.data import load_tokenizer   # the run used a registry tokenizer (e.g. "byte")
+    from trex.training.tokenizer import load_tokenizer   # the run used a registry tokenizer (e.g. "byte")
     spec = config["data"]["tokenizer"]
     if spec.endswith(":from_env"):
         raise FileNotFoundError(f"{step_dir} was trained with {spec} but no {TOKENIZER_FILENAME} is saved "
