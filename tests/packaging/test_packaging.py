@@ -1,0 +1,96 @@
+"""What `pip install .` puts on a user's machine: one import root (`trex`), its package data, and
+nothing a user's own top-level folders (`passes/`, `training/`, `tuning/`) can shadow."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# package data the documented commands read from an installed trex
+SHIPPED_DATA = (
+    "trex/configs/tiny_cpt.toml", "trex/configs/tiny_sft.toml", "trex/configs/small_h200.toml",
+    "trex/configs/data/tiny_sft.jsonl",
+    "trex/codegen_ascendc/emulator/include/kernel_operator.h",
+    "trex/codegen_ascendc/golden/rms_norm.cpp",
+    "trex/codegen_triton/calibration_h200.json",
+)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> zipfile.ZipFile:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                    "-w", str(out), str(ROOT)], check=True, capture_output=True, timeout=600)
+    (path,) = out.glob("trex-*.whl")
+    return zipfile.ZipFile(path)
+
+
+def test_the_wheel_has_one_import_root(wheel):
+    roots = {name.split("/")[0] for name in wheel.namelist() if not name.split("/")[0].endswith(".dist-info")}
+    assert roots == {"trex"}
+    top_level = next(n for n in wheel.namelist() if n.endswith(".dist-info/top_level.txt"))
+    assert wheel.read(top_level).decode().split() == ["trex"]
+
+
+def test_the_wheel_carries_its_data(wheel):
+    names = set(wheel.namelist())
+    missing = [f for f in SHIPPED_DATA if f not in names]
+    assert not missing, f"package data missing from the wheel: {missing} (pyproject.toml [tool.setuptools.package-data])"
+
+
+def test_entry_points_name_the_root(wheel):
+    entry_points = next(n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt"))
+    targets = [line.split("=", 1)[1].strip() for line in wheel.read(entry_points).decode().splitlines()
+               if "=" in line]
+    assert targets and all(t.startswith("trex.") for t in targets), targets
+
+
+_COUNT_MATCHES = """
+import json, torch
+import trex.compiler.backend
+from trex.compiler import logs
+
+def chain(x):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)
+
+torch.compile(chain, backend="trex")(torch.randn(4, 32))
+print(json.dumps(dict(logs.counters["matches"])))
+"""
+
+
+def _matches_in(cwd: Path) -> dict:
+    proc = subprocess.run([sys.executable, "-c", _COUNT_MATCHES], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_a_passes_folder_in_the_working_directory_changes_nothing(tmp_path):
+    """`python -c` puts the working directory first on sys.path: a user's own passes/ (or training/,
+    tuning/) there once made trex fuse nothing."""
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    user = tmp_path / "user_project"
+    for folder in ("passes", "training", "tuning", "cost_models"):
+        (user / folder).mkdir(parents=True)
+        (user / folder / "__init__.py").write_text(f"raise ImportError('the user project {folder}/ was imported')\n")
+    baseline = _matches_in(clean)
+    assert baseline.get("rms_norm", 0) >= 1, baseline
+    assert _matches_in(user) == baseline
+
+
+@pytest.mark.slow
+def test_a_wheel_install_runs_the_documented_commands(tmp_path):
+    """Fresh venv, `pip install .` (not editable), the documented commands from outside the checkout
+    (scripts/check_wheel.sh)."""
+    proc = subprocess.run(["bash", str(ROOT / "scripts" / "check_wheel.sh"), str(tmp_path / "w")],
+                          capture_output=True, text=True, timeout=3600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert "OK:" in proc.stdout
