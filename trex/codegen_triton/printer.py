@@ -642,16 +642,6 @@ def _rule_reduce(pr: _Printer, op: Op):
     pr.set_val(op.out, _Val(var, src.per_row, axes, out.dtype))
 
 
-def _rule_reduce_rows(pr: _Printer, op: Op):
-    src = pr.value(op.args[0])
-    out = _out_local(pr, op)
-    rank = 1 + len(src.axes)
-    var = pr.ident(op.out)
-    x = f"tl.where({pr.bcast('row_mask', 0, rank)}, {src.var}, 0.0)" if src.per_row else src.var
-    pr.emit(f"{var} = tl.sum({x}, axis=0, keep_dims=True)")
-    pr.set_val(op.out, _Val(var, False, src.axes, out.dtype))
-
-
 def _rule_acc_rows(pr: _Printer, op: Op):
     """acc += sum over the tile's rows of src (rows past ROWS masked out)."""
     acc, src = pr.value(op.args[0]), pr.value(op.args[1])
@@ -915,7 +905,6 @@ RULES: dict[str, Callable[[_Printer, Op], None]] = {
     "fill": _rule_fill,
     "reduce_sum": _rule_reduce,
     "reduce_max": _rule_reduce,
-    "reduce_rows": _rule_reduce_rows,
     "acc_rows": _rule_acc_rows,
     "select": _rule_select,
     "parity_select": _rule_parity_select,
