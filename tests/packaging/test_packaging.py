@@ -94,3 +94,31 @@ def test_a_wheel_install_runs_the_documented_commands(tmp_path):
                           capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     assert "OK:" in proc.stdout
+
+
+@pytest.mark.parametrize("given", ["missing folder", "nothing"])
+def test_or_data_without_its_benchmarks_says_where_to_point_it(given, tmp_path, monkeypatch, capsys):
+    """The OR benchmark files are not shipped: their absence is one line naming --data-root and
+    $TREX_OR_BENCHMARKS, exit 2, before any work."""
+    from trex import resources
+    from trex.training.or_data.cli import main
+
+    monkeypatch.delenv(resources.BENCHMARKS_ENV, raising=False)
+    monkeypatch.setattr(resources, "checkout_root", lambda: None)     # as installed from a wheel
+    argv = ["generate", "--n", "1", "--out", str(tmp_path / "out"), "--no-progress"]
+    if given == "missing folder":
+        argv += ["--data-root", str(tmp_path / "no_such_folder")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--data-root" in err[0] and "$TREX_OR_BENCHMARKS" in err[0], err
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_installed_config_is_found_by_name(tmp_path, monkeypatch):
+    from trex.training.config import ConfigError, load_config
+
+    monkeypatch.chdir(tmp_path)
+    assert load_config("tiny_sft.toml").data.kind == "sft"
+    assert load_config("configs/tiny_cpt.toml").data.kind == "cpt"      # the documented spelling
+    with pytest.raises(ConfigError, match="tiny_cpt.toml"):             # the message lists the installed ones
+        load_config("nope.toml")
