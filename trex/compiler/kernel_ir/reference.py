@@ -81,6 +81,9 @@ def _bind(env, sym, n, p, where):
 
 
 class _Interp:
+    """One core's run of a program: its locals (`env`), the current column chunk and loop variables;
+    `run` walks statements, `op` applies an opcode's rule."""
+
     def __init__(self, p: Program, sizes: dict, inputs, scalars, outputs, sched: Schedule):
         self.p, self.sizes, self.inputs, self.scalars, self.outputs, self.sched = p, sizes, inputs, scalars, outputs, sched
         self.env: dict[str, torch.Tensor] = {}
