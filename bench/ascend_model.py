@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from trex.codegen_ascendc.counting import ascend_cost_model  # noqa: E402
 from trex.codegen_ascendc.patterns import PATTERNS  # noqa: E402
-from trex.cost_models.ascend_model import AscendCostModel  # noqa: E402
 from trex.cost_models.hardware import ASCEND_910B, ASCEND_910C_DIE  # noqa: E402
 from trex.compiler.kernel_ir import DType, size  # noqa: E402
 
@@ -55,7 +55,7 @@ def run(patterns: list[str]) -> list[dict]:
             pat = PATTERNS[name]
             p = pat.build(DType.BF16)
             sizes = {size(k): v for k, v in pat.sizes.items()}
-            m = AscendCostModel(p, hw)
+            m = ascend_cost_model(p, hw)
             t0 = time.perf_counter()
             best = m.solve(sizes)
             solve_s = time.perf_counter() - t0

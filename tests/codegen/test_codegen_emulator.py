@@ -10,7 +10,8 @@ from hypothesis import given, settings, strategies as st
 from trex.codegen_ascendc.emulator.runner import compiler_available
 from trex.codegen_ascendc.launch import EmulatedKernel
 from trex.codegen_ascendc.patterns import PATTERNS
-from trex.cost_models.ascend_model import AscendCostModel, Tiling
+from trex.codegen_ascendc.counting import ascend_cost_model
+from trex.cost_models.ascend_model import Tiling
 from trex.cost_models.hardware import ASCEND_910B
 from trex.compiler.kernel_ir import DType, bind_sizes, interpret
 
@@ -51,7 +52,7 @@ _MODELS: dict = {}
 def model_for(p):
     """One cost model per program (its lambdified formulas are built once)."""
     if p not in _MODELS:
-        _MODELS[p] = AscendCostModel(p, ASCEND_910B)
+        _MODELS[p] = ascend_cost_model(p, ASCEND_910B)
     return _MODELS[p]
 
 

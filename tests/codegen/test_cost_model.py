@@ -5,7 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from trex.cost_models.ascend_model import AscendCostModel, Prediction, Tiling, calibrate, core_rows
+from trex.codegen_ascendc.counting import ascend_cost_model
+from trex.cost_models.ascend_model import Prediction, Tiling, calibrate, core_rows
 from trex.cost_models.hardware import ASCEND_910B, ASCEND_910C_DIE, H200, HostCPU, Sourced
 from trex.passes.ir_mhc_pre import build_mhc_pre_fwd
 from trex.passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
@@ -43,7 +44,7 @@ def test_front_tail_split():
 def test_rms_norm_bytes_are_exact_formulas(til):
     """Every row read once (bf16 in), the weight once per launched core, y and rstd written once."""
     R, D = 100, 136
-    m = AscendCostModel(build_rms_norm_fwd("bf16"), ASCEND_910B)
+    m = ascend_cost_model(build_rms_norm_fwd("bf16"), ASCEND_910B)
     pred = m.evaluate(S(ROWS=R, D=D), til)
     assert pred.mte2_bytes == R * D * 2 + til.cores * D * 2
     assert pred.mte3_bytes == R * D * 2 + R * 4
@@ -54,7 +55,7 @@ def test_rms_norm_bytes_are_exact_formulas(til):
 
 
 def test_violations_explain_infeasible_tilings():
-    m = AscendCostModel(build_rms_norm_fwd("bf16"), ASCEND_910B)
+    m = ascend_cost_model(build_rms_norm_fwd("bf16"), ASCEND_910B)
     sizes = S(ROWS=8192, D=7168)
     why = m.violations(sizes, Tiling(8, None, 2, 48))
     assert any("UB use" in w and "rows_per_tile=8" in w for w in why)
@@ -62,13 +63,13 @@ def test_violations_explain_infeasible_tilings():
     assert m.violations(sizes, Tiling(1, None, 2, 48)) == []
     small = S(ROWS=8192, D=16)
     assert any("blockCount" in w for w in m.violations(small, Tiling(5000, None, 1, 1)))
-    mh = AscendCostModel(build_mhc_pre_fwd("bf16"), ASCEND_910B)
+    mh = ascend_cost_model(build_mhc_pre_fwd("bf16"), ASCEND_910B)
     assert any("multiple of 16" in w for w in mh.violations(S(ROWS=64, N=4, HD=256, ITERS=20), Tiling(1, 24, 2, 4)))
 
 
 def test_solver_is_exact_on_a_small_space():
     """The solver's optimum equals brute force over every feasible point (evaluated one by one)."""
-    m = AscendCostModel(build_swiglu_limited_fwd("bf16"), ASCEND_910B)
+    m = ascend_cost_model(build_swiglu_limited_fwd("bf16"), ASCEND_910B)
     sizes = S(ROWS=24, F=200)
     best = m.solve(sizes, max_cores=4)
     brute = min((m.evaluate(sizes, Tiling(t, None, d, p)) for t, d, p in itertools.product(range(1, 25), (1, 2), range(1, 5))
@@ -78,7 +79,7 @@ def test_solver_is_exact_on_a_small_space():
 
 
 def test_solver_chunks_rows_that_do_not_fit():
-    m = AscendCostModel(build_mhc_pre_fwd("bf16"), ASCEND_910C_DIE)
+    m = ascend_cost_model(build_mhc_pre_fwd("bf16"), ASCEND_910C_DIE)
     sizes = S(ROWS=96, N=4, HD=2048, ITERS=20)
     best = m.solve(sizes, max_cores=8)
     assert best.tiling.col_chunk is not None and best.tiling.col_chunk < 2048
@@ -87,14 +88,14 @@ def test_solver_chunks_rows_that_do_not_fit():
 
 
 def test_rms_norm_bwd_fits_at_deepseek_width():
-    m = AscendCostModel(build_rms_norm_bwd("bf16"), ASCEND_910C_DIE)
+    m = ascend_cost_model(build_rms_norm_bwd("bf16"), ASCEND_910C_DIE)
     best = m.solve(S(ROWS=512, D=7168))
     assert best.ub_bytes <= ASCEND_910C_DIE.ub_capacity
 
 
 def test_eager_chain_counts_one_kernel_per_op():
     p = build_rms_norm_fwd("bf16")
-    m = AscendCostModel(p, ASCEND_910C_DIE)
+    m = ascend_cost_model(p, ASCEND_910C_DIE)
     e = m.eager_chain(S(ROWS=8192, D=7168))
     n_ops = sum(1 for s in p.prologue + p.body if s.opcode not in ("load", "store", "view"))
     assert e["launches"] == n_ops
@@ -119,11 +120,11 @@ def test_calibration_recovers_constants():
 
 
 def test_pipe_expressions_are_sympy_in_the_tile_symbols():
-    from trex.cost_models.ascend_lowering import CL, ROWS_PER_TILE, TR
-    ex = AscendCostModel(build_rms_norm_fwd("bf16"), ASCEND_910B).pipe_expressions(2)
+    from trex.cost_models.kernel_counts import CL, ROWS_PER_TILE, TR
+    ex = ascend_cost_model(build_rms_norm_fwd("bf16"), ASCEND_910B).pipe_expressions(2)
     body = ex["body_per_tile"]
     assert body["mte2_bytes"] == 2 * TR * size("D")          # the row tile of x, bf16
     assert body["mte3_bytes"] == 2 * TR * size("D") + 4 * TR  # y and rstd
     assert ROWS_PER_TILE in ex["ub_bytes"].free_symbols
-    mh = AscendCostModel(build_mhc_pre_fwd("bf16"), ASCEND_910B).pipe_expressions(2)
+    mh = ascend_cost_model(build_mhc_pre_fwd("bf16"), ASCEND_910B).pipe_expressions(2)
     assert CL in mh["body_per_chunk"]["mte2_bytes"].free_symbols

@@ -126,7 +126,7 @@ def test_rope_ir_matches_reference(xs, cs, rd, inverse, dt, swap):
 def test_pair_swap_has_no_ascend_lowering_and_says_why():
     """The GPU's register swap cannot be lowered to AscendC (a UB copy at a one-element offset breaks
     the 32-byte rule): asking for it names the form to use instead."""
-    from trex.cost_models.ascend_lowering import LOWERING_RULES
+    from trex.codegen_ascendc.lowering import LOWERING_RULES
     from trex.passes.ir_rope import build_rope
     from trex.compiler.kernel_ir import IRError
     with pytest.raises(IRError, match="shifted_loads"):

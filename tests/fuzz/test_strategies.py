@@ -9,7 +9,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 
-from trex.cost_models.ascend_model import AscendCostModel
+from trex.codegen_ascendc.counting import ascend_cost_model
 from trex.cost_models.hardware import ASCEND_910B
 from trex.passes.ir_rmsnorm import build_rms_norm_fwd
 from trex.compiler import registry
@@ -82,7 +82,7 @@ def test_strategy_covers_dtypes_rows_layouts_and_special_values(op_name):
 
 def test_random_feasible_tiling_draws_only_feasible_points():
     program = build_rms_norm_fwd(DType.BF16)
-    model = AscendCostModel(program, ASCEND_910B)
+    model = ascend_cost_model(program, ASCEND_910B)
     x, w = torch.zeros(129, 7168, dtype=torch.bfloat16), torch.zeros(7168, dtype=torch.bfloat16)
     sizes = bind_sizes(program, {"x": x, "w": w}, {"eps": 1e-6})
     rng = random.Random(0)

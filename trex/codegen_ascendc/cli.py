@@ -6,11 +6,12 @@ import argparse
 import sys
 
 
+from trex.codegen_ascendc.counting import ascend_cost_model
 from trex.codegen_ascendc.lint import lint_source
 from trex.codegen_ascendc.npu import npu_status
 from trex.codegen_ascendc.patterns import PATTERNS, pattern
 from trex.codegen_ascendc.project import write_project
-from trex.cost_models.ascend_model import AscendCostModel, Tiling
+from trex.cost_models.ascend_model import Tiling
 from trex.cost_models.hardware import ASCEND_TARGETS, ascend_target
 from trex.compiler import targets
 from trex.compiler.kernel_ir import DType, IRError, size
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes_named = dict(pat.sizes)
     sizes_named.update(_parse_sizes(a.sizes))
     sizes = {size(k): v for k, v in sizes_named.items()}
-    model = AscendCostModel(program, hw)
+    model = ascend_cost_model(program, hw)
     try:
         if a.tiling:
             til = _parse_tiling(a.tiling)

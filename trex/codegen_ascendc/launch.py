@@ -12,8 +12,9 @@ import functools
 
 import torch
 
+from trex.codegen_ascendc.counting import ascend_cost_model
+from trex.codegen_ascendc.lowering import plan_kernel
 from trex.codegen_ascendc.printer import AscendCPrinter
-from trex.cost_models.ascend_lowering import plan_kernel
 from trex.cost_models.ascend_model import Tiling
 from trex.compiler.kernel_ir import (ROWS, IRError, Program, TensorKind, _host_op, bind_sizes,
                                      output_shapes)
@@ -90,8 +91,6 @@ class _SolvedTilings:
     """Solver choice per (program, sizes), cached: the emulator executor's tiling."""
 
     def __init__(self, hw, max_cores: int, depths: tuple):
-        from trex.cost_models.ascend_model import AscendCostModel
-        self._model_type = AscendCostModel
         self.hw, self.max_cores, self.depths = hw, max_cores, depths
         self._models: dict = {}
         self._tilings: dict = {}
@@ -99,7 +98,7 @@ class _SolvedTilings:
     def __call__(self, program: Program, sizes: dict) -> Tiling:
         key = (program, tuple(sorted((str(k), v) for k, v in sizes.items())))
         if key not in self._tilings:
-            model = self._models.setdefault(program, self._model_type(program, self.hw))
+            model = self._models.setdefault(program, ascend_cost_model(program, self.hw))
             self._tilings[key] = model.solve(sizes, max_cores=self.max_cores, depths=self.depths).tiling
         return self._tilings[key]
 

@@ -1,8 +1,8 @@
 """AscendC printer: Kernel IR -> one `.cpp` kernel in the classic direct-call style.
 
-The instruction selection is `trex.cost_models.ascend_lowering` (one rule per IR opcode), shared with
-the cost model so predicted bytes/repeats are those of the printed code. This module renders
-those instructions: `RENDER` is the table from instruction kind / API to C++.
+The instruction selection is lowering.py (one rule per IR opcode), whose plan the cost model counts
+too (counting.py), so predicted bytes/repeats are those of the printed code. This module renders
+those instructions (isa.py): `RENDER` is the table from instruction kind / API to C++.
 
 Printed structure (reference/ascendc.md §1, §8):
   * tiling struct (POD; the kernel copies it from GM; layout in `tiling_fields`),
@@ -22,9 +22,11 @@ from dataclasses import dataclass
 import sympy
 from sympy.printing.c import C99CodePrinter
 
-from trex.cost_models.ascend_lowering import (BLOCK_IDX, C0, CL, COL_CHUNK, ROW0, ROWS_PER_TILE, TR, Chunk, GetV, KernelPlan, Loop, Queue, Ref, Scal, SetV, Sync, Transfer, Vec,
-                                         plan_kernel)
+from trex.codegen_ascendc.isa import (BLOCK_IDX, C0, ROW0, Chunk, GetV, KernelPlan, Loop, Queue, Ref, Scal, SetV, Sync,
+                                      Transfer, Vec)
+from trex.codegen_ascendc.lowering import plan_kernel
 from trex.compiler.kernel_ir import ROWS, DType, IRError, Program
+from trex.cost_models.kernel_counts import CL, COL_CHUNK, ROWS_PER_TILE, TR
 
 CTYPE = {DType.BF16: "bfloat16_t", DType.FP16: "half", DType.FP32: "float", DType.INT32: "int32_t",
          DType.UINT8: "uint8_t"}

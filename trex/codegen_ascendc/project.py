@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from trex.codegen_ascendc.printer import AscendCPrinter
-from trex.cost_models.ascend_lowering import plan_kernel
+from trex.codegen_ascendc.lowering import plan_kernel
 from trex.cost_models.ascend_model import Prediction, Tiling
 from trex.cost_models.hardware import AscendHW
 from trex.compiler.kernel_ir import DType, Program, TensorKind

@@ -120,10 +120,10 @@ class EmulatorExecutor:
         self._lock = threading.Lock()
 
     def model(self, program: Program):
-        from trex.cost_models.ascend_model import AscendCostModel
+        from trex.codegen_ascendc.counting import ascend_cost_model
         m = self._models.get(program)
         if m is None:
-            m = self._models[program] = AscendCostModel(program, self.hw)
+            m = self._models[program] = ascend_cost_model(program, self.hw)
         return m
 
     def solved_tiling(self, program: Program, sizes: dict):

@@ -1,6 +1,8 @@
 """Per-pipe cost model of a generated AscendC kernel, the tiling solver and calibration.
 
-The model counts what `ascend_lowering.plan_kernel` says the kernel issues:
+The model prices the kernel's counts (kernel_counts.KernelCounts, which the AscendC back end derives
+from the plan it prints: trex.codegen_ascendc.counting; `ascend_cost_model(program, hw)` there
+builds a model of a program):
   MTE2  bytes in  = sum of GM->UB transfers (blockCount * blockLen * sizeof)
   MTE3  bytes out = sum of UB->GM transfers
   V     cycles    = sum over vector instructions of ceil(count * width / 256) repeats x cycles per
@@ -9,7 +11,8 @@ The model counts what `ascend_lowering.plan_kernel` says the kernel issues:
   launch           = per-kernel host launch + start-up
 as sympy expressions in the tile symbols (ROWS_PER_TILE, COL_CHUNK, the current tile's TR and
 chunk's CL, and the program's sizes); numeric evaluation sums them exactly over the front/tail
-core split, the full/tail tiles and the full/tail chunks.
+core split, the full/tail tiles and the full/tail chunks. The model takes the counts as a function
+of the buffer depth (the solver tries several depths) and never sees the instructions themselves.
 
 Time per core: double-buffered (depth >= 2) pipes overlap: max(MTE2, V, MTE3, S) plus one tile of
 MTE2 + MTE3 to fill/drain the pipeline; depth 1: their sum. Kernel time = launch + the slowest
@@ -21,13 +24,14 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import sympy
 
-from trex.cost_models.ascend_lowering import (CL, COL_CHUNK, NUMPY_FUNCS, ROWS_PER_TILE, TR, GetV, KernelPlan, SetV, Transfer, Vec, iter_nodes, plan_kernel)
 from trex.cost_models.hardware import AscendHW
-from trex.compiler.kernel_ir import ROWS, IRError, Program, Schedule, TensorKind, Op
+from trex.cost_models.kernel_counts import CL, COL_CHUNK, NUMPY_FUNCS, ROWS_PER_TILE, TR, KernelCounts
+from trex.compiler.kernel_ir import ROWS, IRError, Program, Schedule, TensorKind, Op, row_split
 
 
 @dataclass(frozen=True)
@@ -61,11 +65,9 @@ class Prediction:
 
 
 def core_rows(rows: int, cores: int, group: int = 1) -> list:
-    """Rows per core of the front/tail split (the printed kernel's and the interpreter's); blocks are
-    rounded up to a multiple of the program's row group."""
-    block = max(1, -(-rows // cores))
-    block = -(-block // group) * group
-    return [max(0, min(block, rows - i * block)) for i in range(cores)]
+    """Rows per core of the front/tail split (kernel_ir.row_split: the printed kernel's and the
+    interpreter's); blocks are rounded up to a multiple of the program's row group."""
+    return [hi - lo for lo, hi in row_split(rows, cores, group)]
 
 
 def _lam(expr, syms):
@@ -73,41 +75,34 @@ def _lam(expr, syms):
 
 
 class AscendCostModel:
-    """Cost model of one program on one Ascend target (both buffer depths share the formulas)."""
+    """Cost model of one program on one Ascend target: `counts(buffer_depth)` gives the kernel's
+    counts at that depth (trex.codegen_ascendc.counting.ascend_cost_model supplies the generated
+    kernel's); all depths share the formulas."""
 
-    def __init__(self, program: Program, hw: AscendHW):
+    def __init__(self, program: Program, hw: AscendHW, counts: Callable[[int], KernelCounts]):
         self.program, self.hw = program, hw
-        self._plans: dict = {}
+        self._counts = counts
 
-    # ---------------------------------------------------------------------------------- plans
-    def plan(self, depth: int) -> KernelPlan:
-        if depth not in self._plans:
-            self._plans[depth] = plan_kernel(self.program, depth)
-        return self._plans[depth]
+    @functools.lru_cache(maxsize=None)
+    def counts(self, depth: int) -> KernelCounts:
+        return self._counts(depth)
 
     @functools.lru_cache(maxsize=None)
     def _symbolic(self, depth: int):
         """Per-section sympy expressions: (per-tile, per-chunk) parts for the body, totals for
         prologue/epilogue. Each entry: dict quantity -> expr."""
-        pl = self.plan(depth)
         cpr = self.hw.cycles_per_repeat
         issue = self.hw.vec_issue_cycles.value
         out = {}
-        for sec, nodes in (("prologue", pl.prologue), ("body", pl.body), ("epilogue", pl.epilogue)):
-            parts = {False: {"vec": sympy.Integer(0), "scalar": sympy.Integer(0)},
-                     True: {"vec": sympy.Integer(0), "scalar": sympy.Integer(0)}}
-            transfers = []
-            for node, mult, in_chunk in iter_nodes(nodes):
-                if isinstance(node, Vec):
-                    if node.api not in cpr:
-                        raise IRError(f"cost model: no cycles-per-repeat entry for {node.api}")
-                    reps = sympy.ceiling(node.count * node.width / self.hw.repeat_bytes)
-                    parts[in_chunk]["vec"] += mult * (reps * cpr[node.api].value + issue)
-                elif isinstance(node, (GetV, SetV)):
-                    parts[in_chunk]["scalar"] += mult
-                elif isinstance(node, Transfer):
-                    transfers.append((node, mult, in_chunk))
-            out[sec] = (parts, transfers)
+        for sec, c in self.counts(depth).sections():
+            parts = {False: {"vec": sympy.Integer(0), "scalar": c.scalar_ops},
+                     True: {"vec": sympy.Integer(0), "scalar": c.scalar_ops_per_chunk}}
+            for v in c.vector:
+                if v.api not in cpr:
+                    raise IRError(f"cost model: no cycles-per-repeat entry for {v.api}")
+                reps = sympy.ceiling(v.count * v.width / self.hw.repeat_bytes)
+                parts[v.in_chunk]["vec"] += v.times * (reps * cpr[v.api].value + issue)
+            out[sec] = (parts, [(t, t.times, t.in_chunk) for t in c.transfers])
         return out
 
     def _group(self, sz: dict) -> int:
@@ -118,7 +113,7 @@ class AscendCostModel:
         """The model's sympy expressions per section: MTE2/MTE3 bytes, vector cycles and scalar ops
         per row tile (the non-chunked part, in TR = the tile's rows) and per column chunk (in TR and
         CL), and the UB bytes in ROWS_PER_TILE and COL_CHUNK. For explain output and inspection."""
-        out = {"ub_bytes": self.plan(depth).ub_bytes}
+        out = {"ub_bytes": self.counts(depth).ub_bytes}
         for sec, (parts, transfers) in self._symbolic(depth).items():
             for in_chunk, tag in ((False, "per_tile" if sec == "body" else "once"), (True, "per_chunk")):
                 e = {"vec_cycles": parts[in_chunk]["vec"], "scalar_ops": parts[in_chunk]["scalar"],
@@ -146,14 +141,13 @@ class AscendCostModel:
                     fn[(in_chunk, q)] = _lam(parts[in_chunk][q], syms)
             tfn = []
             for t, mult, in_chunk in transfers:
-                nb = t.block_count * t.block_len * t.dtype.nbytes
-                tfn.append((t.direction, in_chunk, _lam(nb, syms), _lam(sympy.sympify(mult), syms)))
+                tfn.append((t.direction, in_chunk, _lam(t.nbytes, syms), _lam(sympy.sympify(mult), syms)))
             out[sec] = (fn, tfn)
         cap = {TR: ROWS_PER_TILE, CL: COL_CHUNK}
-        ub = _lam(self.plan(depth).ub_bytes, syms)
+        ub = _lam(self.counts(depth).ub_bytes, syms)
         bcs = [(t.gm, _lam(sympy.sympify(t.block_count).subs(cap), syms),
-                _lam((sympy.sympify(t.block_len) * t.dtype.nbytes).subs(cap), syms))
-               for t, _, _, _ in self.plan(depth).transfers()]
+                _lam((sympy.sympify(t.block_len) * t.elem_bytes).subs(cap), syms))
+               for t in self.counts(depth).transfers]
         return sizes, out, ub, bcs
 
     def _compiled(self, depth: int, size_items: tuple):
@@ -287,7 +281,7 @@ class AscendCostModel:
         sub[ROWS_PER_TILE] = tiling.rows_per_tile
         chunk_dim = self.program.chunk_dims[0] if self.program.chunk_dims else None
         sub[COL_CHUNK] = (tiling.col_chunk or int(chunk_dim.subs(sz))) if chunk_dim is not None else 1
-        return int(self.plan(tiling.buffer_depth).ub_bytes.subs(sub))
+        return int(self.counts(tiling.buffer_depth).ub_bytes.subs(sub))
 
     # ----------------------------------------------------------------------------- constraints
     def violations(self, sizes: dict, tiling: Tiling) -> list:
@@ -327,9 +321,9 @@ class AscendCostModel:
         sub = dict(sz)
         sub.update({ROWS_PER_TILE: tiling.rows_per_tile, TR: tiling.rows_per_tile,
                     COL_CHUNK: tiling.col_chunk or 1, CL: tiling.col_chunk or (int(chunk_dim.subs(sz)) if chunk_dim is not None else 1)})
-        for t, sec, mult, in_chunk in self.plan(tiling.buffer_depth).transfers():
+        for t in self.counts(tiling.buffer_depth).transfers:
             bc = int(sympy.sympify(t.block_count).subs(sub))
-            bl = int(sympy.sympify(t.block_len).subs(sub)) * t.dtype.nbytes
+            bl = int(sympy.sympify(t.block_len).subs(sub)) * t.elem_bytes
             if bc > hw.max_block_count:
                 out.append(f"{t.gm}: DataCopyPad blockCount {bc} > {hw.max_block_count} (ref §1.3); lower rows_per_tile")
             if bl > hw.max_block_len:

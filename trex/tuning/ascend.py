@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 import sympy
 
-from trex.cost_models.ascend_model import AscendCostModel, Tiling, core_rows
+from trex.codegen_ascendc.counting import ascend_cost_model
+from trex.cost_models.ascend_model import Tiling, core_rows
 from trex.cost_models.hardware import ascend_target
 from trex.compiler.kernel_ir import ROWS, Program
 
@@ -72,7 +73,7 @@ class AscendBackend:
         self.named_sizes = dict(named_sizes)
         self.sizes = harness.symbol_sizes(named_sizes)
         self.scalars = harness.scalars_for(pattern, self.program, self.named_sizes)
-        self.model = AscendCostModel(self.program, self.hw)
+        self.model = ascend_cost_model(self.program, self.hw)
         self.opt = opt
         self.calibration = calibration or AscendCalibration()
         self.label = f"modeled ({self.calibration.source})"

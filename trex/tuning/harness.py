@@ -187,7 +187,7 @@ def poison_(x: torch.Tensor) -> torch.Tensor:
 def ascend_tiling_struct(program: Program, buffer_depth: int):
     """The printer of this program and depth (its tiling-struct layout is trusted, the source is not)."""
     from trex.codegen_ascendc.printer import AscendCPrinter
-    from trex.cost_models.ascend_lowering import plan_kernel
+    from trex.codegen_ascendc.lowering import plan_kernel
     return AscendCPrinter(plan_kernel(program, buffer_depth))
 
 

@@ -1,197 +1,27 @@
-"""Lowering of a Kernel IR program to AscendC instructions (the "what the kernel issues" model).
+"""Instruction selection: a Kernel IR program -> the AscendC instructions of its kernel (`plan_kernel`).
 
-The AscendC printer (trex/codegen_ascendc/printer.py) renders exactly these instructions, and the cost
-model (trex/cost_models/ascend_model.py) counts them, so the predicted MTE2/MTE3 bytes and vector
-repeats are those of the printed kernel by construction. `LOWERING_RULES` is the rule table per IR
-opcode (a new vector op needs one rule here plus one render template in the printer).
-
-UB layout: every local is (lead, *cols) with lead = the tile's rows (per-row) or 1 (per-core); the
-innermost axis is padded to a multiple of 16 elements (32 B of a 16-bit type, 64 B of fp32), so a
-16-bit tile and its fp32 cast have the same element layout and one count-form Cast covers the tile.
-Buffers are rounded up to 256 B so count-form Compare/Select can round counts up to 256 B
-(reference/ascendc.md §8 item 4). Loaded values live in VECIN queues of the schedule's depth,
-stored values in VECOUT queues, everything else in TBuf slots shared by locals whose live ranges
-do not overlap.
-
-Runtime symbols: TR (rows of the current tile), CL (length of the current column chunk),
-ROWS_PER_TILE, COL_CHUNK, ROW0 (first row of the tile), C0 (first column of the chunk),
-BLOCK_IDX, plus the program's sizes and loop variables.
+`LOWERING_RULES` is the rule table per IR opcode (a new vector op needs one rule here plus one
+render template in the printer); loads and stores are lowered here too, through the queues and
+transfers of the UB plan (ub_plan.py). `plan_kernel(program, buffer_depth)` drives the steps:
+storage planning, instruction selection per section, queue frees, scratch buffers, and returns the
+`KernelPlan` (isa.py) that the printer renders and `counting.count` reduces to the cost model's
+counts, so the predicted MTE2/MTE3 bytes and vector repeats are those of the printed kernel by
+construction. The plan of a (program, buffer depth) is computed once (`plan_kernel` is cached) and
+shared by the cost model, the printer, the emulator launcher and the project emitter.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
 from typing import Callable
 
 import sympy
 
-from trex.compiler.kernel_ir import (DType, GMTensor, IRError, Local, Op, Program, ChunkLoop, Repeat,
-                                     TensorKind, is_scalar_arg, size, walk)
-
-# runtime symbols
-TR = size("TR")
-CL = size("CL")
-ROWS_PER_TILE = size("ROWS_PER_TILE")
-COL_CHUNK = size("COL_CHUNK")
-ROW0 = sympy.Symbol("ROW0", integer=True, nonnegative=True)
-C0 = sympy.Symbol("C0", integer=True, nonnegative=True)
-BLOCK_IDX = sympy.Symbol("BLOCK_IDX", integer=True, nonnegative=True)
-PAD = 16          # innermost-axis padding in elements (see module doc)
-BUF_ALIGN = 256   # buffer size rounding in bytes
-
-
-class AlignUp(sympy.Function):
-    """AlignUp(x, a) = ceil(x / a) * a for positive integers."""
-    is_integer = True
-
-    @classmethod
-    def eval(cls, x, a):
-        if x.is_Integer and a.is_Integer:
-            return sympy.Integer(-(-int(x) // int(a)) * int(a))
-
-
-class CeilDiv(sympy.Function):
-    is_integer = True
-
-    @classmethod
-    def eval(cls, x, a):
-        if x.is_Integer and a.is_Integer:
-            return sympy.Integer(-(-int(x) // int(a)))
-
-
-NUMPY_FUNCS = {"AlignUp": lambda x, a: (-(-x // a)) * a, "CeilDiv": lambda x, a: -(-x // a)}
-
-
-# --------------------------------------------------------------------------------------------
-# AscendC-level instruction nodes
-
-
-@dataclass(frozen=True)
-class Ref:
-    buf: str                  # buffer variable (a local's storage)
-    off: sympy.Expr = sympy.Integer(0)   # element offset
-    dtype: DType = DType.FP32
-
-
-@dataclass(frozen=True)
-class Scal:
-    """A scalar operand: a $param, a constant, a size expression or a scalar register variable."""
-    kind: str                 # "param" | "const" | "expr" | "var"
-    value: object
-    negate: bool = False
-
-
-@dataclass
-class Vec:
-    api: str
-    dst: Ref | None
-    srcs: tuple
-    count: sympy.Expr
-    width: int                # bytes of the wider element type (repeat counting)
-    extra: dict = field(default_factory=dict)
-
-
-@dataclass
-class GetV:
-    var: str
-    src: Ref
-
-
-@dataclass
-class SetV:
-    dst: Ref
-    var: str
-
-
-@dataclass
-class Sync:
-    kind: str                 # "V_S" | "S_V"
-
-
-@dataclass
-class Loop:
-    var: str
-    extent: sympy.Expr
-    body: list
-    reverse: bool = False
-
-
-@dataclass
-class Chunk:
-    dim: sympy.Expr
-    body: list
-
-
-@dataclass
-class Transfer:
-    direction: str            # "in" (GM->UB, MTE2) | "out" (UB->GM, MTE3)
-    gm: str
-    dtype: DType
-    gm_off: sympy.Expr        # elements
-    ub: Ref
-    block_count: sympy.Expr
-    block_len: sympy.Expr     # elements
-    gm_gap: sympy.Expr        # elements skipped in GM between blocks
-    ub_stride: sympy.Expr     # elements between block starts in UB
-    pad_left: int = 0         # DataCopyPad left/right padding in UB (elements), GM->UB only
-    pad_right: int = 0
-
-    @property
-    def nbytes(self) -> sympy.Expr:
-        return self.block_count * self.block_len * self.dtype.nbytes
-
-
-@dataclass
-class Queue:
-    action: str               # alloc | enque | deque | free
-    queue: str
-    var: str
-    dtype: DType
-
-
-@dataclass
-class Buffer:
-    name: str
-    kind: str                 # "vecin" | "vecout" | "tbuf"
-    depth: int
-    nbytes: sympy.Expr        # per copy, rounded to BUF_ALIGN
-    holds: tuple = ()         # locals stored here
-
-
-@dataclass
-class KernelPlan:
-    program: Program
-    buffer_depth: int
-    buffers: list
-    storage: dict             # local name -> buffer variable
-    prologue: list
-    body: list
-    epilogue: list
-    chunk_dim: sympy.Expr | None
-
-    @property
-    def ub_bytes(self) -> sympy.Expr:
-        return sympy.Add(*[b.depth * b.nbytes for b in self.buffers])
-
-    def transfers(self):
-        """(transfer, section, multiplicity inside one tile/prologue run, enclosing chunk?)"""
-        out = []
-        for sec, nodes in (("prologue", self.prologue), ("body", self.body), ("epilogue", self.epilogue)):
-            for node, mult, in_chunk in iter_nodes(nodes):
-                if isinstance(node, Transfer):
-                    out.append((node, sec, mult, in_chunk))
-        return out
-
-
-def iter_nodes(nodes, mult=sympy.Integer(1), in_chunk=False):
-    """Yield (node, multiplicity, inside-a-chunk-loop) for leaf nodes; chunk loops count 1 per
-    chunk (the caller sums over chunks with the actual CL)."""
-    for n in nodes:
-        if isinstance(n, Loop):
-            yield from iter_nodes(n.body, mult * n.extent, in_chunk)
-        elif isinstance(n, Chunk):
-            yield from iter_nodes(n.body, mult, True)
-        else:
-            yield n, mult, in_chunk
+from trex.codegen_ascendc.isa import (BLOCK_IDX, C0, ROW0, Chunk, GetV, KernelPlan, Loop, Queue, Ref, Scal, SetV, Sync,
+                                      Transfer, Vec)
+from trex.codegen_ascendc.ub_plan import PAD, insert_frees, plan_storage, scratch_buffers
+from trex.compiler.kernel_ir import (DType, GMTensor, IRError, Op, Program, ChunkLoop, Repeat, TensorKind,
+                                     is_scalar_arg)
+from trex.cost_models.kernel_counts import CL, COL_CHUNK, TR, AlignUp, CeilDiv
 
 
 # --------------------------------------------------------------------------------------------
@@ -199,22 +29,22 @@ def iter_nodes(nodes, mult=sympy.Integer(1), in_chunk=False):
 
 
 class _Ctx:
-    def __init__(self, p: Program, depth: int):
+    """Lowering state of one program: its locals' shapes, their storage, fresh loop variables and
+    the scratch space the rules ask for (sized by ub_plan.scratch_buffers)."""
+
+    def __init__(self, p: Program):
         self.p = p
-        self.depth = depth
         dims = p.chunk_dims
         if len(dims) > 1:
             raise IRError(f"program {p.name}: one chunked dim supported, got {dims}")
         self.chunk = dims[0] if dims else None
         self.L = p.locals_by_name
-        self.loopvars: list = []
         self.tmp = 0
         self.scratch_elems: list = []
         self.work_elems: list = []
         self.red_elems: list = []
         self.mask_bytes: list = []
         self.storage: dict = {}
-        self.uses_sync = False
 
     def fresh(self, stem="i") -> str:
         self.tmp += 1
@@ -234,11 +64,6 @@ class _Ctx:
         cols = self.cols_rt(l.cols)
         S = AlignUp(self.cols_cap(l.cols)[-1], PAD)
         return lead, cols, S
-
-    def cap_elems(self, l: Local):
-        lead = ROWS_PER_TILE if l.per_row else sympy.Integer(1)
-        cols = self.cols_cap(l.cols)
-        return lead * sympy.Mul(*cols[:-1]) * AlignUp(cols[-1], PAD)
 
     def total(self, name: str):
         lead, cols, S = self.shape(name)
@@ -354,7 +179,6 @@ def _binary(ctx: _Ctx, op: Op) -> list:
             srcs = (scr, src) if sc_first else (src, scr)
             nodes.append(Vec(api, dst, srcs, oS, 4))
         return nodes
-    ctx.uses_sync = True
     return [Sync("V_S")] + _loop_nest(ctx, out_ext[:-1], body)
 
 
@@ -553,7 +377,6 @@ def _slice_like(ctx: _Ctx, op: Op) -> list:
     if ax != k - 1:
         raise IRError(f"{ctx.p.name}: `{op}`: strided slices are supported on the innermost axis only")
     # innermost axis (strided or unaligned offsets): element moves on the scalar unit
-    ctx.uses_sync = True
     n = scols[-1]
     ext = [slead, *scols][:-1]
 
@@ -575,7 +398,6 @@ def _transpose(ctx: _Ctx, op: Op) -> list:
     olead, ocols, oS = ctx.shape(op.out)
     s_st = _strides(slead, scols, sS)
     o_st = _strides(olead, ocols, oS)
-    ctx.uses_sync = True
     ext = [slead, *scols]
 
     def body(idx):
@@ -613,7 +435,6 @@ def _matvec(ctx: _Ctx, op: Op) -> list:
     n_last = ocols[-1]
     oo = ts * o_st[0] + sympy.floor(ms / n_last) * oS + sympy.Mod(ms, n_last)
     move = [Sync("V_S"), Loop(m, M, [GetV(v, Ref("red", ms * 8)), SetV(Ref(ctx.buf(op.out), oo), v)]), Sync("S_V")]
-    ctx.uses_sync = True
     return [Loop(t, alead, [Loop(m, M, inner)] + move)]
 
 
@@ -632,7 +453,6 @@ def _matvec_t(ctx: _Ctx, op: Op) -> list:
     go = ts * g_st[0] + sympy.floor(ms / n_last) * gS + sympy.Mod(ms, n_last)
     dst = Ref(ctx.buf(op.out), ts * per)
     scr = Ref("scratch")
-    ctx.uses_sync = True
     body = [GetV(v, Ref(ctx.buf(g), go)),
             Vec("Muls", scr, (Ref(ctx.buf(w), ms * per), Scal("var", v)), per, 4),
             Vec("Add", dst, (dst, scr), per, 4)]
@@ -647,7 +467,7 @@ def _pair_swap(ctx: _Ctx, op: Op) -> list:
 
 
 def _view(ctx: _Ctx, op: Op) -> list:
-    return []      # storage is aliased (see _allocate)
+    return []      # storage is aliased (ub_plan.plan_storage)
 
 
 LOWERING_RULES: dict[str, Callable] = {
@@ -747,159 +567,19 @@ def _store_transfer(ctx: _Ctx, t: GMTensor, src_var: str, src_local: str, col=No
 
 
 # --------------------------------------------------------------------------------------------
-# storage planning
+# the driver
 
 
-def _view_root(p: Program, stmts_all) -> dict:
-    root = {}
-    for op, _ in walk(stmts_all):
-        if op.opcode == "view":
-            src = op.args[0]
-            root[op.out] = root.get(src, src)
-    return root
-
-
-def _linear_positions(stmts, start=0, loops=()):
-    """[(pos, op, loops)] in program order."""
-    out = []
-    pos = start
-    for s in stmts:
-        if isinstance(s, Op):
-            out.append((pos, s, loops))
-            pos += 1
-        else:
-            inner = _linear_positions(s.body, pos, loops + ((s, pos),))
-            out += inner
-            pos = inner[-1][0] + 1 if inner else pos
-    return out
-
-
-def _op_locals(op: Op, p: Program):
-    names = []
-    for i, a in enumerate(op.args):
-        if isinstance(a, str) and not a.lstrip("-").startswith("$") and not (op.opcode in ("load", "store") and i == 0):
-            names.append(a)
-    if op.out:
-        names.append(op.out)
-    return names
-
-
-def _intervals(p: Program, stmts, root: dict) -> dict:
-    """Live interval per storage group over the linearised body; values that cross a loop
-    boundary live for the whole loop (they are read again by the next iteration)."""
-    lin = _linear_positions(stmts)
-    iv: dict = {}
-    loop_span: dict = {}
-    for pos, op, loops in lin:
-        for lp, lstart in loops:
-            lo, hi = loop_span.get(id(lp), (pos, pos))
-            loop_span[id(lp)] = (min(lo, pos), max(hi, pos))
-    for pos, op, loops in lin:
-        for n in _op_locals(op, p):
-            g = root.get(n, n)
-            lo, hi = iv.get(g, (pos, pos))
-            iv[g] = (min(lo, pos), max(hi, pos))
-    # extend across loops
-    changed = True
-    while changed:
-        changed = False
-        for pos, op, loops in lin:
-            for n in _op_locals(op, p):
-                g = root.get(n, n)
-                lo, hi = iv[g]
-                for lp, _ in loops:
-                    llo, lhi = loop_span[id(lp)]
-                    if lo < llo or hi > lhi:   # used inside and outside the loop
-                        nlo, nhi = min(lo, llo), max(hi, lhi)
-                        if (nlo, nhi) != (lo, hi):
-                            iv[g] = (nlo, nhi)
-                            lo, hi = nlo, nhi
-                            changed = True
-    return iv
-
-
+@functools.lru_cache(maxsize=256)
 def plan_kernel(p: Program, buffer_depth: int = 2) -> KernelPlan:
-    """Lower `p` to AscendC instructions and a UB plan (sizes symbolic in ROWS_PER_TILE, COL_CHUNK)."""
-    ctx = _Ctx(p, buffer_depth)
-    all_stmts = p.prologue + p.body + p.epilogue
-    root = _view_root(p, all_stmts)
+    """Lower `p` to AscendC instructions and a UB plan (sizes symbolic in ROWS_PER_TILE, COL_CHUNK).
+
+    Cached per (program, buffer depth): the cost model's counts, the printer, the emulator and the
+    project emitter all use the one plan; treat it as read-only."""
+    ctx = _Ctx(p)
+    st = plan_storage(p, buffer_depth)
+    ctx.storage = st.storage
     L = p.locals_by_name
-    buffers: list[Buffer] = []
-    storage: dict = {}
-
-    # queues for loads (one per loaded local) and stores (one per stored GM tensor)
-    load_q: dict = {}
-    load_in_body: dict = {}     # ordered (program order): the printed code must be deterministic
-    for op, _ in walk(p.body):
-        if op.opcode == "load":
-            load_q.setdefault(op.out, f"inQ_{op.out}")
-            load_in_body[op.out] = True
-    borrowed: dict = {}
-    body_users = {n for op, _ in walk(p.body + p.epilogue) for n in _op_locals(op, p)}
-    for sec in (p.prologue, p.epilogue):
-        for op, _ in walk(sec):
-            if op.opcode != "load" or op.out in load_q:
-                continue
-            l = L[op.out]
-            # a prologue load only read by the prologue borrows a body queue of the same dtype and
-            # columns (its capacity, rows_per_tile rows, is at least one row): InitBuffer is static
-            donor = [n for n in load_in_body if L[n].dtype == l.dtype and L[n].cols == l.cols and L[n].per_row]
-            if sec is p.prologue and op.out not in body_users and donor:
-                load_q[op.out] = load_q[donor[0]]
-                borrowed[op.out] = donor[0]
-            else:
-                load_q.setdefault(op.out, f"inQ_{op.out}")
-    store_bind: dict = {}       # id(store op) -> (queue, bound local or None)
-    store_q: dict = {}
-    for section in (p.prologue, p.body, p.epilogue):
-        _plan_stores(section, store_bind, store_q, p, root)
-
-    for name, q in load_q.items():
-        storage[name] = name
-        if name in borrowed:
-            continue
-        l = L[name]
-        depth = buffer_depth if name in load_in_body else 1    # prologue loads happen once per core
-        buffers.append(Buffer(q, "vecin", depth, AlignUp(ctx.cap_elems(l) * l.dtype.nbytes, BUF_ALIGN), (name,)))
-        storage[name] = name
-    for gm, (q, dtype, per_row, cap) in store_q.items():
-        depth = buffer_depth if per_row else 1
-        buffers.append(Buffer(q, "vecout", depth, AlignUp(cap * dtype.nbytes, BUF_ALIGN)))
-    bound_out = {loc for (_, loc, _) in store_bind.values() if loc}
-    for loc in bound_out:
-        storage[loc] = loc
-
-    # TBuf slots for everything else (per-core locals: own slots; per-row: shared by liveness)
-    tb_locals = [l for l in p.locals if l.name not in storage and l.name not in root]
-    groups: dict = {}
-    for l in tb_locals:
-        groups[l.name] = [l] + [L[v] for v, r in root.items() if r == l.name]
-    per_core = [g for g in groups if not L[g].per_row]
-    per_row = [g for g in groups if L[g].per_row]
-    iv = _intervals(p, p.body, root)
-    slots: list = []    # [ [group names], end ]
-    for g in sorted(per_row, key=lambda g: iv.get(g, (0, 0))):
-        lo, hi = iv.get(g, (0, 0))
-        for slot in slots:
-            if slot[1] < lo:
-                slot[0].append(g)
-                slot[1] = hi
-                break
-        else:
-            slots.append([[g], hi])
-    for g in per_core:
-        slots.append([[g], None])
-    for i, (members, _) in enumerate(slots):
-        name = f"ub{i}"
-        caps = [AlignUp(ctx.cap_elems(m) * m.dtype.nbytes, BUF_ALIGN) for g in members for m in groups[g]]
-        buffers.append(Buffer(name, "tbuf", 1, sympy.Max(*caps) if len(caps) > 1 else caps[0],
-                              tuple(m.name for g in members for m in groups[g])))
-        for g in members:
-            for m in groups[g]:
-                storage[m.name] = name
-    for v, r in root.items():
-        storage[v] = storage[r]
-    ctx.storage = storage
 
     def lower(stmts) -> list:
         nodes = []
@@ -909,11 +589,11 @@ def plan_kernel(p: Program, buffer_depth: int = 2) -> KernelPlan:
             elif isinstance(s, Repeat):
                 nodes.append(Loop(s.var, s.count, lower(s.body), s.reverse))
             elif s.opcode == "load":
-                nodes += _load(ctx, s, load_q[s.out])
+                nodes += _load(ctx, s, st.load_queue[s.out])
             elif s.opcode == "store":
-                nodes += _lower_store(ctx, s, store_bind[id(s)])
+                nodes += _lower_store(ctx, s, st.store_bind[id(s)])
             else:
-                bind = [b for b in store_bind.values() if b[1] == s.out and b[2] is s]
+                bind = [b for b in st.store_bind.values() if b[1] == s.out and b[2] is s]
                 if bind:
                     q = bind[0][0]
                     nodes.append(Queue("alloc", q, s.out, L[s.out].dtype))
@@ -921,57 +601,9 @@ def plan_kernel(p: Program, buffer_depth: int = 2) -> KernelPlan:
         return nodes
 
     pro, body, epi = lower(p.prologue), lower(p.body), lower(p.epilogue)
-    _insert_frees(pro, body, epi, load_q, L)
-    scratch = [("scratch", DType.FP32, ctx.scratch_elems), ("work", DType.FP32, ctx.work_elems),
-               ("red", DType.FP32, ctx.red_elems)]
-    for name, dt, elems in scratch + [("selmask", DType.UINT8, ctx.mask_bytes)]:
-        if not elems:       # only the scratch buffers some rule asked for
-            continue
-        e = [_cap(x) for x in elems]
-        buffers.append(Buffer(name, "tbuf", 1, AlignUp((sympy.Max(*e) if len(e) > 1 else e[0]) * dt.nbytes, BUF_ALIGN)))
-    return KernelPlan(p, buffer_depth, buffers, storage, pro, body, epi, ctx.chunk)
-
-
-def _cap(e: sympy.Expr) -> sympy.Expr:
-    """Capacity form of a runtime element count: the tile's rows and chunk at their maximum."""
-    return sympy.sympify(e).subs({TR: ROWS_PER_TILE, CL: COL_CHUNK})
-
-
-def _plan_stores(stmts, store_bind, store_q, p: Program, root):
-    """Decide per store whether its source can be computed straight into the VECOUT queue tensor
-    (its only definition is the op just before, and nothing reads it later)."""
-    flat = list(stmts)
-    for idx, s in enumerate(flat):
-        if isinstance(s, (ChunkLoop, Repeat)):
-            _plan_stores(s.body, store_bind, store_q, p, root)
-            continue
-        if s.opcode != "store":
-            continue
-        t = p.tensor(s.args[0])
-        src = s.args[1]
-        L = p.locals_by_name
-        q = f"outQ_{t.name}"
-        l = L[src]
-        prev = flat[idx - 1] if idx > 0 else None
-        defs = [o for o, _ in walk(p.prologue + p.body + p.epilogue) if o.out == src]
-        later_reads = [o for o, _ in walk(flat[idx + 1:]) if src in _op_locals(o, p)]
-        can_bind = (isinstance(prev, Op) and prev.out == src and len(defs) == 1 and not later_reads
-                    and src not in root and src not in root.values() and prev.opcode not in ("load", "view"))
-        store_bind[id(s)] = (q, src if can_bind else None, prev if can_bind else None)
-        if not can_bind:
-            continue
-        store_q.setdefault(t.name, (q, t.dtype, l.per_row, None))
-        # capacity: the source local's (same layout)
-        cap = _cap_local(p, l)
-        old = store_q[t.name][3]
-        store_q[t.name] = (q, t.dtype, l.per_row, cap if old is None else sympy.Max(old, cap))
-
-
-def _cap_local(p: Program, l: Local):
-    chunk = p.chunk_dims[0] if p.chunk_dims else None
-    cols = [COL_CHUNK if (chunk is not None and c == chunk) else c for c in l.cols]
-    lead = ROWS_PER_TILE if l.per_row else sympy.Integer(1)
-    return lead * sympy.Mul(*cols[:-1]) * AlignUp(cols[-1], PAD)
+    insert_frees(pro, body, epi, st.load_queue, L)
+    buffers = st.buffers + scratch_buffers(ctx.scratch_elems, ctx.work_elems, ctx.red_elems, ctx.mask_bytes)
+    return KernelPlan(p, buffer_depth, buffers, st.storage, pro, body, epi, ctx.chunk)
 
 
 def _lower_store(ctx: _Ctx, op: Op, bind) -> list:
@@ -992,48 +624,3 @@ def _lower_store(ctx: _Ctx, op: Op, bind) -> list:
     tr = _store_transfer(ctx, t, ctx.buf(src), src, op.attr("col"))
     tr.ub = Ref(ctx.buf(src), dtype=l.dtype)
     return [Sync("V_MTE3"), tr, Sync("MTE3_V")]
-
-
-def _insert_frees(pro, body, epi, load_q, L):
-    """Free each loaded tensor after its last use in the node list that holds its load."""
-    def uses(node, name) -> bool:
-        if isinstance(node, Vec):
-            refs = [node.dst] + [s for s in node.srcs if isinstance(s, Ref)]
-            return any(r is not None and r.buf == name for r in refs)
-        if isinstance(node, (GetV,)):
-            return node.src.buf == name
-        if isinstance(node, SetV):
-            return node.dst.buf == name
-        if isinstance(node, Transfer):
-            return node.ub.buf == name
-        if isinstance(node, (Loop, Chunk)):
-            return any(uses(n, name) for n in node.body)
-        return False
-
-    def used_anywhere(nodes, name):
-        return any(uses(n, name) for n in nodes)
-
-    def process(nodes, keep=()):
-        for n in nodes:
-            if isinstance(n, (Loop, Chunk)):
-                process(n.body)
-        for name, q in load_q.items():
-            if name in keep:
-                continue
-            idx_deq = [i for i, n in enumerate(nodes) if isinstance(n, Queue) and n.action == "deque" and n.var == name]
-            for d in reversed(idx_deq):
-                nxt = [i for i, n in enumerate(nodes) if i > d and isinstance(n, Queue) and n.action == "alloc" and n.var == name]
-                end = nxt[0] if nxt else len(nodes)
-                last = d
-                for i in range(d + 1, end):
-                    if uses(nodes[i], name):
-                        last = i
-                nodes.insert(last + 1, Queue("free", q, name, L[name].dtype))
-    process(body)
-    # prologue loads read by the body or epilogue stay resident and are freed at the very end
-    resident = [n for n in load_q if used_anywhere(body, n) or used_anywhere(epi, n)]
-    process(pro, keep=resident)
-    for name in resident:
-        if any(isinstance(n, Queue) and n.action == "deque" and n.var == name for n in pro):
-            epi.append(Queue("free", load_q[name], name, L[name].dtype))
-    process(epi)
