@@ -140,8 +140,7 @@ class AscendBackend:
         ins = harness.make_inputs(self.program, self.named_sizes, seed)
         rows = self.sizes[ROWS]
         cores = int(config["cores"])
-        group = self._row_group()
-        per_core = core_rows(rows, cores, group) if group > 1 else core_rows(rows, cores)
+        per_core = core_rows(rows, cores, self._row_group())
         active = max(1, sum(1 for r in per_core if r > 0))
         # one single-core launch per distinct per-core row count (full cores, the tail core): the
         # critical core's counters, and every core's bytes for the chip-bandwidth term
