@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from trex.codegen_ascendc import target as emulate
 from trex.compiler import registry
 from trex.compiler.targets import use_target
-from trex.cost_models.fuzzing import tiling_choosers
+from trex.codegen_ascendc.fuzzing import tiling_choosers
 from trex.compiler.strategies import check_fused_op, fuzz_arguments
 
 OPS = sorted(registry.fused_ops())

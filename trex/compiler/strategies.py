@@ -15,7 +15,7 @@ contiguous / column-strided / transposed-storage / row-strided layouts, optional
 and special values (all-zero rows, values exactly at and just beyond the clamp limits, large
 magnitudes, NaN/+Inf/-Inf). Row counts are capped so the largest tensor stays within the hypothesis
 profile's `ELEMENT_CAP` (TREX_FUZZ_PROFILE; one row always fits) so the CI profile stays fast; the
-nightly profile reaches 4097 x 7168. (Tilings for the emulator are drawn by `trex.cost_models.fuzzing`:
+nightly profile reaches 4097 x 7168. (Tilings for the emulator are drawn by `trex.codegen_ascendc.fuzzing`:
 the feasible set is the cost model's, a later layer than this one.)
 
 `check_fused_op(op, args)` runs the op on every available target and checks each result against the

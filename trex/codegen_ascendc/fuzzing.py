@@ -1,15 +1,17 @@
-"""Hypothesis strategy of emulator tiling choosers over the Ascend cost model's feasible set.
+"""Hypothesis strategy of tiling choosers for the emulator (the "emulate" target, target.py).
 
     from hypothesis import given
-    from trex.cost_models.fuzzing import tiling_choosers
+    from trex.codegen_ascendc.fuzzing import tiling_choosers
 
     @given(args=fuzz_arguments("rms_norm"), choose=tiling_choosers())
     def test(args, choose):
         runner = functools.partial(emulate.run_op, executor=executor, choose_tiling=choose)
 
-It lives here, not beside the argument strategies in trex.compiler.strategies, because a chooser
-samples `AscendCostModel.random_feasible_tiling` (UB capacity, DataCopyPad limits, row groups): the
-feasible set is this layer's knowledge, and the core layer imports no later one (DESIGN.md).
+A chooser is the target's ``choose_tiling(model, sizes)`` hook, so this test support lives with the
+target, not with the hardware descriptions and the cost model in trex.cost_models: the feasible set
+it samples is the cost model's (`AscendCostModel.random_feasible_tiling`: UB capacity, DataCopyPad
+limits, row groups), reached through the model the target hands it. Not beside the argument
+strategies in trex.compiler.strategies either: the core layer imports no later one (DESIGN.md).
 """
 from __future__ import annotations
 
