@@ -13,6 +13,10 @@ from trex.compiler.strategies import fuzz_arguments
 FORWARD_OPS = sorted(name for name, op in registry.fused_ops().items()
                      if op.backward_of is None and op.fuzz_arguments is not None)
 MODERATE = ("none", "zero_rows", "clamp_limits")
+# ops whose contract rounds an intermediate to the input dtype: every output of theirs is held to the
+# input dtype's tolerance, not its own
+ROUNDS_AN_INTERMEDIATE = {"add_rms_norm": "h = x + residual is rounded to x.dtype before the norm (docs/contracts.md)"}
+TOLERANCE = {torch.float32: 1e-4, torch.bfloat16: 2e-2, torch.float16: 2e-3}
 
 
 def _fp64(a):
@@ -38,7 +42,9 @@ def test_fused_op_fp32_compute_is_at_least_as_accurate_as_fp32_rounding(name):
             assert o.dtype in (args[0].dtype, torch.float32)
             assert o.shape == r.shape
             # fp32 compute, one rounding to the output dtype: within a few output ulps of fp64
-            tol = {torch.float32: 1e-4, torch.bfloat16: 2e-2, torch.float16: 2e-3}[o.dtype]
+            tol = TOLERANCE[o.dtype]
+            if name in ROUNDS_AN_INTERMEDIATE:
+                tol = max(tol, TOLERANCE[args[0].dtype])
             torch.testing.assert_close(o.double(), r, rtol=tol, atol=tol * max(1.0, float(r.abs().max())))
 
     check()
