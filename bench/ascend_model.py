@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from trex.codegen_ascendc.counting import ascend_cost_model  # noqa: E402
-from trex.codegen_ascendc.patterns import PATTERNS  # noqa: E402
 from trex.cost_models.hardware import ASCEND_910B, ASCEND_910C_DIE  # noqa: E402
-from trex.compiler.kernel_ir import DType, size  # noqa: E402
+from trex.compiler import registry  # noqa: E402
+from trex.compiler.kernel_ir import size  # noqa: E402
 
 PAPER_910C = {"rms_norm": 11.9, "rms_norm_bwd": 3.4}
 
@@ -52,16 +52,17 @@ def run(patterns: list[str]) -> list[dict]:
     rows = []
     for hw in (ASCEND_910B, ASCEND_910C_DIE):
         for name in patterns:
-            pat = PATTERNS[name]
-            p = pat.build(DType.BF16)
-            sizes = {size(k): v for k, v in pat.sizes.items()}
+            spec = registry.kernel_spec(name)
+            p = spec.program("bf16")
+            example = dict(spec.sizes["example"])
+            sizes = {size(k): v for k, v in example.items()}
             m = ascend_cost_model(p, hw)
             t0 = time.perf_counter()
             best = m.solve(sizes)
             solve_s = time.perf_counter() - t0
             eager = m.eager_chain(sizes)
             rows.append({
-                "target": hw.name, "pattern": name, "kernel": p.name, "sizes": pat.sizes,
+                "target": hw.name, "pattern": name, "kernel": p.name, "sizes": example,
                 "fused_us": best.time_s * 1e6, "eager_us": eager["time_s"] * 1e6,
                 "speedup": eager["time_s"] / best.time_s, "eager_launches": eager["launches"],
                 "eager_gm_bytes": eager["gm_bytes"], "fused_gm_bytes": best.mte2_bytes + best.mte3_bytes,
@@ -92,13 +93,14 @@ def table(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--patterns", default=",".join(PATTERNS), help="comma-separated pattern names")
+    specs = registry.kernel_specs()
+    ap.add_argument("--patterns", default=",".join(specs), help="comma-separated pattern names")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     a = ap.parse_args(argv)
     names = [n for n in a.patterns.split(",") if n]
-    unknown = [n for n in names if n not in PATTERNS]
+    unknown = [n for n in names if n not in specs]
     if unknown:
-        ap.error(f"unknown patterns {unknown}; choose from {sorted(PATTERNS)}")
+        ap.error(f"unknown patterns {unknown}; choose from {sorted(specs)}")
     rows = run(names)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = {"generated": stamp, "commit": _commit(), "model": "trex.cost_models.ascend_model (predicted, not measured)",

@@ -198,28 +198,8 @@ def _attach_trex(cases):
         "rope_interleaved": lambda x, c, s: ops.rope(x, c[:, None, :], s[:, None, :], ROPE_DIM, False),
         "mhc_pre": lambda h, fn, sc, b: tuple(ops.mhc_pre(h, fn, sc, b, SINKHORN_ITERS, HC_EPS, RMS_EPS)),
     }
-    if not hasattr(ops, "mhc_pre"):   # trex/passes/mhc_pre.py not registered yet: same kernels, local autograd
-        direct["mhc_pre"] = _MhcPreTriton.apply
     for c in cases:
         c.trex = direct.get(c.name)
-
-
-class _MhcPreTriton(torch.autograd.Function):
-    """The mHC pre kernels (trex.codegen_triton.target adapters of trex/passes/ir_mhc_pre.py) with the fused op's
-    autograd wiring, for runs where torch.ops.trex.mhc_pre is not registered."""
-
-    @staticmethod
-    def forward(ctx, h, fn, sc, b):
-        from trex.codegen_triton.target import _mhc_pre
-        ctx.save_for_backward(h, fn, sc, b)
-        return _mhc_pre(h, fn, sc, b, SINKHORN_ITERS, HC_EPS, RMS_EPS)
-
-    @staticmethod
-    def backward(ctx, dli, dpost, dcomb):
-        from trex.codegen_triton.target import _mhc_pre_bwd
-        h, fn, sc, b = ctx.saved_tensors
-        return _mhc_pre_bwd(dli.contiguous(), dpost.contiguous(), dcomb.contiguous(), h, fn, sc, b,
-                            SINKHORN_ITERS, HC_EPS, RMS_EPS)
 
 
 def _attach_liger(cases):
@@ -301,45 +281,47 @@ def calibrate(device: str) -> dict:
     }
 
 
-def kernel_programs(tokens: int, device: str):
-    """(program, inputs, scalars) of every fused kernel at the bench shapes, for the tiling sweep."""
-    from trex.passes.ir_mhc_pre import build_mhc_pre_bwd_streams, build_mhc_pre_fwd_streams, stream_views
-    from trex.passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
-    from trex.passes.ir_rope import build_rope, expand_tables
-    from trex.passes.ir_swiglu_limited import build_swiglu_limited_bwd, build_swiglu_limited_fwd
-    T = tokens
+def kernel_calls(case: str, tokens: int, device: str) -> list[tuple[str, tuple]]:
+    """The fused-op calls (op, arguments) of bench case `case`, forward and backward, at the bench shapes."""
+    T, n, d = tokens, 4, 7168
     g = torch.Generator(device=device).manual_seed(5)
 
     def rb(*shape, scale=1.0):
         return (torch.randn(*shape, generator=g, device=device) * scale).to(BF16)
+    if case == "rmsnorm_weighted":
+        x, w = rb(T, d), rb(d)
+        return [("rms_norm", (x, w, RMS_EPS, None)),
+                ("rms_norm_bwd", (rb(T, d), x, w, torch.rand(T, generator=g, device=device) + 0.5))]
+    if case == "rmsnorm_weightfree":
+        x = rb(T, 64, 128)
+        return [("rms_norm", (x, None, RMS_EPS, None)),
+                ("rms_norm_bwd", (rb(T, 64, 128), x, None, torch.rand(T, 64, generator=g, device=device) + 0.5))]
+    if case == "swiglu_limited":
+        gate, up = rb(T, 3072, scale=4), rb(T, 3072, scale=4)
+        return [("swiglu_limited", (gate, up, SWIGLU_LIMIT, None, None)),
+                ("swiglu_limited_bwd", (rb(T, 3072), gate, up, SWIGLU_LIMIT, None))]
+    if case == "rope_interleaved":
+        ang = torch.rand(T, ROPE_DIM // 2, generator=g, device=device) * 6
+        return [("rope", (rb(T, 64, ROPE_DIM), ang.cos()[:, None, :], ang.sin()[:, None, :], ROPE_DIM, False))]
+    if case == "mhc_pre":
+        h, fn = rb(T, n, d), torch.randn((2 + n) * n, n * d, generator=g, device=device) * 0.02
+        sc, b = torch.ones(3, device=device), torch.zeros((2 + n) * n, device=device)
+        grads = (rb(T, d), torch.randn(T, n, generator=g, device=device), torch.randn(T, n, n, generator=g, device=device))
+        mhc = (SINKHORN_ITERS, HC_EPS, RMS_EPS)
+        return [("mhc_pre", (h, fn, sc, b, *mhc)), ("mhc_pre_bwd", (*grads, h, fn, sc, b, *mhc))]
+    raise ValueError(f"no kernel calls for bench case {case!r}; choose from {list(SWEEP_CASES)}")
 
-    rstd = torch.rand(T, 1, generator=g, device=device) + 0.5
-    rstd_h = torch.rand(T * 64, 1, generator=g, device=device) + 0.5
-    ang = torch.rand(T, ROPE_DIM // 2, generator=g, device=device) * 6
-    n, d = 4, 7168
-    # the cuda target runs the per-stream variant (trex/passes/ir_mhc_pre.py): x[:, s, :] views, fn per stream
-    mhc, _, _, _ = stream_views(rb(T, n, d), torch.randn(6, 4, 4, d, generator=g, device=device) * 0.02,
-                                torch.ones(3, 1, device=device), torch.zeros(6, 4, device=device))
-    mhc_sc = {"iters": SINKHORN_ITERS, "hc_eps": HC_EPS, "rms_eps": RMS_EPS}
 
-    def rope_program(ang):
-        # the cuda target's variant: the pairs swapped in registers (trex/passes/ir_rope.py)
-        c2, s2 = expand_tables(ang.cos(), ang.sin(), False)
-        return build_rope("bf16", "fp32", swap="pairs"), {"x": rb(T * 64, 64), "cos2": c2, "sin2": s2}, {"cdiv": 64}
-    return [
-        (build_rms_norm_fwd("bf16", True), {"x": rb(T, 7168), "w": rb(7168)}, {"eps": RMS_EPS}),
-        (build_rms_norm_bwd("bf16", True), {"dy": rb(T, 7168), "x": rb(T, 7168), "w": rb(7168), "rstd": rstd}, {}),
-        (build_rms_norm_fwd("bf16", False), {"x": rb(T * 64, 128)}, {"eps": RMS_EPS}),
-        (build_rms_norm_bwd("bf16", False), {"dy": rb(T * 64, 128), "x": rb(T * 64, 128), "rstd": rstd_h}, {}),
-        (build_swiglu_limited_fwd("bf16"), {"gate": rb(T, 3072, scale=4), "up": rb(T, 3072, scale=4)},
-         {"limit": SWIGLU_LIMIT}),
-        (build_swiglu_limited_bwd("bf16"), {"dh": rb(T, 3072), "gate": rb(T, 3072, scale=4),
-                                            "up": rb(T, 3072, scale=4)}, {"limit": SWIGLU_LIMIT}),
-        rope_program(ang),
-        (build_mhc_pre_fwd_streams("bf16", n), mhc, mhc_sc),
-        (build_mhc_pre_bwd_streams("bf16", n), {**mhc, "dli": rb(T, d), "dpost": torch.randn(T, n, device=device),
-                                                "dcomb": torch.randn(T, n, n, device=device)}, mhc_sc),
-    ]
+# the bench cases whose kernels the tiling sweep measures (each one's kernel_calls)
+SWEEP_CASES = ("rmsnorm_weighted", "rmsnorm_weightfree", "swiglu_limited", "rope_interleaved", "mhc_pre")
+
+
+def kernel_programs(case: str, tokens: int, device: str):
+    """(program, inputs, scalars) of every kernel the cuda target launches for bench case `case` (its
+    kernel spec's cuda layout, captured without running: trex.compiler.kernels.capture_launch)."""
+    from trex.compiler import registry
+    from trex.compiler.kernels import capture_launch
+    return [capture_launch(registry.kernel_spec(op), args, "cuda") for op, args in kernel_calls(case, tokens, device)]
 
 
 def graph_ms(fn, reps: int = 3) -> float:
@@ -395,12 +377,6 @@ def _extra_tilings():
 EXTRA_TILINGS: dict = {}
 
 
-# the kernel programs each bench case launches (program-name prefixes), to sweep only the cases asked for
-CASE_PROGRAMS = {"rmsnorm_weighted": ("rms_norm_fwd_bf16_w", "rms_norm_bwd_bf16_w"),
-                 "rmsnorm_weightfree": ("rms_norm_fwd_bf16_now", "rms_norm_bwd_bf16_now"),
-                 "swiglu_limited": ("swiglu_limited",), "rope_interleaved": ("rope",), "mhc_pre": ("mhc_pre",)}
-
-
 def sweep_tilings(tokens: int, calib: dict, per_program: int, log, cases: set | None = None) -> dict:
     """Time the cost model's shortlist for every kernel at the bench shapes; record the best in
     calib["measured_tilings"] (what trex.codegen_triton.tiling.choose then uses) and every point in the
@@ -414,10 +390,8 @@ def sweep_tilings(tokens: int, calib: dict, per_program: int, log, cases: set | 
     report = {}
     EXTRA_TILINGS.update(_extra_tilings())
     measured = dict(calib.get("measured_tilings") or {})
-    prefixes = tuple(x for c in (cases or CASE_PROGRAMS) for x in CASE_PROGRAMS.get(c, ()))
-    for p, ins, sc in kernel_programs(tokens, "cuda"):
-        if not p.name.startswith(prefixes):
-            continue
+    for p, ins, sc in (launch for case in SWEEP_CASES if not cases or case in cases
+                       for launch in kernel_programs(case, tokens, "cuda")):
         sizes = bind_sizes(p, ins, sc)
         key = tiling_mod.measured_key(p, sizes)
         points = []
@@ -643,9 +617,9 @@ def main(argv=None):
                    "the hand-picked extras (0: no sweep, use the model's choice)")
     args = p.parse_args(argv)
     # checked before anything runs: an unknown name once made a device run time nothing at all
-    bad = sorted(set(filter(None, args.cases.split(","))) - set(CASE_PROGRAMS))
+    bad = sorted(set(filter(None, args.cases.split(","))) - set(SWEEP_CASES))
     if bad:
-        p.error(f"--cases: unknown case(s) {bad}; choose from {sorted(CASE_PROGRAMS)}")
+        p.error(f"--cases: unknown case(s) {bad}; choose from {sorted(SWEEP_CASES)}")
     bad = sorted(set(filter(None, args.variants.split(","))) - set(ALL_VARIANTS))
     if bad:
         p.error(f"--variants: unknown variant(s) {bad}; choose from {list(ALL_VARIANTS)}")
@@ -653,7 +627,6 @@ def main(argv=None):
         sys.exit("bench/gpu_patterns.py needs a CUDA GPU (torch.cuda.is_available() is False)")
     import triton
 
-    import trex.passes  # noqa: F401
     import trex.compiler.backend  # noqa: F401 - registers backend="trex" in-process (no entry points there)
     import trex.codegen_triton
     import trex.codegen_triton.backend  # noqa: F401 - registers backend="trex_inductor"

@@ -8,9 +8,9 @@ import pytest
 from trex.codegen_ascendc.counting import ascend_cost_model
 from trex.cost_models.ascend_model import Prediction, Tiling, calibrate, core_rows
 from trex.cost_models.hardware import ASCEND_910B, ASCEND_910C_DIE, H200, HostCPU, Sourced
-from trex.passes.ir_mhc_pre import build_mhc_pre_fwd
-from trex.passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
-from trex.passes.ir_swiglu_limited import build_swiglu_limited_fwd
+from trex.passes.mhc_pre.ir import build_mhc_pre_fwd
+from trex.passes.rms_norm.ir import build_rms_norm_bwd, build_rms_norm_fwd
+from trex.passes.swiglu_limited.ir import build_swiglu_limited_fwd
 from trex.compiler.kernel_ir import size
 
 

@@ -1,17 +1,19 @@
-"""Kernel IR: structure, validation, and every fused op's IR program against its pass reference
-(the composite PyTorch reference of trex/passes/<op>.py), under several schedules (cores, tiles, chunks)."""
+"""Kernel IR: structure, validation, and every fused op's IR program (through its kernel spec's runners)
+against its composite PyTorch reference (trex/passes/<op>/op.py), under several schedules (cores, tiles,
+chunks)."""
 import pytest
 import torch
 
-from trex.passes.ir_mhc_pre import run_mhc_pre_bwd_ir, run_mhc_pre_ir
-from trex.passes.ir_rmsnorm import build_rms_norm_fwd, run_rms_norm_bwd_ir, run_rms_norm_ir
-from trex.passes.ir_rope import cos_row_map, run_rope_ir
-from trex.passes.ir_swiglu_limited import run_swiglu_limited_bwd_ir, run_swiglu_limited_ir
-from trex.passes.mhc_pre import mhc_pre_bwd_reference, mhc_pre_reference
-from trex.passes.rmsnorm import rms_norm_bwd_reference, rms_norm_reference
-from trex.passes.rope import rope_reference
-from trex.passes.swiglu_limited import swiglu_limited_bwd_reference, swiglu_limited_reference
-from trex.compiler.kernel_ir import IRError, Op, ProgramBuilder, Schedule, interpret, size
+from trex.passes.mhc_pre.op import mhc_pre_bwd_reference, mhc_pre_reference
+from trex.passes.rms_norm.ir import build_rms_norm_fwd
+from trex.passes.rms_norm.op import rms_norm_bwd_reference, rms_norm_reference
+from trex.passes.rope.ir import cos_row_map
+from trex.passes.rope.op import rope_reference
+from trex.passes.swiglu_limited.op import swiglu_limited_bwd_reference, swiglu_limited_reference
+from trex.compiler import registry
+from trex.compiler.kernel_ir import IRError, Op, ProgramBuilder, Schedule, interpret, interpreter, size
+
+SPECS = registry.kernel_specs()
 
 SCHEDULES = [Schedule(rows_per_tile=1 << 30), Schedule(rows_per_tile=2, cores=3), Schedule(rows_per_tile=1, cores=7)]
 TOL = {torch.bfloat16: dict(atol=2e-2, rtol=2e-2), torch.float16: dict(atol=2e-3, rtol=2e-3),
@@ -66,12 +68,12 @@ def test_rms_norm_ir_matches_reference(dt, weight, sched):
     g = torch.Generator().manual_seed(1)
     x = torch.randn(3, 5, 37, generator=g).to(dt)
     w = torch.randn(37, generator=g).to(dt) if weight else None
-    y, r = run_rms_norm_ir(x, w, 1e-6, None, sched)
+    y, r = SPECS["rms_norm"].run((x, w, 1e-6, None), interpreter(sched))
     yr, rr = rms_norm_reference(x, w, 1e-6, None)
     close(y, yr, dt)
     torch.testing.assert_close(r, rr.float(), atol=1e-5, rtol=1e-5)
     dy = torch.randn(3, 5, 37, generator=g).to(dt)
-    dx, dw = run_rms_norm_bwd_ir(dy, x, w, rr, sched)
+    dx, dw = SPECS["rms_norm_bwd"].run((dy, x, w, rr), interpreter(sched))
     dxr, dwr = rms_norm_bwd_reference(dy, x, w, rr)
     close(dx, dxr, dt)
     if weight:
@@ -82,7 +84,7 @@ def test_rms_norm_ir_matches_reference(dt, weight, sched):
 
 def test_rms_norm_out_dtype():
     x = torch.randn(4, 16, dtype=torch.bfloat16)
-    y, _ = run_rms_norm_ir(x, None, 1e-6, torch.float32)
+    y, _ = SPECS["rms_norm"].run((x, None, 1e-6, torch.float32))
     assert y.dtype == torch.float32
     torch.testing.assert_close(y, rms_norm_reference(x, None, 1e-6, torch.float32)[0], atol=1e-5, rtol=1e-5)
 
@@ -99,9 +101,9 @@ def test_swiglu_limited_ir_matches_reference(dt, route, sched):
     up[0, 1, :4] = -L
     up[0, 2, :4] = L
     rw = torch.rand(4, 3, 1, generator=g) if route else None
-    close(run_swiglu_limited_ir(gate, up, L, rw, None, sched), swiglu_limited_reference(gate, up, L, rw, None), dt)
+    close(SPECS["swiglu_limited"].run((gate, up, L, rw, None), interpreter(sched)), swiglu_limited_reference(gate, up, L, rw, None), dt)
     dh = torch.randn(4, 3, 33, generator=g).to(dt)
-    got = run_swiglu_limited_bwd_ir(dh, gate, up, L, rw, sched)
+    got = SPECS["swiglu_limited_bwd"].run((dh, gate, up, L, rw), interpreter(sched))
     want = swiglu_limited_bwd_reference(dh, gate, up, L, rw)
     for a, b in zip(got[:2], want[:2]):
         close(a, b, dt)
@@ -119,7 +121,8 @@ def test_rope_ir_matches_reference(xs, cs, rd, inverse, dt, swap):
     g = torch.Generator().manual_seed(3)
     x = torch.randn(xs, generator=g).to(dt)
     cos, sin = torch.randn(cs, generator=g), torch.randn(cs, generator=g)
-    got = run_rope_ir(x, cos, sin, rd, inverse, Schedule(rows_per_tile=3, cores=2), swap=swap)
+    got = SPECS["rope"].run((x, cos, sin, rd, inverse), interpreter(Schedule(rows_per_tile=3, cores=2)),
+                            "cuda" if swap == "pairs" else None)
     close(got, rope_reference(x, cos, sin, rd, inverse), dt)
 
 
@@ -127,7 +130,7 @@ def test_pair_swap_has_no_ascend_lowering_and_says_why():
     """The GPU's register swap cannot be lowered to AscendC (a UB copy at a one-element offset breaks
     the 32-byte rule): asking for it names the form to use instead."""
     from trex.codegen_ascendc.lowering import LOWERING_RULES
-    from trex.passes.ir_rope import build_rope
+    from trex.passes.rope.ir import build_rope
     from trex.compiler.kernel_ir import IRError
     with pytest.raises(IRError, match="shifted_loads"):
         LOWERING_RULES["pair_swap"](None, next(op for op in build_rope("bf16", "fp32", swap="pairs").body
@@ -155,7 +158,7 @@ def _mhc_inputs(dt, n=4, d=40, lead=(2, 3), seed=4):
                                    Schedule(rows_per_tile=1, col_chunk=24, cores=5)])
 def test_mhc_pre_ir_matches_reference(dt, sched):
     x, fn, scale, base = _mhc_inputs(dt)
-    got = run_mhc_pre_ir(x, fn, scale, base, 20, 1e-6, 1e-6, sched)
+    got = SPECS["mhc_pre"].run((x, fn, scale, base, 20, 1e-6, 1e-6), interpreter(sched))
     want = mhc_pre_reference(x, fn, scale, base, 20, 1e-6, 1e-6)
     close(got[0], want[0], dt)
     for a, b in zip(got[1:], want[1:]):
@@ -163,7 +166,7 @@ def test_mhc_pre_ir_matches_reference(dt, sched):
     g = torch.Generator().manual_seed(5)
     dli = torch.randn(got[0].shape, generator=g).to(dt)
     dpost, dcomb = torch.randn(got[1].shape, generator=g), torch.randn(got[2].shape, generator=g)
-    gb = run_mhc_pre_bwd_ir(dli, dpost, dcomb, x, fn, scale, base, 20, 1e-6, 1e-6, sched)
+    gb = SPECS["mhc_pre_bwd"].run((dli, dpost, dcomb, x, fn, scale, base, 20, 1e-6, 1e-6), interpreter(sched))
     wb = mhc_pre_bwd_reference(dli, dpost, dcomb, x, fn, scale, base, 20, 1e-6, 1e-6)
     close(gb[0], wb[0], dt)
     for a, b in zip(gb[1:], wb[1:]):
@@ -177,7 +180,8 @@ def test_mhc_bwd_matches_fp64_autograd():
     outs = mhc_pre_reference(xs, fns, ss, bs, 5, 1e-6, 1e-6)
     grads = [torch.randn_like(o) for o in outs]
     torch.autograd.backward(outs, grads)
-    got = run_mhc_pre_bwd_ir(grads[0].float(), grads[1].float(), grads[2].float(), x.float(), fn.float(),
-                             scale.float(), base.float(), 5, 1e-6, 1e-6, Schedule(rows_per_tile=2, col_chunk=16, cores=2))
+    args = (grads[0].float(), grads[1].float(), grads[2].float(), x.float(), fn.float(), scale.float(), base.float(),
+            5, 1e-6, 1e-6)
+    got = SPECS["mhc_pre_bwd"].run(args, interpreter(Schedule(rows_per_tile=2, col_chunk=16, cores=2)))
     for a, b in zip(got, (xs.grad, fns.grad, ss.grad, bs.grad)):
         torch.testing.assert_close(a.double(), b.double(), atol=2e-4, rtol=2e-4)

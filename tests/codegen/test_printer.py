@@ -11,14 +11,16 @@ from trex.codegen_ascendc.emulator.runner import INCLUDE_DIR, find_compiler
 from trex.codegen_ascendc.golden import golden_path, golden_source
 from trex.codegen_ascendc.lint import lint_source
 from trex.codegen_ascendc.npu import NpuUnavailable, npu_status, require_npu
-from trex.codegen_ascendc.patterns import PATTERNS
 from trex.codegen_ascendc.printer import print_kernel
 from trex.cost_models.hardware import ASCEND_910B
-from trex.passes.ir_rmsnorm import build_rms_norm_fwd
+from trex.passes.rms_norm.ir import build_rms_norm_fwd
 from trex.compiler.kernel_ir import DType
+from trex.compiler import registry
+
+SPECS = registry.kernel_specs()
 
 
-@pytest.mark.parametrize("name", sorted(PATTERNS))
+@pytest.mark.parametrize("name", sorted(SPECS))
 def test_golden_snapshot(name):
     path = golden_path(name)
     assert path.exists(), f"missing golden {path}; run `python -m trex.codegen_ascendc.golden`"
@@ -26,10 +28,10 @@ def test_golden_snapshot(name):
         f"generated AscendC for {name} changed; review the diff and run `python -m trex.codegen_ascendc.golden`")
 
 
-@pytest.mark.parametrize("name", sorted(PATTERNS))
+@pytest.mark.parametrize("name", sorted(SPECS))
 @pytest.mark.parametrize("dtype", [DType.BF16, DType.FP16, DType.FP32])
 def test_generated_code_passes_the_checklist(name, dtype):
-    p = PATTERNS[name].build(dtype)
+    p = SPECS[name].program(dtype)
     src = print_kernel(p, 2)
     assert lint_source(src) == []
     assert 'extern "C" __global__ __aicore__ void ' + p.name in src
@@ -50,7 +52,7 @@ def test_linter_catches_violations():
 def test_fp16_and_fp32_variants_compile(name, tmp_path):
     for dt in (DType.FP16, DType.FP32):
         f = tmp_path / f"{name}_{dt.value}.cpp"
-        f.write_text(print_kernel(PATTERNS[name].build(dt), 1))
+        f.write_text(print_kernel(SPECS[name].program(dt), 1))
         r = subprocess.run([find_compiler(), "-std=c++17", "-fsyntax-only", f"-I{INCLUDE_DIR}", str(f)],
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stderr[-2000:]

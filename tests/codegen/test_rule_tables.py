@@ -76,9 +76,10 @@ def _one_op_program(opcode: str):
 
 @functools.cache
 def _pattern_programs() -> tuple:
-    """(program, its opcodes) of every AscendC pattern in every dtype."""
-    from trex.codegen_ascendc.patterns import PATTERNS
-    progs = [pat.build(dt) for pat in PATTERNS.values() for dt in (DType.BF16, DType.FP16, DType.FP32)]
+    """(program, its opcodes) of every kernel spec's AscendC program in every dtype."""
+    from trex.compiler import registry
+    progs = [spec.program(dt) for spec in registry.kernel_specs().values()
+             for dt in (DType.BF16, DType.FP16, DType.FP32)]
     return tuple((p, {op.opcode for stmts in (p.prologue, p.body, p.epilogue) for op, _ in walk(stmts)})
                  for p in progs)
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from trex.passes.rmsnorm import rms_norm_reference
+from trex.passes.rms_norm.op import rms_norm_reference
 from trex.compiler import logs
 from trex.compiler.testing import aten_op_counts, assert_close_to_reference, make_input, to_fp64, trex_op_counts
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from trex.passes.mhc_pre import N_STREAMS
+from trex.passes.mhc_pre.op import N_STREAMS
 from trex.compiler import logs, registry
 from trex.compiler.testing import assert_close_to_reference, make_input, trex_op_counts
 
@@ -235,7 +235,7 @@ def test_mhc_pre_is_one_op_per_site_with_iteration_count():
     x = make_input((2, 3, n, d), torch.float32, seed=5)
 
     def model(x, iters):
-        li, post, comb = mhc.mhc_pre_chain(x, fn, scale, base, hc_eps=1e-6, rms_eps=1e-6)
+        li, post, comb = mhc.pattern.mhc_pre_chain(x, fn, scale, base, hc_eps=1e-6, rms_eps=1e-6)
         for _ in range(iters - 1):
             comb = comb / (comb.sum(-1, keepdim=True) + 1e-6)
             comb = comb / (comb.sum(-2, keepdim=True) + 1e-6)
@@ -248,7 +248,7 @@ def test_mhc_pre_is_one_op_per_site_with_iteration_count():
         (report,) = reports
         (node,) = [nd for nd in report.compiled_graphs["inference"].graph.nodes if "mhc_pre" in str(nd.target)]
         assert node.args[4] == iters
-        expected = mhc.mhc_pre_reference(x, fn, scale, base, iters, 1e-6, 1e-6)
+        expected = mhc.op.mhc_pre_reference(x, fn, scale, base, iters, 1e-6, 1e-6)
         for got, want in zip(outs, expected):
             torch.testing.assert_close(got, want)
 
@@ -265,7 +265,7 @@ def test_mhc_pre_matches_rank3_streams_without_matmul_views(chain):
     fn = torch.randn((2 + n) * n, n * d) * 0.2
     scale, base = torch.rand(3) + 0.5, torch.randn((2 + n) * n) * 0.1
     x = make_input((t, n, d), torch.bfloat16, seed=9)
-    f = getattr(mhc, chain)
+    f = getattr(mhc.pattern, chain)
 
     def model(x):
         li, post, comb = f(x, fn, scale, base, hc_eps=1e-6, rms_eps=1e-6)
@@ -279,7 +279,7 @@ def test_mhc_pre_matches_rank3_streams_without_matmul_views(chain):
         outs = torch.compile(model, backend="trex")(x)
     (report,) = reports
     assert [m.pattern for m in report.matches] == ["mhc_pre"], report.near_misses
-    expected = mhc.mhc_pre_reference(x, fn, scale, base, 5, 1e-6, 1e-6)
+    expected = mhc.op.mhc_pre_reference(x, fn, scale, base, 5, 1e-6, 1e-6)
     for got, want in zip(outs, expected):
         torch.testing.assert_close(got.float(), want.float(), rtol=1e-2, atol=1e-2)
 

@@ -6,9 +6,9 @@ import torch
 from torch import nn
 
 from trex.codegen_ascendc import target as emulate
-from trex.passes.rmsnorm import rms_norm_weighted_chain
-from trex.passes.rope import rope_real_chain
-from trex.passes.swiglu_limited import swiglu_limited_chain
+from trex.passes.rms_norm.pattern import rms_norm_weighted_chain
+from trex.passes.rope.pattern import rope_real_chain
+from trex.passes.swiglu_limited.pattern import swiglu_limited_chain
 from trex.compiler import logs
 from trex.compiler.testing import assert_close_to_reference, trex_op_counts
 

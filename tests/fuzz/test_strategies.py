@@ -11,7 +11,7 @@ from hypothesis import given, settings
 
 from trex.codegen_ascendc.counting import ascend_cost_model
 from trex.cost_models.hardware import ASCEND_910B
-from trex.passes.ir_rmsnorm import build_rms_norm_fwd
+from trex.passes.rms_norm.ir import build_rms_norm_fwd
 from trex.compiler import registry
 from trex.compiler.kernel_ir import DType, bind_sizes
 from trex.compiler.strategies import EDGE_ROWS, profile_element_cap
@@ -46,7 +46,7 @@ def test_an_op_without_a_generator_names_the_fix(monkeypatch):
         fuzz_arguments("no_such_op")
     fop = registry.fused_ops()["rms_norm"]
     monkeypatch.setitem(registry._FUSED_OPS, "rms_norm", dataclasses.replace(fop, fuzz_arguments=None))
-    with pytest.raises(KeyError, match=r"pass fuzz_arguments=.* to define_fused_op in passes\.rmsnorm"):
+    with pytest.raises(KeyError, match=r"pass fuzz_arguments=.* to define_fused_op in trex\.passes\.rms_norm\.op"):
         fuzz_arguments("rms_norm")
 
 

@@ -21,11 +21,11 @@ requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU and tr
 
 def program_variants():
     """(id, program, sizes without ROWS) for every IR program the passes define, in every variant."""
-    from trex.passes.ir_mhc_pre import (build_mhc_pre_bwd, build_mhc_pre_bwd_streams, build_mhc_pre_fwd,
-                                   build_mhc_pre_fwd_streams)
-    from trex.passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
-    from trex.passes.ir_rope import build_rope
-    from trex.passes.ir_swiglu_limited import build_swiglu_limited_bwd, build_swiglu_limited_fwd
+    from trex.passes.mhc_pre.ir import (build_mhc_pre_bwd, build_mhc_pre_bwd_streams, build_mhc_pre_fwd,
+                                        build_mhc_pre_fwd_streams)
+    from trex.passes.rms_norm.ir import build_rms_norm_bwd, build_rms_norm_fwd
+    from trex.passes.rope.ir import build_rope
+    from trex.passes.swiglu_limited.ir import build_swiglu_limited_bwd, build_swiglu_limited_fwd
     out = []
     for dt in ("bf16", "fp16", "fp32"):
         for w in (True, False):

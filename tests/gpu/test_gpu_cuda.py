@@ -76,7 +76,7 @@ def test_rms_norm_fuzz(rows, d, weighted, dtype):
     x = torch.randn(rows, d, generator=g).to(dtype)
     w = torch.randn(d, generator=g).to(dtype) if weighted else None
     assert _check("rms_norm", (x, w, 1e-6, None)) == "kernel"
-    from trex.passes.rmsnorm import rms_norm_reference
+    from trex.passes.rms_norm.op import rms_norm_reference
     y, rstd = rms_norm_reference(x, w, 1e-6, None)
     assert _check("rms_norm_bwd", (torch.randn(y.shape, generator=g).to(dtype), x, w, rstd)) == "kernel"
 
@@ -151,7 +151,7 @@ def test_rows_matmul_is_as_accurate_as_an_fp32_gemm(rows, b_dtype):
 
 def test_tiling_is_feasible_at_model_shapes():
     from trex.codegen_triton import tiling
-    from trex.passes.ir_mhc_pre import build_mhc_pre_fwd
+    from trex.passes.mhc_pre.ir import build_mhc_pre_fwd
     from trex.compiler.kernel_ir import ROWS, size
     best = tiling.explain(build_mhc_pre_fwd("bf16"), {ROWS: 16384, size("N"): 4, size("HD"): 7168,
                                                        size("ITERS"): 20})[0]
@@ -164,8 +164,8 @@ def test_mhc_streams_knobs_match_fp64(backward):
     sweep measures) against the fp64 reference; the Triton interpreter cannot check bf16 dots."""
     from trex.codegen_triton.launcher import run_program
     from trex.codegen_triton.printer import Tiling
-    from trex.passes.ir_mhc_pre import build_mhc_pre_bwd_streams, build_mhc_pre_fwd_streams, stream_views
-    from trex.passes.mhc_pre import mhc_pre_bwd_reference, mhc_pre_reference
+    from trex.passes.mhc_pre.ir import build_mhc_pre_bwd_streams, build_mhc_pre_fwd_streams, stream_views
+    from trex.passes.mhc_pre.op import mhc_pre_bwd_reference, mhc_pre_reference
     g = torch.Generator().manual_seed(11)
     t, n, d = 300, 4, 448
     x = torch.randn(t, n, d, generator=g).bfloat16()

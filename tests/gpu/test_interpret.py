@@ -91,20 +91,20 @@ def test_poison_marks_unwritten_outputs(monkeypatch):
     """With TREX_TRITON_POISON=1 the outputs start as NaN: a kernel that writes them all leaves none."""
     from trex.codegen_triton.launcher import run_program
     from trex.codegen_triton.printer import Tiling
-    from trex.passes.ir_rmsnorm import build_rms_norm_fwd
+    from trex.compiler import registry
     monkeypatch.setenv("TREX_TRITON_POISON", "1")
-    p = build_rms_norm_fwd("fp32", True)
+    p = registry.kernel_spec("rms_norm").program("fp32")
     out = run_program(p, {"x": torch.randn(9, 33), "w": torch.randn(33)}, {"eps": 1e-6}, Tiling(rows_per_tile=4))
     assert torch.isfinite(out["y"]).all() and torch.isfinite(out["rstd"]).all()
 
 
-def test_cuda_target_adapters_match_the_references():
-    """trex.codegen_triton.target's op adapters (the "cuda" runner) on every registered op's sample inputs."""
-    from trex.codegen_triton.target import ADAPTERS, run
+def test_cuda_target_runs_every_kernel_spec_like_the_references():
+    """The "cuda" runner (each op's kernel spec, cuda layout, on Triton) on every op's sample inputs."""
+    from trex.codegen_triton.target import run
     from trex.compiler import registry
     checked = 0
     for name, fop in registry.fused_ops().items():
-        if name not in ADAPTERS:
+        if registry.kernel_spec(name) is None:
             continue
         samples = sorted(fop.sample_inputs(torch.float32),   # the two smallest: the interpreter is slow
                          key=lambda a: sum(t.numel() for t in a if isinstance(t, torch.Tensor)))
@@ -123,21 +123,21 @@ def test_cuda_target_adapters_match_the_references():
 
 
 def test_rope_tables_are_expanded_once_per_table_version():
-    """The cuda adapter caches the pair-expanded cos/sin tables per storage and version: a second call
+    """The cuda executor caches the pair-expanded cos/sin tables per storage and version: a second call
     with the same tables reuses them; an in-place update of cos is seen (no stale table)."""
     from trex.codegen_triton import target
-    target._TABLES.clear()
+    target._DERIVED.clear()
     x = torch.randn(3, 2, 8)
     ang = torch.rand(3, 1, 2)
     cos, sin = ang.cos(), ang.sin()
-    y1 = target._rope(x, cos, sin, 4, False)
-    assert len(target._TABLES) == 1
-    y2 = target._rope(x, cos, sin, 4, False)
-    assert len(target._TABLES) == 1 and torch.equal(y1, y2)
+    y1 = target.run("rope", (x, cos, sin, 4, False))
+    assert len(target._DERIVED) == 1
+    y2 = target.run("rope", (x, cos, sin, 4, False))
+    assert len(target._DERIVED) == 1 and torch.equal(y1, y2)
     cos.mul_(0.5)                       # in place: a new version, a new entry, a different result
-    y3 = target._rope(x, cos, sin, 4, False)
-    assert len(target._TABLES) == 2
-    from trex.passes.rope import rope_reference
+    y3 = target.run("rope", (x, cos, sin, 4, False))
+    assert len(target._DERIVED) == 2
+    from trex.passes.rope.op import rope_reference
     torch.testing.assert_close(y3, rope_reference(x, cos, sin, 4, False), rtol=1e-5, atol=1e-5)
 
 
@@ -148,24 +148,24 @@ def test_rope_table_cache_keys_on_the_row_layout_and_dies_with_the_table():
     import gc
 
     from trex.codegen_triton import target
-    from trex.passes.rope import rope_reference
-    target._TABLES.clear()
+    from trex.passes.rope.op import rope_reference
+    target._DERIVED.clear()
     ang = torch.rand(2, 1, 2, 1, 4)
     cos, sin = ang.cos(), ang.sin()
     for lead in ((2, 3, 2, 5), (2, 5, 2, 3)):
         x = torch.randn(*lead, 8)
-        torch.testing.assert_close(target._rope(x, cos, sin, 8, False), rope_reference(x, cos, sin, 8, False),
-                                   rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(target.run("rope", (x, cos, sin, 8, False)),
+                                   rope_reference(x, cos, sin, 8, False), rtol=1e-5, atol=1e-5)
     base = torch.rand(3, 2)
     x = torch.randn(3, 2, 4)
-    n = len(target._TABLES)
-    target._rope(x, base.cos()[:, None, :], base.sin()[:, None, :], 4, False)   # temporaries: entry dies
+    n = len(target._DERIVED)
+    target.run("rope", (x, base.cos()[:, None, :], base.sin()[:, None, :], 4, False))   # temporaries: entry dies
     gc.collect()
-    assert len(target._TABLES) == n
+    assert len(target._DERIVED) == n
     c, s = base.cos(), base.sin()
-    target._rope(x, c[:, None, :], s[:, None, :], 4, False)
-    target._rope(x, c[:, None, :], s[:, None, :], 4, False)                     # new views of live tables
-    assert len(target._TABLES) == n + 1
+    target.run("rope", (x, c[:, None, :], s[:, None, :], 4, False))
+    target.run("rope", (x, c[:, None, :], s[:, None, :], 4, False))     # new views of live tables
+    assert len(target._DERIVED) == n + 1
     del c, s
     gc.collect()
-    assert len(target._TABLES) == n
+    assert len(target._DERIVED) == n

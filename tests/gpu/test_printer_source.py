@@ -77,14 +77,14 @@ def test_structure_follows_the_tiling(name, program, sizes):
 
 
 def test_partial_outputs_need_a_persistent_grid():
-    from trex.passes.ir_rmsnorm import build_rms_norm_bwd
+    from trex.passes.rms_norm.ir import build_rms_norm_bwd
     from trex.compiler.kernel_ir import size
     with pytest.raises(IRError, match="programs="):
         print_program(build_rms_norm_bwd("bf16", True), {size("D"): 64}, Tiling(rows_per_tile=2))
 
 
 def test_unbound_size_is_an_error():
-    from trex.passes.ir_rmsnorm import build_rms_norm_fwd
+    from trex.passes.rms_norm.ir import build_rms_norm_fwd
     with pytest.raises(IRError, match="not bound"):
         print_program(build_rms_norm_fwd("bf16", True), {}, Tiling())
 
@@ -99,7 +99,7 @@ def test_mhc_streams_knobs_print_prefetch_and_split_dots():
     iteration for the next chunk; `dot_bf16_split`: the projection of a bf16 x is two bf16 dots
     (w_hi, w_lo) and never casts x to fp32 for the dot."""
     from trex.codegen_triton.printer import Tiling, print_program
-    from trex.passes.ir_mhc_pre import build_mhc_pre_fwd_streams
+    from trex.passes.mhc_pre.ir import build_mhc_pre_fwd_streams
     from trex.compiler.kernel_ir import size
     sizes = {size("N"): 4, size("HD"): 7168, size("ITERS"): 20}
     plain = print_program(build_mhc_pre_fwd_streams("bf16", 4), sizes, Tiling(rows_per_tile=128, col_chunk=32)).source

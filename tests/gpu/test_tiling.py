@@ -11,7 +11,7 @@ from trex.compiler.kernel_ir import ROWS, size
 
 
 def _rms(rows=16384, d=7168):
-    from trex.passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
+    from trex.passes.rms_norm.ir import build_rms_norm_bwd, build_rms_norm_fwd
     return build_rms_norm_fwd("bf16", True), build_rms_norm_bwd("bf16", True), {ROWS: rows, size("D"): d}
 
 
@@ -42,7 +42,7 @@ def test_spilling_tiles_are_infeasible():
 
 
 def test_second_pass_reuse_depends_on_the_working_set():
-    from trex.passes.ir_mhc_pre import build_mhc_pre_fwd
+    from trex.passes.mhc_pre.ir import build_mhc_pre_fwd
     p = build_mhc_pre_fwd("bf16")
     sizes = {ROWS: 16384, size("N"): 4, size("HD"): 7168, size("ITERS"): 20}
     fwd_only = 2 * 16384 * 4 * 7168
@@ -84,7 +84,7 @@ def test_zero_rows_choose_a_tiling():
     """Review finding: 0 rows divided by zero in the wave-efficiency term (a zero-row CUDA batch
     crashed instead of launching nothing)."""
     from trex.codegen_triton import tiling
-    from trex.passes.ir_rmsnorm import build_rms_norm_bwd, build_rms_norm_fwd
+    from trex.passes.rms_norm.ir import build_rms_norm_bwd, build_rms_norm_fwd
     from trex.compiler.kernel_ir import ROWS, TensorKind, size
     launch_us = calibration.current()["launch_overhead_wall_us"]
     for p in (build_rms_norm_fwd("bf16", True), build_rms_norm_bwd("bf16", True)):

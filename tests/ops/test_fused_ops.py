@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import trex.passes.mhc_pre as mhc
-import trex.passes.rmsnorm as rms
+import trex.passes.rms_norm as rms
 import trex.passes.rope as rope
 import trex.passes.swiglu_limited as swiglu
 from trex.compiler import registry
@@ -127,8 +127,8 @@ def test_rms_norm_odd_sizes(hidden, dtype):
         x = make_input((rows, hidden), dtype, noncontiguous=rows == 3, seed=rows)
         w = make_input((hidden,), dtype, seed=1)
         fused = torch.ops.trex.rms_norm(x, w, 1e-6, None)[0]
-        eager = rms.rms_norm_weighted_chain(x, w, eps=1e-6)
-        reference = rms.rms_norm_reference(_fp64(x), _fp64(w), 1e-6, None)[0]
+        eager = rms.pattern.rms_norm_weighted_chain(x, w, eps=1e-6)
+        reference = rms.op.rms_norm_reference(_fp64(x), _fp64(w), 1e-6, None)[0]
         assert_close_to_reference(fused, eager, reference, name=f"rms_norm rows={rows} hidden={hidden}")
 
 
@@ -140,8 +140,8 @@ def test_swiglu_limited_odd_sizes(hidden, dtype):
         u = make_input((rows, hidden), dtype, scale=5.0, seed=rows + 1)
         r = torch.rand(rows, 1)
         fused = torch.ops.trex.swiglu_limited(g, u, 7.0, r, None)
-        eager = swiglu.swiglu_limited_routed_chain(g, u, r, limit=7.0)
-        reference = swiglu.swiglu_limited_reference(_fp64(g), _fp64(u), 7.0, _fp64(r), None)
+        eager = swiglu.pattern.swiglu_limited_routed_chain(g, u, r, limit=7.0)
+        reference = swiglu.op.swiglu_limited_reference(_fp64(g), _fp64(u), 7.0, _fp64(r), None)
         assert_close_to_reference(fused, eager, reference, name=f"swiglu rows={rows} hidden={hidden}")
 
 
@@ -155,14 +155,14 @@ def test_rope_odd_sizes(head_dim, rope_dim, dtype):
         for inverse in (False, True):
             fused = torch.ops.trex.rope(x, cos, sin, rope_dim, inverse)
             nope = head_dim - rope_dim
-            chain = rope.rope_real_inverse_chain if inverse else rope.rope_real_chain
+            chain = rope.pattern.rope_real_inverse_chain if inverse else rope.pattern.rope_real_chain
             eager = torch.cat([x[..., :nope], chain(x[..., nope:], cos, sin)], -1)
-            reference = rope.rope_reference(_fp64(x), _fp64(cos), _fp64(sin), rope_dim, inverse)
+            reference = rope.op.rope_reference(_fp64(x), _fp64(cos), _fp64(sin), rope_dim, inverse)
             assert_close_to_reference(fused, eager, reference, name=f"rope rows={rows} head={head_dim}")
 
 
 def _mhc_chain(x, fn, scale, base, iters, eps):
-    li, post, comb = mhc.mhc_pre_chain(x, fn, scale, base, hc_eps=eps, rms_eps=eps)
+    li, post, comb = mhc.pattern.mhc_pre_chain(x, fn, scale, base, hc_eps=eps, rms_eps=eps)
     for _ in range(iters - 1):
         comb = comb / (comb.sum(-1, keepdim=True) + eps)
         comb = comb / (comb.sum(-2, keepdim=True) + eps)
@@ -172,7 +172,7 @@ def _mhc_chain(x, fn, scale, base, iters, eps):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("hidden", [7, 130, 1792])   # n*d = 28, 520, 7168
 def test_mhc_pre_odd_sizes(hidden, dtype):
-    n = mhc.N_STREAMS
+    n = mhc.op.N_STREAMS
     m = (2 + n) * n
     fn = torch.randn(m, n * hidden) * (n * hidden) ** -0.5
     scale, base = torch.rand(3) + 0.5, torch.randn(m) * 0.1
@@ -180,7 +180,7 @@ def test_mhc_pre_odd_sizes(hidden, dtype):
         x = make_input((rows, n, hidden), dtype, seed=rows, noncontiguous=rows == 3)
         fused = torch.ops.trex.mhc_pre(x, fn, scale, base, 5, 1e-6, 1e-6)
         eager = _mhc_chain(x, fn, scale, base, 5, 1e-6)
-        reference = mhc.mhc_pre_reference(_fp64(x), _fp64(fn), _fp64(scale), _fp64(base), 5, 1e-6, 1e-6)
+        reference = mhc.op.mhc_pre_reference(_fp64(x), _fp64(fn), _fp64(scale), _fp64(base), 5, 1e-6, 1e-6)
         assert_close_to_reference(fused, eager, reference, name=f"mhc_pre rows={rows} d={hidden}")
 
 

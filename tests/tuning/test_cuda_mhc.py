@@ -1,5 +1,5 @@
 """The cuda target's mHC programs in the tuning harness: the per-stream variants the target runs (inputs
-in the adapter's layout, the store entry the launcher finds), the TF32 rule of the verifier's eager
+in the runner's layout, the store entry the launcher finds), the TF32 rule of the verifier's eager
 baseline, the interpreter's truncating bf16 casts, and the measured tilings as start points."""
 import importlib.util
 
@@ -23,13 +23,13 @@ def test_cuda_tunes_the_per_stream_mhc_programs_and_ascend_the_ascendc_ones():
     assert harness.build_program("rms_norm", "bf16", "cuda").name == harness.build_program("rms_norm", "bf16").name
 
 
-def test_per_stream_inputs_are_the_adapters_views_of_one_tensor():
-    from trex.passes.ir_mhc_pre import stream_views
+def test_per_stream_inputs_are_the_runners_views_of_one_tensor():
+    from trex.passes.mhc_pre.ir import stream_views
     p = harness.build_program("mhc_pre_bwd", "bf16", "cuda", TINY)
     ins = harness.make_inputs(p, TINY, seed=5, distribution="heavy")
     assert sorted(ins) == sorted(t.name for t in p.inputs)
     n, hd, rows = TINY["N"], TINY["HD"], TINY["ROWS"]
-    # x0..x3: row-strided views x[:, s, :] of one [ROWS, N, HD] tensor, as trex.codegen_triton.target passes them
+    # x0..x3: row-strided views x[:, s, :] of one [ROWS, N, HD] tensor, as the cuda runner passes them
     assert all(ins[f"x{s}"].shape == (rows, hd) and ins[f"x{s}"].stride() == (n * hd, 1) for s in range(n))
     assert len({ins[f"x{s}"].untyped_storage().data_ptr() for s in range(n)}) == 1
     # the same draw through the AscendC-layout program, regrouped by stream_views, gives the same values

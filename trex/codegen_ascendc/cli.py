@@ -9,12 +9,11 @@ import sys
 from trex.codegen_ascendc.counting import ascend_cost_model
 from trex.codegen_ascendc.lint import lint_source
 from trex.codegen_ascendc.npu import npu_status
-from trex.codegen_ascendc.patterns import PATTERNS, pattern
 from trex.codegen_ascendc.project import write_project
 from trex.cost_models.ascend_model import Tiling
 from trex.cost_models.hardware import ASCEND_TARGETS, ascend_target
-from trex.compiler import targets
-from trex.compiler.kernel_ir import DType, IRError, size
+from trex.compiler import registry, targets
+from trex.compiler.kernel_ir import IRError, size
 
 
 def _parse_sizes(text: str | None) -> dict:
@@ -39,7 +38,8 @@ def _parse_tiling(text: str) -> Tiling:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="trex codegen", description=__doc__)
-    ap.add_argument("--pattern", choices=sorted(PATTERNS), help="fused pattern to generate")
+    specs = registry.kernel_specs()
+    ap.add_argument("--pattern", choices=sorted(specs), help="fused op to generate (one with a kernel spec)")
     ap.add_argument("--target", default="ascend910b", choices=sorted(ASCEND_TARGETS))
     ap.add_argument("--out", help="dump directory (the project goes to OUT/<kernel>/)")
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
@@ -48,15 +48,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the patterns and exit")
     a = ap.parse_args(argv)
     if a.list:
-        for name, p in sorted(PATTERNS.items()):
-            print(f"{name:20s} {p.doc}")
+        for name, spec in specs.items():
+            print(f"{name:20s} {spec.doc}")
         return 0
     if not a.pattern or not a.out:
         ap.error("--pattern and --out are required (or --list)")
-    pat = pattern(a.pattern)
+    spec = specs[a.pattern]
     hw = ascend_target(a.target)
-    program = pat.build(DType(a.dtype))
-    sizes_named = dict(pat.sizes)
+    program = spec.program(a.dtype)
+    sizes_named = dict(spec.sizes["example"])
     sizes_named.update(_parse_sizes(a.sizes))
     sizes = {size(k): v for k, v in sizes_named.items()}
     model = ascend_cost_model(program, hw)

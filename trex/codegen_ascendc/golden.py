@@ -1,4 +1,4 @@
-"""Golden snapshots of the generated AscendC (one per pattern, bf16, double-buffered).
+"""Golden snapshots of the generated AscendC (one per fused op with a kernel spec, bf16, double-buffered).
 
 `python -m trex.codegen_ascendc.golden` rewrites them after an intended printer change; the test
 tests/codegen/test_golden.py fails on any unreviewed difference."""
@@ -9,15 +9,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from trex.codegen_ascendc.patterns import PATTERNS
 from trex.codegen_ascendc.printer import print_kernel
-from trex.compiler.kernel_ir import DType
+from trex.compiler import registry
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 
 
 def golden_source(name: str) -> str:
-    return print_kernel(PATTERNS[name].build(DType.BF16), buffer_depth=2)
+    return print_kernel(registry.kernel_specs()[name].program("bf16"), buffer_depth=2)
 
 
 def golden_path(name: str) -> Path:
@@ -27,7 +26,7 @@ def golden_path(name: str) -> Path:
 def update() -> list[Path]:
     GOLDEN_DIR.mkdir(exist_ok=True)
     out = []
-    for name in sorted(PATTERNS):
+    for name in registry.kernel_specs():
         path = golden_path(name)
         fd, tmp = tempfile.mkstemp(dir=GOLDEN_DIR, prefix=path.name + ".")
         with os.fdopen(fd, "w") as f:

@@ -105,7 +105,7 @@ class _SolvedTilings:
 
 def emulator_executor(hw=None, max_cores: int = 4, depths=(2,), opt: str = "-O2", tiling: Tiling | None = None,
                       counters: list | None = None):
-    """An executor (program, inputs, scalars) -> outputs for the op adapters in trex/passes/ir_*.py that
+    """An executor (program, inputs, scalars) -> outputs for the kernel specs' runners (KernelSpec.run) that
     runs the generated AscendC on the emulator at the solver's tiling (or `tiling`). max_cores
     bounds the emulated blocks (they run one after another on the host). When `counters` is a
     list, each launch appends the emulator's counters to it."""

@@ -463,7 +463,7 @@ def _pair_swap(ctx: _Ctx, op: Op) -> list:
     # a UB -> UB copy at a one-element offset breaks the 32-byte alignment rule (reference/ascendc.md),
     # and the vector unit has no lane shuffle: Ascend programs form swap(x) from shifted GM loads
     raise IRError(f"`{op}`: pair_swap has no AscendC lowering (a one-element UB shift breaks the 32-byte "
-                  f"rule); build the Ascend program with swap='shifted_loads' (trex/passes/ir_rope.build_rope)")
+                  f"rule); build the Ascend program with swap='shifted_loads' (trex/passes/rope/ir.py, build_rope)")
 
 
 def _view(ctx: _Ctx, op: Op) -> list:

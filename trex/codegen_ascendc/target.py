@@ -4,21 +4,22 @@
 the runner with `trex.compiler.targets.register_target("emulate", ...)`, so
 ``torch.compile(model, backend="trex", options={"target": "emulate"})`` (or
 ``with trex.compiler.targets.use_target("emulate")`` around eager ``torch.ops.trex.*`` calls) runs each
-fused op through the kernel the AscendC printer emits for its Kernel IR (trex/passes/ir_*.py), at the tiling
-the cost model's solver picks for the call's sizes.
+fused op through the kernel the AscendC printer emits for its Kernel IR, at the tiling the cost
+model's solver picks for the call's sizes.
 
-How one call runs: the op's IR adapter (``trex.passes.ir_*.run_<op>_ir(..., execute=...)``) makes the
-program's [ROWS, *cols] views; the executor here picks the tiling (solver, or a caller's choice),
-prints and compiles the kernel once per (program, buffer depth) -- the generated kernels read rows,
-tile sizes and scalars from the tiling struct at run time, so one shared library serves every shape
-and every tiling of that depth -- and launches it on the emulator.
+How one call runs: the op's kernel spec (``trex.compiler.registry.kernel_spec(op)``, registered by
+the op's package) makes the program's [ROWS, *cols] views and calls the executor here, which picks
+the tiling (solver, or a caller's choice), prints and compiles the kernel once per (program, buffer
+depth) -- the generated kernels read rows, tile sizes and scalars from the tiling struct at run time,
+so one shared library serves every shape and every tiling of that depth -- and launches it on the
+emulator.
 
-Inputs that have no program (fp64, mixed dtypes the program does not read, zero-size rows, a fused op
-without Kernel IR such as ``add_rms_norm``) return NotImplemented and the composite reference runs:
-`GUARDS` says why for each case. So do sizes at which no tiling fits the hardware (e.g. an unchunked
-program whose row is wider than the UB holds: `NoTilingFits`; `last_no_tiling(op)` keeps the reason).
-``launch_counts()`` counts the emulator launches per fused op, so a test (or a user) can see that the
-fused ops really ran in the emulator.
+Inputs that have no program (fp64, zero-size rows, what the spec's guards name, e.g. mixed dtypes
+the program does not read; a fused op without a kernel spec) return NotImplemented and the composite
+reference runs: `unsupported_reason` says why. So do sizes at which no tiling fits the hardware (e.g.
+an unchunked program whose row is wider than the UB holds: `NoTilingFits`; `last_no_tiling(op)`
+keeps the reason). ``launch_counts()`` counts the emulator launches per fused op, so a test (or a
+user) can see that the fused ops really ran in the emulator.
 """
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ from collections.abc import Callable
 
 import torch
 
+from trex.compiler import registry
 from trex.compiler.kernel_ir import ROWS, IRError, Program, bind_sizes
+from trex.compiler.kernels import Executor
 
 TARGET_NAME = "emulate"
 DEFAULT_MAX_CORES = 4    # emulated blocks run one after another on the host: more only costs time
@@ -41,63 +44,17 @@ DEFAULT_OPT = os.environ.get("TREX_EMULATE_OPT", "-O2")
 TilingChooser = Callable[[object, dict], object]
 
 
-def _is_float64(t) -> bool:
-    return isinstance(t, torch.Tensor) and t.dtype == torch.float64
-
-
-def _is_empty(t) -> bool:
-    return isinstance(t, torch.Tensor) and t.numel() == 0
-
-
-# Inputs the generated kernels have no program for: op -> [(predicate(args), reason)].
-# The common rules (fp64, empty tensors) apply to every op; these are the op-specific ones.
-GUARDS: dict[str, list[tuple[Callable, str]]] = {
-    "rms_norm": [],
-    "rms_norm_bwd": [(lambda a: a[0].dtype != a[1].dtype,
-                      "dy's dtype differs from x's: the program reads dy in x's dtype (a wider dy keeps its precision)")],
-    "swiglu_limited": [(lambda a: a[1].dtype != a[0].dtype, "up's dtype differs from gate's")],
-    "swiglu_limited_bwd": [
-        (lambda a: a[0].dtype != a[1].dtype or a[2].dtype != a[1].dtype, "dh/up dtypes differ from gate's"),
-        (lambda a: a[4] is not None and a[4].numel() != a[1].numel() // max(a[1].shape[-1], 1),
-         "a broadcast route weight: its gradient needs a cross-row reduction the program does not do")],
-    "rope": [
-        (lambda a: a[3] % 2 or not 2 <= a[3] <= a[0].shape[-1] or a[1].shape[-1] != a[3] // 2,
-         "invalid rope_dim: the reference raises the argument error"),
-        (lambda a: a[1].dtype != a[2].dtype, "cos and sin dtypes differ")],
-    "mhc_pre": [],
-    "mhc_pre_bwd": [(lambda a: a[0].dtype != a[3].dtype,
-                     "d_layer_input's dtype differs from x's: the program reads it in x's dtype")],
-}
-
-
-def _adapters() -> dict[str, Callable]:
-    """op -> (args, execute) -> outputs, through the IR adapters of trex/passes/ir_*.py (imported lazily:
-    codegen sits above passes in the import direction, but importing this module must stay cheap)."""
-    from trex.passes import ir_mhc_pre, ir_rmsnorm, ir_rope, ir_swiglu_limited
-    return {
-        "rms_norm": lambda a, ex: ir_rmsnorm.run_rms_norm_ir(*a, execute=ex),
-        "rms_norm_bwd": lambda a, ex: ir_rmsnorm.run_rms_norm_bwd_ir(*a, execute=ex),
-        "swiglu_limited": lambda a, ex: ir_swiglu_limited.run_swiglu_limited_ir(*a, execute=ex),
-        "swiglu_limited_bwd": lambda a, ex: ir_swiglu_limited.run_swiglu_limited_bwd_ir(*a, execute=ex),
-        "rope": lambda a, ex: ir_rope.run_rope_ir(*a, execute=ex),
-        "mhc_pre": lambda a, ex: ir_mhc_pre.run_mhc_pre_ir(*a, execute=ex),
-        "mhc_pre_bwd": lambda a, ex: ir_mhc_pre.run_mhc_pre_bwd_ir(*a, execute=ex),
-    }
-
-
 def unsupported_reason(op_name: str, args: tuple) -> str | None:
     """Why the emulator cannot run ``op_name`` on ``args`` (None: it can)."""
-    if op_name not in GUARDS:
-        return f"{op_name} has no Kernel IR program (no trex/passes/ir_* adapter)"
+    spec = registry.kernel_spec(op_name)
+    if spec is None or TARGET_NAME not in spec.targets:
+        return f"{op_name} has no kernel for the {TARGET_NAME} target (no kernel spec in its package)"
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if any(_is_float64(t) for t in tensors):
+    if any(t.dtype == torch.float64 for t in tensors):
         return "fp64 inputs: the generated kernels compute in fp32 (the fp64 reference is the check)"
-    if any(_is_empty(t) for t in tensors if t.dim()) or any(t.dim() and t.shape[-1] == 0 for t in tensors):
+    if any(t.dim() and t.numel() == 0 for t in tensors):
         return "zero-size input: nothing to launch"
-    for predicate, reason in GUARDS[op_name]:
-        if predicate(args):
-            return reason
-    return None
+    return spec.unsupported_reason(args)
 
 
 class NoTilingFits(IRError):
@@ -105,7 +62,7 @@ class NoTilingFits(IRError):
 
 
 class EmulatorExecutor:
-    """The executor the IR adapters call: (program, inputs, scalars) -> outputs on the emulator.
+    """The launch the kernel specs' runners call: (program, inputs, scalars) -> outputs on the emulator.
 
     Caches, all keyed by value: one cost model per program (its sympy formulas are lambdified once),
     the solver's tiling per (program, sizes), and one printed+compiled kernel per (program, buffer
@@ -226,7 +183,7 @@ def run_op(op_name: str, args: tuple, *, executor: EmulatorExecutor | None = Non
         return out
 
     try:
-        out = _adapters()[op_name](args, execute)
+        out = registry.kernel_spec(op_name).run(args, Executor(execute), TARGET_NAME)
     except NoTilingFits as e:
         _NO_TILING[op_name] = str(e)
         return NotImplemented

@@ -1,13 +1,18 @@
-"""Registries of fused ops and patterns, filled by the modules in trex/passes/ (discovered automatically).
+"""Registries of fused ops, patterns and kernel specs, filled by the op packages in trex/passes/ (discovered
+automatically).
 
-``fused_ops()`` and ``patterns()`` import every module of the ``passes`` package first, so tests,
-fuzzers and the explain command see every registered op/pattern without a hand-kept list.
+``fused_ops()``, ``patterns()`` and ``kernel_specs()`` import every op package of ``trex.passes`` first, so tests,
+fuzzers, targets and the explain command see every registered op/pattern/spec without a hand-kept list.
 
 A fused op is defined with ``define_fused_op``: it creates the ``torch.library.custom_op`` in the
 ``trex`` namespace whose eager implementation is ``targets.run_fused`` (the active target's kernel,
 else the composite reference), registers the fake implementation, and records sample inputs used
 by opcheck/gradcheck, and the op's hypothesis argument generator (``fuzz_arguments``, drawn by
 ``trex.compiler.strategies.fuzz_arguments``), so the fuzzer needs no per-op table in this layer.
+
+An op with generated kernels also registers its ``trex.compiler.kernels.KernelSpec`` with
+``register_kernel_spec``; targets, codegen, tuning and the benchmarks look it up with
+``kernel_spec(name)`` / ``kernel_specs()`` and import nothing from ``trex.passes``.
 """
 from __future__ import annotations
 
@@ -16,11 +21,14 @@ import functools
 import importlib
 import pkgutil
 import warnings
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
 
 from . import targets
+
+if TYPE_CHECKING:
+    from .kernels import KernelSpec
 
 NAMESPACE = "trex"
 
@@ -49,6 +57,7 @@ class FusedOp:
 
 _FUSED_OPS: dict[str, FusedOp] = {}
 _PATTERNS: dict[str, "object"] = {}
+_KERNEL_SPECS: dict[str, KernelSpec] = {}
 _DISCOVERED = False
 DISCOVERY_ERRORS: dict[str, str] = {}
 
@@ -89,9 +98,14 @@ def register_pattern(pattern) -> None:
     _PATTERNS[pattern.name] = pattern
 
 
+def register_kernel_spec(spec: KernelSpec) -> None:
+    """Register the ``trex.compiler.kernels.KernelSpec`` of fused op ``spec.op`` (a reload replaces it)."""
+    _KERNEL_SPECS[spec.op] = spec
+
+
 def discover() -> None:
-    """Import every module of the ``trex.passes`` package (once). A module that fails to import is
-    reported in ``DISCOVERY_ERRORS`` and warned about; the others still load."""
+    """Import every op package of ``trex.passes`` (once). A package that fails to import is reported in
+    ``DISCOVERY_ERRORS`` and warned about; the others still load."""
     global _DISCOVERED
     if _DISCOVERED:
         return
@@ -120,3 +134,15 @@ def patterns() -> dict[str, object]:
     discover()
     ordered = sorted(_PATTERNS.values(), key=lambda p: (-p.priority, p.name))
     return {p.name: p for p in ordered}
+
+
+def kernel_spec(name: str) -> KernelSpec | None:
+    """The ``KernelSpec`` of fused op ``name``, or None when it has no generated kernels."""
+    discover()
+    return _KERNEL_SPECS.get(name)
+
+
+def kernel_specs() -> dict[str, KernelSpec]:
+    """Every registered ``KernelSpec``, by op name, sorted."""
+    discover()
+    return dict(sorted(_KERNEL_SPECS.items()))

@@ -7,7 +7,7 @@ record "tuned kernels are never slower than the cost model's choice").
 
 --shapes: v4pro = DeepSeek-V4-Pro at 16384 tokens (issue 6: hidden 7168, expert width 3072, 128 heads
 x head_dim 512 with 64 rope dims, mHC 4 x 7168 with 20 Sinkhorn iterations; default for cuda);
-example = the patterns' own example sizes (trex/codegen_ascendc/patterns.py, 8192 tokens); small = sizes
+example = the patterns' own example sizes (8192 tokens, what `trex codegen` tiles for); small = sizes
 the Ascend emulator runs in seconds (default for Ascend targets); tiny = sizes Triton's interpreter
 runs in seconds (CPU smoke of the CUDA path).
 
@@ -43,47 +43,27 @@ from . import harness, search, space
 from .store import Store
 from .verify import Verifier
 
-SMALL = {
-    "rms_norm": {"ROWS": 512, "D": 2048},
-    "rms_norm_bwd": {"ROWS": 256, "D": 1024},
-    "swiglu_limited": {"ROWS": 256, "F": 1024},
-    "swiglu_limited_bwd": {"ROWS": 256, "F": 512},
-    "rope": {"ROWS": 512, "HD": 128, "RD": 64, "CDIV": 8, "CROWS": 64},
-    "mhc_pre": {"ROWS": 64, "N": 4, "HD": 512, "ITERS": 20},
-    "mhc_pre_bwd": {"ROWS": 32, "N": 4, "HD": 256, "ITERS": 20},
-}
-# Triton's interpreter runs every program instance in numpy: a few dozen rows, narrow columns
-TINY = {
-    "rms_norm": {"ROWS": 24, "D": 128},
-    "rms_norm_bwd": {"ROWS": 24, "D": 128},
-    "swiglu_limited": {"ROWS": 24, "F": 128},
-    "swiglu_limited_bwd": {"ROWS": 24, "F": 128},
-    "rope": {"ROWS": 32, "HD": 64, "RD": 16, "CDIV": 4, "CROWS": 8},
-    "mhc_pre": {"ROWS": 32, "N": 4, "HD": 64, "ITERS": 4},
-    "mhc_pre_bwd": {"ROWS": 32, "N": 4, "HD": 64, "ITERS": 4},
-}
-V4PRO_TOKENS = 16384
-V4PRO_HEADS = 128
-V4PRO = {
-    "rms_norm": {"ROWS": V4PRO_TOKENS, "D": 7168},
-    "rms_norm_bwd": {"ROWS": V4PRO_TOKENS, "D": 7168},
-    "swiglu_limited": {"ROWS": V4PRO_TOKENS, "F": 3072},
-    "swiglu_limited_bwd": {"ROWS": V4PRO_TOKENS, "F": 3072},
-    "rope": {"ROWS": V4PRO_TOKENS * V4PRO_HEADS, "HD": 512, "RD": 64, "CDIV": V4PRO_HEADS, "CROWS": V4PRO_TOKENS},
-    "mhc_pre": {"ROWS": V4PRO_TOKENS, "N": 4, "HD": 7168, "ITERS": 20},
-    "mhc_pre_bwd": {"ROWS": V4PRO_TOKENS, "N": 4, "HD": 7168, "ITERS": 20},
-}
-SHAPES = {"small": SMALL, "tiny": TINY, "v4pro": V4PRO, "example": None}
-
 # seconds kept back per pattern still to run, for its re-measurement and the last candidate's overrun
 REMEASURE_RESERVE_S = 4.0
 # a pattern starts only with at least this much budget left (its root alone: compile + verify + profile)
 MIN_PATTERN_S = 3.0
 
 
+def fastest_first() -> dict:
+    """Every kernel spec, the fewest IR statements (the fastest to compile, verify and profile) first:
+    the default order of a budgeted run, so the row kernels finish before mHC takes what is left."""
+    from trex.compiler import registry
+    from trex.compiler.kernel_ir import walk
+
+    def statements(spec) -> int:
+        p = spec.program("bf16")
+        return sum(1 for stmts in (p.prologue, p.body, p.epilogue) for _ in walk(stmts))
+    return dict(sorted(registry.kernel_specs().items(), key=lambda kv: (statements(kv[1]), kv[0])))
+
+
 def sizes_for(pattern: str, shapes: str) -> dict:
-    table = SHAPES[shapes]
-    return harness.parse_shape(table[pattern] if table is not None else None, pattern)
+    """The named size set `shapes` (trex.compiler.kernels.SIZE_SETS) of the pattern's kernel spec."""
+    return harness.parse_shape(dict(harness.kernel_spec(pattern).sizes[shapes]), pattern)
 
 
 def environment() -> dict:
@@ -212,11 +192,12 @@ def _write(path: Path, text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from trex.codegen_ascendc.patterns import PATTERNS
+    from trex.compiler.kernels import SIZE_SETS
+    specs = fastest_first()
     ap = argparse.ArgumentParser(prog="python -m trex.tuning.bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--target", required=True, choices=["cuda", "ascend910b", "ascend910c"])
-    ap.add_argument("--patterns", default=",".join(PATTERNS), help="comma-separated, run in this order (default: all)")
-    ap.add_argument("--shapes", choices=sorted(SHAPES), help="default: small on Ascend, v4pro on cuda")
+    ap.add_argument("--patterns", default=",".join(specs), help="comma-separated, run in this order (default: all)")
+    ap.add_argument("--shapes", choices=sorted(SIZE_SETS), help="default: small on Ascend, v4pro on cuda")
     ap.add_argument("--budget-s", type=float, help="seconds for all searches and re-measurements together "
                     "(default: 105 on cuda, none on Ascend)")
     ap.add_argument("--max-candidates", type=int, default=12, help="compiled candidates per pattern at most")
@@ -234,9 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     budget_s = a.budget_s if a.budget_s is not None else (105.0 if fam == "cuda" else float("inf"))
     checks = a.checks or (1 if fam == "cuda" else 2)
     patterns = [p for p in a.patterns.split(",") if p]
-    unknown = [p for p in patterns if p not in PATTERNS]
+    unknown = [p for p in patterns if p not in specs]
     if unknown:
-        ap.error(f"--patterns: unknown {unknown}; choose from {sorted(PATTERNS)}")
+        ap.error(f"--patterns: unknown {unknown}; choose from {sorted(specs)}")
     if fam == "cuda":
         from .cuda import available
         ok, why = available()

@@ -21,10 +21,11 @@ from .store import Store
 
 
 def _parser() -> argparse.ArgumentParser:
-    from trex.codegen_ascendc.patterns import PATTERNS
+    from trex.compiler import registry
     ap = argparse.ArgumentParser(prog="trex tune", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pattern", choices=sorted(PATTERNS), help="fused pattern (trex.codegen_ascendc.patterns)")
+    ap.add_argument("--pattern", choices=sorted(registry.kernel_specs()),
+                    help="fused op with a kernel spec (trex.compiler.registry.kernel_specs)")
     ap.add_argument("--shape", default="", help="sizes NAME=VALUE,... (e.g. ROWS=64,D=256); others keep the "
                                                 "pattern's example values")
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])

@@ -1,6 +1,6 @@
-"""Shared, trusted plumbing of the search and the verifier: programs from pattern names, input views for
-given sizes, running a printed AscendC kernel on the emulator with poisoned outputs, and the fp64
-interpretation of a program.
+"""Shared, trusted plumbing of the search and the verifier: programs from pattern names (the fused ops'
+kernel specs, trex.compiler.registry), input views for given sizes, running a printed AscendC kernel on
+the emulator with poisoned outputs, and the fp64 interpretation of a program.
 
 Nothing here is chosen by a candidate: a candidate contributes its kernel source and its knob values;
 how inputs are made, outputs allocated and results compared is fixed here.
@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 
 import sympy
 import torch
 
-from trex.compiler import kernel_ir
+from trex.compiler import kernel_ir, registry
 from trex.compiler.kernel_ir import (
     ROWS,
     DType,
@@ -31,44 +30,35 @@ from trex.compiler.kernel_ir import (
 COMPILE_COUNT = {"n": 0}
 
 
-def pattern_spec(name: str):
-    from trex.codegen_ascendc.patterns import pattern
-    return pattern(name)
+def kernel_spec(pattern: str):
+    """The kernel spec of fused op `pattern` (registered by the op's package)."""
+    spec = registry.kernel_spec(pattern)
+    if spec is None:
+        raise IRError(f"unknown pattern {pattern!r}; choose one of {sorted(registry.kernel_specs())}")
+    return spec
 
 
-# The cuda target does not run the AscendC-layout mHC programs of trex.codegen_ascendc.patterns: its adapters
-# (trex/codegen_triton/target.py) run the per-stream variants (trex/passes/ir_mhc_pre.py, "the per-stream
-# layout": x0..x{N-1} row-strided views of one [ROWS, N, HD] tensor, fn0..fn{N-1} per stream
-# [(2+N)*N, HD], outputs dx0..dx{N-1}; dfn = dh^T x is computed by the caller). Tuning for cuda tunes
-# those, so a stored configuration is the one the launcher looks up (by program fingerprint).
-CUDA_STREAM_BUILDERS = {"mhc_pre": "build_mhc_pre_fwd_streams", "mhc_pre_bwd": "build_mhc_pre_bwd_streams"}
-_STREAM_PROGRAM = re.compile(r"^mhc_pre_(fwd|bwd)_streams(\d+)_")
+# The programs build_program made, with (spec, layout, dtype): make_inputs and output_views give a
+# program the views its layout's runner makes (the cuda mHC programs take x0..x{N-1}, row-strided views
+# of one [ROWS, N, HD] tensor, and write dx0..dx{N-1} into views of one), so a kernel is verified and
+# profiled on the strides it runs on.
+_BUILT: dict = {}
 
 
 def build_program(pattern: str, dtype: str, target: str | None = None, named_sizes: dict | None = None) -> Program:
-    """The Kernel IR program `target` runs for `pattern`: the pattern's own program (the AscendC
-    layout), except on cuda where mHC runs its per-stream variant for N = named_sizes["N"] and RoPE
-    its register pair swap."""
-    if target == "cuda" and pattern in CUDA_STREAM_BUILDERS:
-        from trex.passes import ir_mhc_pre
-        n = int((named_sizes or pattern_spec(pattern).sizes)["N"])
-        return getattr(ir_mhc_pre, CUDA_STREAM_BUILDERS[pattern])(DType(dtype), n)
-    if target == "cuda" and pattern == "rope":
-        from trex.passes.ir_rope import build_rope   # cuda swaps the pairs in registers (swap="pairs")
-        return build_rope(DType(dtype), swap="pairs")
-    return pattern_spec(pattern).build(DType(dtype))
-
-
-def stream_program_pattern(program: Program) -> str | None:
-    """'mhc_pre' / 'mhc_pre_bwd' for a per-stream mHC program, else None."""
-    m = _STREAM_PROGRAM.match(program.name)
-    return None if m is None else ("mhc_pre" if m.group(1) == "fwd" else "mhc_pre_bwd")
+    """The Kernel IR program `target` runs for `pattern`: its kernel spec's layout for that target (cuda:
+    RoPE's register pair swap, mHC per stream for N = named_sizes["N"]), so that a stored configuration
+    is the one the target's launcher looks up (by program fingerprint)."""
+    spec = kernel_spec(pattern)
+    program = spec.program(dtype, target, named_sizes)
+    _BUILT[program] = (spec, spec.layout_for(target), DType(dtype))
+    return program
 
 
 def parse_shape(text: str | dict | None, pattern: str) -> dict:
     """`ROWS=64,D=256` (any subset of the pattern's sizes; the rest keep the pattern's example values)
     -> {name: int}."""
-    out = dict(pattern_spec(pattern).sizes)
+    out = dict(kernel_spec(pattern).sizes["example"])
     if isinstance(text, dict):
         items = text.items()
     else:
@@ -90,7 +80,7 @@ def parse_shape(text: str | dict | None, pattern: str) -> dict:
 def scalars_for(pattern: str, program: Program, named_sizes: dict) -> dict:
     """The pattern's example scalars, with scalars that bind a size (RoPE's cdiv, mHC's iters) set
     from the sizes so the two agree."""
-    sc = dict(pattern_spec(pattern).scalars)
+    sc = dict(kernel_spec(pattern).scalars)
     for sym, sname in program.size_params:
         sc[sname] = named_sizes[str(sym)]
     return sc
@@ -136,21 +126,17 @@ def make_inputs(program: Program, named_sizes: dict, seed: int, scale: float = 1
     DeepSeek-V4 shape take milliseconds instead of the CPU's seconds; a seed gives different values on
     different devices, which only matters for comparing runs across devices).
 
-    A per-stream mHC program gets its inputs in the layout the cuda target gives it: the AscendC-layout
-    program's inputs (x [ROWS, N, HD], fn [2+N, N, N, HD], ...) drawn as for that program, then
-    `trex.passes.ir_mhc_pre.stream_views` (x0..x{N-1} row-strided views of x, fn0..fn{N-1} per stream), so
-    the kernel is verified and profiled on the strides it runs on."""
-    stream_of = stream_program_pattern(program)
-    if stream_of is not None:
-        from trex.passes.ir_mhc_pre import stream_views
-        full = make_inputs(build_program(stream_of, program.tensor("x0").dtype.value), named_sizes, seed, scale,
-                           distribution, device)
-        ins, *_ = stream_views(full["x"], full["fn"], full["scale"], full["base"])
-        ins.update({k: v for k, v in full.items() if k not in ("x", "fn", "scale", "base")})
+    A program whose layout views the default layout's inputs (build_program; the cuda mHC programs:
+    x0..x{N-1} row-strided views of x [ROWS, N, HD], fn0..fn{N-1} per stream) gets the default program's
+    inputs, drawn as for that program, through those views: the strides its target's runner gives it."""
+    built = _BUILT.get(program)
+    if built is not None and built[1].views is not None:
+        spec, layout, dtype = built
+        ins = layout.views(make_inputs(spec.program(dtype), named_sizes, seed, scale, distribution, device))
         missing = sorted({t.name for t in program.inputs} - set(ins))
         if missing:
-            raise ValueError(f"make_inputs: per-stream program {program.name} has inputs {missing} that "
-                             f"stream_views does not make; extend harness.make_inputs for them")
+            raise ValueError(f"make_inputs: program {program.name} has inputs {missing} that its layout's "
+                             f"views do not make (the kernel spec of {spec.op})")
         return {t.name: ins[t.name] for t in program.inputs}
     g = torch.Generator(device=device).manual_seed(int(seed) % (2 ** 63))
     ins = {}
@@ -164,15 +150,11 @@ def make_inputs(program: Program, named_sizes: dict, seed: int, scale: float = 1
 
 
 def output_views(program: Program, inputs: dict) -> dict | None:
-    """Preallocated row outputs in the layout the target's adapter passes (`run_program(out=...)`): the
-    per-stream mHC backward writes dx0..dx{N-1} into row-strided views dx[:, s, :] of one
-    [ROWS, N, HD] tensor. None for every other program (the launcher allocates its outputs)."""
-    if stream_program_pattern(program) != "mhc_pre_bwd":
-        return None
-    x0 = inputs["x0"]
-    n = sum(1 for t in program.outputs if re.fullmatch(r"dx\d+", t.name))
-    dx = torch.empty(x0.shape[0], n, x0.shape[1], dtype=program.tensor("dx0").dtype.torch, device=x0.device)
-    return {f"dx{s}": dx[:, s, :] for s in range(n)}
+    """Preallocated row outputs in the layout the target's runner passes (`run_program(out=...)`): the
+    cuda mHC backward writes dx0..dx{N-1} into row-strided views dx[:, s, :] of one [ROWS, N, HD]
+    tensor. None for every other program (the launcher allocates its outputs)."""
+    built = _BUILT.get(program)
+    return built[1].out_views(inputs) if built is not None and built[1].out_views is not None else None
 
 
 # ------------------------------------------------------------------------------------------------

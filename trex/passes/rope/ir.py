@@ -7,9 +7,13 @@ Vector form used by the kernel: y = x * C + swap(x) * S with the pair-expanded t
 C = [c0, c0, c1, c1, ...] and S = [-s0, s0, -s1, s1, ...] (S negated for the inverse rotation), and
 swap(x) = [x1, x0, x3, x2, ...] = parity_select(x shifted left by one, x shifted right by one): the
 shifted copies are DataCopyPad loads of the rope slice at GM offsets +1 / -1 (left/right padding
-lanes), so no element moves on the scalar unit. The tables are expanded on the host by the adapter
-(O(S * RD), against O(S * heads * head_dim) for x); the inverse is the same kernel with S negated.
-cos/sin rows broadcast over x's leading dims through a RowMap: table row = (r // CDIV) % CROWS.
+lanes), so no element moves on the scalar unit. The tables are expanded on the host by the runner
+(O(S * RD), against O(S * heads * head_dim) for x; through the executor's `derived`, which the cuda
+target caches per table); the inverse is the same kernel with S negated. cos/sin rows broadcast over
+x's leading dims through a RowMap: table row = (r // CDIV) % CROWS.
+
+Runners (the kernel spec's, kernel.py): `run_rope` (AscendC's shifted loads) and `run_rope_pairs` (the
+cuda layout: the pairs swapped in registers).
 """
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ import math
 
 import torch
 
-from trex.compiler.kernel_ir import interpreter, DType, IRError, Program, ProgramBuilder, RowMap, Schedule, size
+from trex.compiler.kernel_ir import DType, IRError, Program, ProgramBuilder, RowMap, size
+from trex.compiler.kernels import Executor, cached_program, ir_dtype
 
 HD = size("HD")        # head_dim
 RD = size("RD")        # rope_dim
@@ -118,8 +123,7 @@ def expand_tables(cos: torch.Tensor, sin: torch.Tensor, inverse: bool) -> tuple[
     return c2.contiguous(), s2.contiguous()
 
 
-def run_rope_ir(x, cos, sin, rope_dim: int, inverse: bool, schedule: Schedule | None = None,
-                execute=None, swap: str = "shifted_loads"):
+def _run(execute: Executor, x, cos, sin, rope_dim: int, inverse: bool, swap: str, passthrough: bool):
     hd = x.shape[-1]
     if rope_dim % 2 or not 2 <= rope_dim <= hd or cos.shape[-1] != rope_dim // 2:
         raise IRError(f"rope: rope_dim={rope_dim} must be even, in [2, head_dim={hd}], and cos last dim "
@@ -132,10 +136,25 @@ def run_rope_ir(x, cos, sin, rope_dim: int, inverse: bool, schedule: Schedule | 
         cos_v, sin_v, cdiv = cos.expand(*lead, h2).reshape(rows, h2), sin.expand(*lead, h2).reshape(rows, h2), 1
     else:
         cos_v, sin_v, cdiv = _compact(cos, lead, h2), _compact(sin, lead, h2), m[0]
-    c2, s2 = expand_tables(cos_v, sin_v.to(cos.dtype), inverse)
-    p = build_rope(DType.from_torch(x.dtype), DType.from_torch(cos.dtype), passthrough=rope_dim < hd, swap=swap)
-    out = (execute or interpreter(schedule))(p, {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}, {"cdiv": cdiv})
+    # the expanded tables depend on cos/sin, the direction and, with cos broadcast to every row, x's
+    # leading shape
+    c2, s2 = execute.derived((cos, sin), (lead if m is None else m, bool(inverse)),
+                             lambda: expand_tables(cos_v, sin_v.to(cos.dtype), bool(inverse)))
+    p = cached_program(build_rope, ir_dtype(x.dtype), ir_dtype(cos.dtype), passthrough, swap)
+    out = execute(p, {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}, {"cdiv": cdiv})
     return out["y"].reshape(x.shape)
+
+
+def run_rope(execute: Executor, x, cos, sin, rope_dim: int, inverse: bool):
+    """swap(x) by two shifted loads (AscendC's form); no passthrough copy when rope_dim == head_dim."""
+    return _run(execute, x, cos, sin, rope_dim, inverse, "shifted_loads", rope_dim < x.shape[-1])
+
+
+def run_rope_pairs(execute: Executor, x, cos, sin, rope_dim: int, inverse: bool):
+    """swap(x) in registers (the GPU's form: one load of x). Always the passthrough program (a zero-width
+    copy when rope_dim == head_dim): one program per dtype pair, which the tuned and measured cuda
+    configurations are keyed on."""
+    return _run(execute, x, cos, sin, rope_dim, inverse, "pairs", True)
 
 
 def _compact(cs, lead, h2):

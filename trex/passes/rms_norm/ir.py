@@ -5,20 +5,20 @@ Math (reference/deepseek_v4.md §4; reference/ascendc.md §4.1-4.2):
   backward  xhat = x * rstd,  g = dy [* w],  dx = rstd * (g - xhat * mean(g * xhat)),
             dw = sum_rows(dy * xhat)   (per-core partials, summed on the host: deterministic)
 
-`run_rms_norm_ir` / `run_rms_norm_bwd_ir` adapt op-level tensors (any leading shape) to the
-program's [ROWS, D] views, run the reference interpreter and reshape the results back.
+`run_rms_norm` / `run_rms_norm_bwd` (the kernel spec's runners, kernel.py) map op-level tensors (any
+leading shape) to the program's [ROWS, D] views, run it on the target's executor and reshape the
+results back. `load_f32` / `store_from_f32` are shared with the other ops' programs.
 """
 from __future__ import annotations
 
-import torch
-
-from trex.compiler.kernel_ir import (interpreter, DType, HostOp, Program, ProgramBuilder, Schedule, TensorKind, size)
+from trex.compiler.kernel_ir import DType, HostOp, Program, ProgramBuilder, TensorKind, size
+from trex.compiler.kernels import Executor, cached_program, ir_dtype
 
 D = size("D")
 F32 = DType.FP32
 
 
-def _load_f32(b: ProgramBuilder, gm: str, dtype: DType, name: str, cols, per_row=True) -> str:
+def load_f32(b: ProgramBuilder, gm: str, dtype: DType, name: str, cols, per_row=True) -> str:
     """Load a GM tensor and bring it to fp32 (a cast only when it is 16-bit)."""
     if dtype == F32:
         return b.op("load", name, gm, dtype=F32, cols=cols, per_row=per_row)
@@ -26,7 +26,7 @@ def _load_f32(b: ProgramBuilder, gm: str, dtype: DType, name: str, cols, per_row
     return b.op("cast", name, raw, dtype=F32, cols=cols, per_row=per_row)
 
 
-def _store_from_f32(b: ProgramBuilder, gm: str, dtype: DType, src: str, cols, per_row=True) -> None:
+def store_from_f32(b: ProgramBuilder, gm: str, dtype: DType, src: str, cols, per_row=True) -> None:
     if dtype == F32:
         b.op("store", None, gm, src)
         return
@@ -49,9 +49,9 @@ def build_rms_norm_fwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
     eps = b.scalar("eps")
     if has_weight:
         b.section("prologue")
-        wf = _load_f32(b, "w", wdt, "wf", (D,), per_row=False)
+        wf = load_f32(b, "w", wdt, "wf", (D,), per_row=False)
         b.section("body")
-    xf = _load_f32(b, "x", dtype, "xf", (D,))
+    xf = load_f32(b, "x", dtype, "xf", (D,))
     b.op("mul", "sq", xf, xf, dtype=F32, cols=(D,))
     b.op("reduce_sum", "ss", "sq", axis=-1, dtype=F32, cols=(1,))
     b.op("muls", "ms", "ss", 1 / D, dtype=F32, cols=(1,))
@@ -61,7 +61,7 @@ def build_rms_norm_fwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
     b.op("mul", "yf", xf, "r", dtype=F32, cols=(D,))
     if has_weight:
         b.op("mul", "yf", "yf", wf)
-    _store_from_f32(b, "y", odt, "yf", (D,))
+    store_from_f32(b, "y", odt, "yf", (D,))
     return b.build()
 
 
@@ -81,12 +81,12 @@ def build_rms_norm_bwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
         b.gm("dw_partial", F32, (D,), kind=TensorKind.PARTIAL, role="out")
         b.finalize.append(HostOp("sum_cores", "dw", ("dw_partial",)))
         b.section("prologue")
-        wf = _load_f32(b, "w", wdt, "wf", (D,), per_row=False)
+        wf = load_f32(b, "w", wdt, "wf", (D,), per_row=False)
         b.op("fill", "dw_acc", 0.0, dtype=F32, cols=(D,), per_row=False)
         b.section("body")
     # three row-sized fp32 values live at a time (dyf, xf, t) so D = 7168 fits UB at one row per tile
-    dyf = _load_f32(b, "dy", dtype, "dyf", (D,))
-    xf = _load_f32(b, "x", dtype, "xf", (D,))
+    dyf = load_f32(b, "dy", dtype, "dyf", (D,))
+    xf = load_f32(b, "x", dtype, "xf", (D,))
     b.op("load", "r", "rstd", dtype=F32, cols=(1,))
     b.op("mul", xf, xf, "r")                          # xf <- xhat
     if has_weight:
@@ -99,7 +99,7 @@ def build_rms_norm_bwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
     b.op("mul", "t", xf, "s")
     b.op("sub", "t", dyf, "t")
     b.op("mul", "t", "t", "r")
-    _store_from_f32(b, "dx", dtype, "t", (D,))
+    store_from_f32(b, "dx", dtype, "t", (D,))
     if has_weight:
         b.section("epilogue")
         b.op("store", None, "dw_partial", "dw_acc")
@@ -107,30 +107,26 @@ def build_rms_norm_bwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
 
 
 # ------------------------------------------------------------------------------------------------
-# adapters: op-level tensors <-> program views
+# runners: op-level tensors <-> program views
 
 
-def run_rms_norm_ir(x: torch.Tensor, weight: torch.Tensor | None, eps: float, out_dtype=None,
-                    schedule: Schedule | None = None,
-                execute=None):
-    odt = DType.from_torch(out_dtype) if out_dtype is not None else None
-    p = build_rms_norm_fwd(DType.from_torch(x.dtype), weight is not None,
-                           DType.from_torch(weight.dtype) if weight is not None else None, odt)
+def run_rms_norm(execute: Executor, x, weight, eps: float, out_dtype):
+    p = cached_program(build_rms_norm_fwd, ir_dtype(x.dtype), weight is not None,
+                       ir_dtype(weight.dtype if weight is not None else None), ir_dtype(out_dtype))
     ins = {"x": x.reshape(-1, x.shape[-1])}
     if weight is not None:
         ins["w"] = weight.reshape(-1)
-    out = (execute or interpreter(schedule))(p, ins, {"eps": eps})
+    out = execute(p, ins, {"eps": eps})
     return out["y"].reshape(x.shape), out["rstd"].reshape(x.shape[:-1])
 
 
-def run_rms_norm_bwd_ir(dy, x, weight, rstd, schedule: Schedule | None = None,
-                execute=None):
-    p = build_rms_norm_bwd(DType.from_torch(x.dtype), weight is not None,
-                           DType.from_torch(weight.dtype) if weight is not None else None)
+def run_rms_norm_bwd(execute: Executor, dy, x, weight, rstd):
+    p = cached_program(build_rms_norm_bwd, ir_dtype(x.dtype), weight is not None,
+                       ir_dtype(weight.dtype if weight is not None else None))
     d = x.shape[-1]
     ins = {"dy": dy.reshape(-1, d).to(x.dtype), "x": x.reshape(-1, d), "rstd": rstd.reshape(-1, 1).float()}
     if weight is not None:
         ins["w"] = weight.reshape(-1)
-    out = (execute or interpreter(schedule))(p, ins, {})
-    dw = out["dw"].to(weight.dtype) if weight is not None else x.new_empty(0)
+    out = execute(p, ins, {})
+    dw = out["dw"].to(weight.dtype) if weight is not None else x.new_empty((0,))
     return out["dx"].reshape(x.shape), dw

@@ -10,9 +10,10 @@ The masks are inclusive, like torch.clamp's gradient.
 """
 from __future__ import annotations
 
+from trex.compiler.kernel_ir import DType, Program, ProgramBuilder, size
+from trex.compiler.kernels import Executor, cached_program, ir_dtype
 
-from trex.passes.ir_rmsnorm import _load_f32, _store_from_f32
-from trex.compiler.kernel_ir import interpreter, DType, Program, ProgramBuilder, Schedule, size
+from ..rms_norm.ir import load_f32, store_from_f32
 
 F = size("F")
 F32 = DType.FP32
@@ -31,8 +32,8 @@ def build_swiglu_limited_fwd(dtype: DType | str = DType.BF16, has_route: bool = 
         b.gm("route_weight", rdt, (1,))
     b.gm("h", odt, (F,), role="out")
     lim = b.scalar("limit")
-    gf = _load_f32(b, "gate", dtype, "gf", (F,))
-    uf = _load_f32(b, "up", dtype, "uf", (F,))
+    gf = load_f32(b, "gate", dtype, "gf", (F,))
+    uf = load_f32(b, "up", dtype, "uf", (F,))
     b.op("mins", "g", gf, lim, dtype=F32, cols=(F,))
     b.op("mins", "u", uf, lim, dtype=F32, cols=(F,))
     b.op("maxs", "u", "u", "-" + lim)
@@ -40,9 +41,9 @@ def build_swiglu_limited_fwd(dtype: DType | str = DType.BF16, has_route: bool = 
     b.op("mul", "hf", "g", "s", dtype=F32, cols=(F,))
     b.op("mul", "hf", "hf", "u")
     if has_route:
-        rw = _load_f32(b, "route_weight", rdt, "rwf", (1,))
+        rw = load_f32(b, "route_weight", rdt, "rwf", (1,))
         b.op("mul", "hf", "hf", rw)
-    _store_from_f32(b, "h", odt, "hf", (F,))
+    store_from_f32(b, "h", odt, "hf", (F,))
     return b.build()
 
 
@@ -62,21 +63,21 @@ def build_swiglu_limited_bwd(dtype: DType | str = DType.BF16, has_route: bool = 
     if has_route:
         b.gm("droute_weight", rdt, (1,), role="out")
     lim = b.scalar("limit")
-    dhf = _load_f32(b, "dh", dtype, "dhf", (F,))
-    gf = _load_f32(b, "gate", dtype, "gf", (F,))
-    uf = _load_f32(b, "up", dtype, "uf", (F,))
+    dhf = load_f32(b, "dh", dtype, "dhf", (F,))
+    gf = load_f32(b, "gate", dtype, "gf", (F,))
+    uf = load_f32(b, "up", dtype, "uf", (F,))
     b.op("mins", "g", gf, lim, dtype=F32, cols=(F,))
     b.op("mins", "u", uf, lim, dtype=F32, cols=(F,))
     b.op("maxs", "u", "u", "-" + lim)
     b.op("sigmoid", "s", "g", dtype=F32, cols=(F,))
     b.op("mul", "silu", "g", "s", dtype=F32, cols=(F,))
     if has_route:
-        rw = _load_f32(b, "route_weight", rdt, "rwf", (1,))
+        rw = load_f32(b, "route_weight", rdt, "rwf", (1,))
         # droute_weight = sum(dh * silu * u) (before dh is scaled by the route weight)
         b.op("mul", "t", dhf, "silu", dtype=F32, cols=(F,))
         b.op("mul", "t", "t", "u")
         b.op("reduce_sum", "drw", "t", axis=-1, dtype=F32, cols=(1,))
-        _store_from_f32(b, "droute_weight", rdt, "drw", (1,))
+        store_from_f32(b, "droute_weight", rdt, "drw", (1,))
         b.op("mul", "a", dhf, rw, dtype=F32, cols=(F,))
     else:
         b.op("copy", "a", dhf, dtype=F32, cols=(F,))
@@ -89,11 +90,11 @@ def build_swiglu_limited_bwd(dtype: DType | str = DType.BF16, has_route: bool = 
     b.op("mul", "dg", "a", "u", dtype=F32, cols=(F,))
     b.op("mul", "dg", "dg", "t")
     b.op("select", "dg", gf, lim, "dg", 0.0, cmp="LE")
-    _store_from_f32(b, "dgate", dtype, "dg", (F,))
+    store_from_f32(b, "dgate", dtype, "dg", (F,))
     b.op("mul", "du", "a", "silu", dtype=F32, cols=(F,))
     b.op("select", "du", uf, lim, "du", 0.0, cmp="LE")
     b.op("select", "du", uf, "-" + lim, "du", 0.0, cmp="GE")
-    _store_from_f32(b, "dup", dtype, "du", (F,))
+    store_from_f32(b, "dup", dtype, "du", (F,))
     return b.build()
 
 
@@ -102,29 +103,33 @@ def _rw_view(route_weight, rows):
         *route_weight.shape[:-1], 1).reshape(rows, 1)
 
 
-def run_swiglu_limited_ir(gate, up, limit, route_weight=None, out_dtype=None, schedule: Schedule | None = None,
-                execute=None):
+# ------------------------------------------------------------------------------------------------
+# runners: op-level tensors <-> program views
+
+
+def run_swiglu_limited(execute: Executor, gate, up, limit: float, route_weight, out_dtype):
     f = gate.shape[-1]
     rows = gate.numel() // max(f, 1)
-    odt = DType.from_torch(out_dtype) if out_dtype is not None else None
-    p = build_swiglu_limited_fwd(DType.from_torch(gate.dtype), route_weight is not None,
-                                 DType.from_torch(route_weight.dtype) if route_weight is not None else None, odt)
+    p = cached_program(build_swiglu_limited_fwd, ir_dtype(gate.dtype), route_weight is not None,
+                       ir_dtype(route_weight.dtype if route_weight is not None else None), ir_dtype(out_dtype))
     ins = {"gate": gate.reshape(rows, f), "up": up.reshape(rows, f).to(gate.dtype)}
     if route_weight is not None:
         ins["route_weight"] = _rw_view(route_weight, rows)
-    return (execute or interpreter(schedule))(p, ins, {"limit": limit})["h"].reshape(gate.shape)
+    return execute(p, ins, {"limit": limit})["h"].reshape(gate.shape)
 
 
-def run_swiglu_limited_bwd_ir(dh, gate, up, limit, route_weight=None, schedule: Schedule | None = None,
-                execute=None):
+def run_swiglu_limited_bwd(execute: Executor, dh, gate, up, limit: float, route_weight):
+    """A broadcast route weight (one per several rows) gets no gradient here (an empty tensor): its
+    gradient needs a cross-row reduction the program does not do, and the kernel spec's guard sends
+    such calls to the reference."""
     f = gate.shape[-1]
     rows = gate.numel() // max(f, 1)
-    p = build_swiglu_limited_bwd(DType.from_torch(gate.dtype), route_weight is not None,
-                                 DType.from_torch(route_weight.dtype) if route_weight is not None else None)
+    p = cached_program(build_swiglu_limited_bwd, ir_dtype(gate.dtype), route_weight is not None,
+                       ir_dtype(route_weight.dtype if route_weight is not None else None))
     ins = {"dh": dh.reshape(rows, f).to(gate.dtype), "gate": gate.reshape(rows, f), "up": up.reshape(rows, f).to(gate.dtype)}
     if route_weight is not None:
         ins["route_weight"] = _rw_view(route_weight, rows)
-    out = (execute or interpreter(schedule))(p, ins, {"limit": limit})
+    out = execute(p, ins, {"limit": limit})
     drw = (out["droute_weight"].reshape(route_weight.shape) if route_weight is not None
            and route_weight.numel() == rows else gate.new_empty(0))
     return out["dgate"].reshape(gate.shape), out["dup"].reshape(gate.shape), drw

@@ -8,11 +8,6 @@ Backward (analytic), with gc = min(g, L), s = sigmoid(gc), uc = clamp(u, -L, L),
 dgate = dh*r * uc * s*(1 + gc*(1-s)) * [g <= L];  dup = dh*r * silu(gc) * [-L <= u <= L];
 droute_weight = sum over the last dim of dh * silu(gc) * uc. (Clamp gradients follow torch.clamp: the
 bound itself passes the gradient.)
-
-Spellings covered: ``clamp(max=L)`` / ``clamp_max`` / ``torch.minimum(g, tensor(L))`` on the gate;
-``clamp(-L, L)`` / ``clamp(min=..).clamp(max=..)`` / ``torch.maximum(torch.minimum(u, L), -L)`` on the up
-projection; ``F.silu(g)`` / ``g * sigmoid(g)`` / ``g / (1 + exp(-g))``; fp32 casts anywhere; the routing
-weight multiplied before or after the down-cast.
 """
 from __future__ import annotations
 
@@ -20,9 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from trex.compiler.checks import check_float, check_same_dtype, check_same_shape, check_shape, compute_dtype
-from trex.compiler.graph import same_size
-from trex.compiler.pattern import Pattern
-from trex.compiler.registry import define_fused_op, register_pattern
+from trex.compiler.registry import define_fused_op
 from trex.compiler.strategies import HIDDEN_SIZES, FuzzDraw
 
 OP = "swiglu_limited"
@@ -153,53 +146,3 @@ def _backward(ctx, dh):
 
 
 swiglu_limited.register_autograd(_backward, setup_context=_setup_context)
-
-
-# ------------------------------------------------------------------------------------------ pattern
-def swiglu_limited_routed_chain(gate, up, route_weight, *, limit):
-    g = gate.float().clamp(max=limit)
-    u = up.float().clamp(-limit, limit)
-    return (route_weight * (F.silu(g) * u)).to(gate.dtype)
-
-
-def swiglu_limited_chain(gate, up, *, limit):
-    g = gate.float().clamp(max=limit)
-    u = up.float().clamp(-limit, limit)
-    return (F.silu(g) * u).to(gate.dtype)
-
-
-def _replace(gate, up, route_weight, *, limit, out_dtype):
-    return torch.ops.trex.swiglu_limited(gate, up, limit, route_weight, out_dtype)
-
-
-def _extra_check(match) -> str | None:
-    gate, up, rw = match.input_val("gate"), match.input_val("up"), match.input_val("route_weight")
-    if gate.dtype != up.dtype:
-        return f"gate ({gate.dtype}) and up ({up.dtype}) have different dtypes"
-    if gate.dim() != up.dim() or not all(same_size(a, b) for a, b in zip(gate.shape, up.shape)):
-        return f"gate {tuple(gate.shape)} and up {tuple(up.shape)} differ in shape (broadcasting is not fused)"
-    if match.scalars.get("limit", 0) <= 0:
-        return f"limit {match.scalars.get('limit')} is not positive"
-    if rw is not None and rw.dtype not in (torch.float32, torch.bfloat16, torch.float16, torch.float64):
-        return f"route weight has dtype {rw.dtype}; the fused op takes a floating-point route weight"
-    if rw is not None:
-        want = tuple(gate.shape[:-1]) + (1,)
-        if rw.dim() != len(want) or not all(same_size(a, b) for a, b in zip(rw.shape, want)):
-            return f"route weight has shape {tuple(rw.shape)}, the fused op takes gate.shape[:-1] + (1,)"
-    return None
-
-
-def _examples(dtype):
-    return {"gate": torch.randn(2, 3, 16, dtype=dtype), "up": torch.randn(2, 3, 16, dtype=dtype),
-            "route_weight": torch.rand(2, 3, 1, dtype=torch.float32)}
-
-
-register_pattern(Pattern(
-    name="swiglu_limited",
-    chains=[swiglu_limited_routed_chain, swiglu_limited_chain],
-    replacement=_replace,
-    example_inputs=_examples,
-    extra_check=_extra_check,
-    fused_ops=("swiglu_limited", "swiglu_limited_bwd"),
-    description="clamped SwiGLU (+ routing weight), fp32 compute",
-))

@@ -4,19 +4,13 @@ y = x * rsqrt(mean(x^2, -1) + eps) [* weight], computed in fp32, returned in ``o
 (default x.dtype); ``rstd`` (fp32, shape x.shape[:-1]) is saved for the backward.
 Backward (analytic): with xhat = x*rstd and g = dy*weight,
 dx = rstd * (g - xhat * mean(g*xhat, -1)),  dw = sum over rows of dy*xhat.
-
-Spellings covered by the two chains below (through cast transparency and canonicalisation):
-``.float()`` / ``.to(torch.float32)`` / ``.type_as``, ``pow(2)`` / ``square()`` / ``x * x``,
-``mean`` / ``sum / n``, ``rsqrt(v + eps)`` / ``1 / sqrt(v + eps)`` / ``x / sqrt(v + eps)``, weight before
-or after the down-cast, either operand order, and in-place ``x *= rsqrt(...)``.
 """
 from __future__ import annotations
 
 import torch
 
 from trex.compiler.checks import check_float, check_min_dim, check_shape, compute_dtype
-from trex.compiler.pattern import Pattern
-from trex.compiler.registry import define_fused_op, register_pattern
+from trex.compiler.registry import define_fused_op
 from trex.compiler.strategies import HIDDEN_SIZES, FuzzDraw
 
 OP = "rms_norm"
@@ -147,49 +141,3 @@ def _backward(ctx, dy, _drstd):
 
 
 rms_norm.register_autograd(_backward, setup_context=_setup_context)
-
-
-# ------------------------------------------------------------------------------------------ pattern
-def rms_norm_weighted_chain(x, weight, *, eps):
-    xf = x.float()
-    return weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
-
-
-def rms_norm_chain(x, *, eps):
-    xf = x.float()
-    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
-
-
-def _replace(x, weight, *, eps, out_dtype):
-    return torch.ops.trex.rms_norm(x, weight, eps, out_dtype)[0]
-
-
-def _extra_check(match) -> str | None:
-    x, w = match.input_val("x"), match.input_val("weight")
-    if x.dtype not in (torch.float32, torch.bfloat16, torch.float16):
-        return f"x has dtype {x.dtype}; the fused op computes in fp32 and takes bf16/fp16/fp32"
-    if w is not None and (w.dim() != 1 or not _same(w.shape[0], x.shape[-1])):
-        return f"the multiplier has shape {tuple(w.shape)}, not a weight of shape ({x.shape[-1]},)"
-    if w is not None and not w.dtype.is_floating_point:
-        return f"weight dtype {w.dtype} is not floating point"
-    return None
-
-
-def _same(a, b) -> bool:
-    from trex.compiler.graph import same_size
-    return same_size(a, b)
-
-
-def _examples(dtype: torch.dtype) -> dict:
-    return {"x": torch.randn(2, 3, 16, dtype=dtype), "weight": torch.randn(16, dtype=dtype)}
-
-
-register_pattern(Pattern(
-    name="rms_norm",
-    chains=[rms_norm_weighted_chain, rms_norm_chain],
-    replacement=_replace,
-    example_inputs=_examples,
-    extra_check=_extra_check,
-    fused_ops=("rms_norm", "rms_norm_bwd"),
-    description="RMSNorm over the last dim, weighted or weight-free, fp32 compute",
-))

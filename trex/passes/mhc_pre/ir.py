@@ -18,9 +18,12 @@ partials summed on the host.
 """
 from __future__ import annotations
 
+import torch
 
-from trex.passes.ir_rmsnorm import _load_f32, _store_from_f32
-from trex.compiler.kernel_ir import interpreter, DType, HostOp, Program, ProgramBuilder, Schedule, TensorKind, size
+from trex.compiler.kernel_ir import DType, HostOp, Program, ProgramBuilder, TensorKind, size
+from trex.compiler.kernels import Executor, cached_program, ir_dtype
+
+from ..rms_norm.ir import load_f32, store_from_f32
 
 N = size("N")          # streams (hc_mult)
 HD = size("HD")        # hidden size d
@@ -44,7 +47,7 @@ def _declare_scalars(b: ProgramBuilder):
 
 def _reduce_pass_body(b: ProgramBuilder, dtype: DType, with_dli: bool):
     """One chunk of the reduce pass: ss += sum x^2; h += fn_chunk . x_chunk [; dpre += x . dli]."""
-    xf = _load_f32(b, "x", dtype, "xf", (N, HD))
+    xf = load_f32(b, "x", dtype, "xf", (N, HD))
     b.op("mul", "sq", xf, xf, dtype=F32, cols=(N, HD))
     b.op("reduce_sum", "sq1", "sq", axis=-1, dtype=F32, cols=(N, 1))
     b.op("reduce_sum", "sq2", "sq1", axis=-2, dtype=F32, cols=(1, 1))
@@ -53,7 +56,7 @@ def _reduce_pass_body(b: ProgramBuilder, dtype: DType, with_dli: bool):
     b.op("matvec", "hp", xf, "w", dtype=F32, cols=(2 + N, N))
     b.op("add", "h", "h", "hp")
     if with_dli:
-        dli = _load_f32(b, "dli", dtype, "dlif", (HD,))
+        dli = load_f32(b, "dli", dtype, "dlif", (HD,))
         b.op("view", "dli3", dli, dtype=F32, cols=(1, HD))
         b.op("mul", "xd", xf, "dli3", dtype=F32, cols=(N, HD))
         b.op("reduce_sum", "xd1", "xd", axis=-1, dtype=F32, cols=(N, 1))
@@ -136,11 +139,11 @@ def build_mhc_pre_fwd(dtype: DType | str = DType.BF16) -> Program:
     b.op("store", None, "comb", "M")
     b.op("transpose", "pre_t", "pre", dtype=F32, cols=(N, 1))
     with b.chunk_loop(HD):
-        xf = _load_f32(b, "x", dtype, "xf", (N, HD))
+        xf = load_f32(b, "x", dtype, "xf", (N, HD))
         b.op("mul", "px", xf, "pre_t", dtype=F32, cols=(N, HD))
         b.op("reduce_sum", "li", "px", axis=-2, dtype=F32, cols=(1, HD))
         b.op("view", "li2", "li", dtype=F32, cols=(HD,))
-        _store_from_f32(b, "layer_input", dtype, "li2", (HD,))
+        store_from_f32(b, "layer_input", dtype, "li2", (HD,))
     return b.build()
 
 
@@ -262,8 +265,8 @@ def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
                       lambda: b.op("transpose", "dpre_t", "dpre", dtype=F32, cols=(1, N)))
     b.op("transpose", "pre_t", "pre", dtype=F32, cols=(N, 1))
     with b.chunk_loop(HD):
-        xf = _load_f32(b, "x", dtype, "xf", (N, HD))
-        dli = _load_f32(b, "dli", dtype, "dlif", (HD,))
+        xf = load_f32(b, "x", dtype, "xf", (N, HD))
+        dli = load_f32(b, "dli", dtype, "dlif", (HD,))
         b.op("view", "dli3", dli, dtype=F32, cols=(1, HD))
         b.op("mul", "dxf", xf, "c2", dtype=F32, cols=(N, HD))
         b.op("mul", "xd", "dli3", "pre_t", dtype=F32, cols=(N, HD))
@@ -271,7 +274,7 @@ def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
         b.op("load", "w", "fn", dtype=F32, cols=(2 + N, N, N, HD), per_row=False)
         b.op("matvec_t", "xd", "dhv", "w")
         b.op("add", "dxf", "dxf", "xd")
-        _store_from_f32(b, "dx", dtype, "dxf", (N, HD))
+        store_from_f32(b, "dx", dtype, "dxf", (N, HD))
     b.section("epilogue")
     b.op("store", None, "dscale_partial", "dsc_acc")
     b.op("store", None, "dbase_partial", "db_acc")
@@ -288,7 +291,8 @@ def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
 # that kernel at 9% of the roofline). Here each stream is its own GM tensor (a row-strided view
 # x[:, s, :] of the same memory) and fn is given per stream as [(2+N)*N, HD], so every tile is 2-d
 # and every contraction is one [rows, chunk] x [chunk, (2+N)*N] dot. N is fixed when the program is
-# built (the stream loop is unrolled). dfn = dh^T @ x is left to the caller (one GEMM over x).
+# built (the stream loop is unrolled). dfn = dh^T @ x is left to the caller (one GEMM over x: the
+# executor's rows_matmul host step).
 
 
 def _stream_names(n: int):
@@ -316,10 +320,10 @@ def _streams_reduce_pass(b: ProgramBuilder, dtype: DType, n: int, with_dli: bool
             b.op("fill", f"dpre{s}", 0.0, dtype=F32, cols=(1,))
     with b.chunk_loop(HD):
         if with_dli:
-            _load_f32(b, "dli", dtype, "dlif", (HD,))
+            load_f32(b, "dli", dtype, "dlif", (HD,))
         # every stream's tile is loaded before any is used: n loads in flight per iteration (a GPU
         # hides DRAM latency with bytes in flight; the compiler does not hoist loads past the dots)
-        xfs = [_load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
+        xfs = [load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
         for s in range(n):
             xf = xfs[s]
             b.op("mul", "sq", xf, xf, dtype=F32, cols=(HD,))
@@ -367,7 +371,7 @@ def build_mhc_pre_fwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Pr
     _stream_weights(b, n)
     xs, _ = _stream_names(n)
     with b.chunk_loop(HD):
-        xfs = [_load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
+        xfs = [load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
         for s in range(n):
             xf = xfs[s]
             if s == 0:
@@ -375,7 +379,7 @@ def build_mhc_pre_fwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Pr
             else:
                 b.op("mul", "px", xf, f"pre{s}", dtype=F32, cols=(HD,))
                 b.op("add", "li", "li", "px")
-        _store_from_f32(b, "layer_input", dtype, "li", (HD,))
+        store_from_f32(b, "layer_input", dtype, "li", (HD,))
     return b.build()
 
 
@@ -394,8 +398,8 @@ def build_mhc_pre_bwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Pr
     b.op("view", "c2v", "c2", dtype=F32, cols=(1,))
     _stream_weights(b, n)
     with b.chunk_loop(HD):
-        _load_f32(b, "dli", dtype, "dlif", (HD,))
-        xfs = [_load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
+        load_f32(b, "dli", dtype, "dlif", (HD,))
+        xfs = [load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
         for s in range(n):
             xf = xfs[s]
             b.op("mul", "dxf", xf, "c2v", dtype=F32, cols=(HD,))
@@ -404,7 +408,7 @@ def build_mhc_pre_bwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Pr
             b.op("load", "w", fns[s], dtype=F32, cols=((2 + N) * N, HD), per_row=False)
             b.op("matvec_t", "xd", "dhf", "w")
             b.op("add", "dxf", "dxf", "xd")
-            _store_from_f32(b, f"dx{s}", dtype, "dxf", (HD,))
+            store_from_f32(b, f"dx{s}", dtype, "dxf", (HD,))
     b.section("epilogue")
     b.op("store", None, "dscale_partial", "dsc_acc")
     b.op("store", None, "dbase_partial", "db_acc")
@@ -424,8 +428,29 @@ def stream_views(x, fn, scale, base) -> tuple[dict, int, int, int]:
     return ins, rows, n, d
 
 
+def streams_from_default(inputs: dict) -> dict:
+    """The per-stream programs' inputs from the default programs' (x [ROWS, N, HD], fn [2+N, N, N, HD],
+    the output gradients passed through): the views the per-stream runners make."""
+    ins, *_ = stream_views(inputs["x"], inputs["fn"], inputs["scale"], inputs["base"])
+    ins.update({k: v for k, v in inputs.items() if k not in ("x", "fn", "scale", "base")})
+    return ins
+
+
+def _dx_views(rows: int, n: int, d: int, dtype, device) -> tuple[torch.Tensor, dict]:
+    """dx [ROWS, N, HD] and its per-stream row views dx[:, s, :], the per-stream backward's outputs."""
+    dx = torch.empty(rows, n, d, dtype=dtype, device=device)
+    return dx, {f"dx{s}": dx[:, s, :] for s in range(n)}
+
+
+def streams_dx_views(inputs: dict) -> dict:
+    """The per-stream backward's preallocated outputs for its ``inputs`` (as run_mhc_pre_bwd_streams makes them)."""
+    n = sum(1 for k in inputs if k.startswith("x") and k[1:].isdigit())
+    x0 = inputs["x0"]
+    return _dx_views(x0.shape[0], n, x0.shape[1], inputs["dli"].dtype, x0.device)[1]
+
+
 # ------------------------------------------------------------------------------------------------
-# adapters
+# runners: op-level tensors <-> program views
 
 
 def _views(x, fn, scale, base):
@@ -435,22 +460,53 @@ def _views(x, fn, scale, base):
             "scale": scale.float().reshape(3, 1), "base": base.float().reshape(2 + n, n)}, rows, n, d
 
 
-def run_mhc_pre_ir(x, fn, scale, base, iters: int, hc_eps: float, rms_eps: float, schedule: Schedule | None = None,
-                execute=None):
-    ins, rows, n, d = _views(x, fn, scale, base)
-    p = build_mhc_pre_fwd(DType.from_torch(x.dtype))
-    out = (execute or interpreter(schedule))(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
+def _forward_outputs(out: dict, x, n: int, d: int):
     lead = x.shape[:-2]
-    return (out["layer_input"].reshape(*lead, d), out["post"].reshape(*lead, n), out["comb"].reshape(*lead, n, n))
+    return out["layer_input"].reshape(*lead, d), out["post"].reshape(*lead, n), out["comb"].reshape(*lead, n, n)
 
 
-def run_mhc_pre_bwd_ir(d_layer_input, d_post, d_comb, x, fn, scale, base, iters: int, hc_eps: float,
-                       rms_eps: float, schedule: Schedule | None = None,
-                execute=None):
-    ins, rows, n, d = _views(x, fn, scale, base)
+def _grads_of_outputs(ins: dict, rows: int, n: int, d: int, d_layer_input, d_post, d_comb, x) -> None:
     ins.update(dli=d_layer_input.reshape(rows, d).to(x.dtype), dpost=d_post.reshape(rows, n).float(),
                dcomb=d_comb.reshape(rows, n, n).float())
-    p = build_mhc_pre_bwd(DType.from_torch(x.dtype))
-    out = (execute or interpreter(schedule))(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
-    return (out["dx"].reshape(x.shape), out["dfn"].reshape(fn.shape).to(fn.dtype),
+
+
+def _backward_outputs(dx, dfn, out: dict, x, fn, scale, base):
+    return (dx.reshape(x.shape), dfn.reshape(fn.shape).to(fn.dtype),
             out["dscale"].reshape(scale.shape).to(scale.dtype), out["dbase"].reshape(base.shape).to(base.dtype))
+
+
+def run_mhc_pre(execute: Executor, x, fn, scale, base, iters: int, hc_eps: float, rms_eps: float):
+    ins, rows, n, d = _views(x, fn, scale, base)
+    p = cached_program(build_mhc_pre_fwd, ir_dtype(x.dtype))
+    out = execute(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
+    return _forward_outputs(out, x, n, d)
+
+
+def run_mhc_pre_bwd(execute: Executor, d_layer_input, d_post, d_comb, x, fn, scale, base, iters: int,
+                    hc_eps: float, rms_eps: float):
+    ins, rows, n, d = _views(x, fn, scale, base)
+    _grads_of_outputs(ins, rows, n, d, d_layer_input, d_post, d_comb, x)
+    p = cached_program(build_mhc_pre_bwd, ir_dtype(x.dtype))
+    out = execute(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
+    return _backward_outputs(out["dx"], out["dfn"], out, x, fn, scale, base)
+
+
+def run_mhc_pre_streams(execute: Executor, x, fn, scale, base, iters: int, hc_eps: float, rms_eps: float):
+    """The per-stream layout (the cuda target's): every tile 2-d, every contraction one dot."""
+    ins, rows, n, d = stream_views(x, fn, scale, base)
+    p = cached_program(build_mhc_pre_fwd_streams, ir_dtype(x.dtype), n)
+    out = execute(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
+    return _forward_outputs(out, x, n, d)
+
+
+def run_mhc_pre_bwd_streams(execute: Executor, d_layer_input, d_post, d_comb, x, fn, scale, base, iters: int,
+                            hc_eps: float, rms_eps: float):
+    """The per-stream backward: dx written through row-strided views of one tensor, and dfn = dh^T @ x
+    over the rows as the executor's rows_matmul (one GEMM reading x once in its own dtype)."""
+    ins, rows, n, d = stream_views(x, fn, scale, base)
+    _grads_of_outputs(ins, rows, n, d, d_layer_input, d_post, d_comb, x)
+    dx, dx_views = _dx_views(rows, n, d, x.dtype, x.device)
+    p = cached_program(build_mhc_pre_bwd_streams, ir_dtype(x.dtype), n)
+    out = execute(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps}, out=dx_views)
+    dfn = execute.rows_matmul(out["dh"].reshape(rows, -1), x.reshape(rows, n * d))
+    return _backward_outputs(dx, dfn, out, x, fn, scale, base)

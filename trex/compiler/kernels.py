@@ -1,0 +1,181 @@
+"""Kernel specs: everything one fused op needs to run as a generated kernel, kept with the op.
+
+A fused op's package registers a ``KernelSpec`` (trex/passes/<op>/kernel.py, through
+``trex.compiler.registry.register_kernel_spec``). The targets ("emulate": trex.codegen_ascendc,
+"cuda": trex.codegen_triton), ``trex codegen``, ``trex tune``, ``python -m trex.tuning.bench`` and
+the benchmarks find it with ``registry.kernel_spec(name)`` / ``registry.kernel_specs()``: they keep
+no per-op table and import nothing from trex.passes, so an op with kernels is one package.
+
+A spec holds
+  * ``guards``: inputs its programs cannot take (a predicate over the op's arguments, and why); the
+    target then runs the composite reference;
+  * ``layout``: how op-level arguments become one program's [ROWS, *cols] views and back (``run``),
+    and the program built for a dtype at given sizes (``program``: what codegen prints, tuning tunes
+    and the benchmarks sweep); ``variants`` give a target a layout of its own (cuda swaps RoPE's
+    pairs in registers and runs mHC per stream);
+  * ``sizes``: the named example sizes of SIZE_SETS, and the example ``scalars``.
+
+A runner receives an ``Executor``: calling it runs a program on views (the reference interpreter,
+the AscendC emulator, a Triton launch); its methods are the host steps a target provides
+(``rows_matmul``; ``derived`` for host-computed inputs that a target may cache), so that no runner
+imports a code generator.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping
+
+import torch
+
+from trex.compiler.kernel_ir import DType, IRError, Program, interpreter
+
+# DeepSeek-V4-Pro's token counts of the example size sets (reference/deepseek_v4.md §7: d = 7168, 128
+# heads, head_dim 512 with 64 rope channels, moe_intermediate 3072, hc_mult 4, 20 Sinkhorn iterations)
+EXAMPLE_TOKENS = 8192
+V4PRO_TOKENS = 16384
+V4PRO_HEADS = 128
+
+# name -> what the sizes are for; every spec gives every set, each naming the same sizes
+SIZE_SETS = {
+    "example": "DeepSeek-V4-Pro at 8192 tokens per device step: what `trex codegen` tiles for and the "
+               "sizes `trex tune --shape` starts from",
+    "small": "sizes the Ascend emulator runs in seconds (tuning bench default on Ascend targets)",
+    "tiny": "sizes Triton's interpreter runs in seconds (CPU smoke of the CUDA path)",
+    "v4pro": "DeepSeek-V4-Pro at 16384 tokens (tuning bench default on cuda)",
+}
+
+
+_IR_DTYPES = {d.torch: d for d in DType}
+
+
+def ir_dtype(dtype: torch.dtype | None) -> DType | None:
+    """The Kernel IR dtype of a torch dtype (None for None): a dict lookup, runners call it per op call;
+    a dtype without an IR equivalent raises DType.from_torch's IRError."""
+    if dtype is None:
+        return None
+    found = _IR_DTYPES.get(dtype)
+    return found if found is not None else DType.from_torch(dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def cached_program(builder: Callable[..., Program], *args) -> Program:
+    """``builder(*args)``, built once: programs are immutable, and launch plans, cost models and
+    compiled kernels are cached per program."""
+    return builder(*args)
+
+
+class Executor:
+    """What a target gives an op's runner: calling it runs one program on views; the methods are host
+    steps, reference implementations here, that a target may replace with its own."""
+
+    def __init__(self, launch: Callable[[Program, dict, dict], dict]):
+        self._launch = launch
+
+    def __call__(self, program: Program, inputs: dict, scalars: dict, out: dict | None = None) -> dict:
+        """The program's outputs by name. ``out`` gives row outputs the runner preallocated (row-strided
+        views of one tensor, so per-stream outputs need no stack copy); a launch that cannot write
+        into them has its results copied there."""
+        result = self._launch(program, inputs, scalars)
+        for name, view in (out or {}).items():
+            view.copy_(result[name])
+            result[name] = view
+        return result
+
+    def rows_matmul(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        """a^T @ b over the rows, in fp32: the host step of a program that leaves its GEMM to the caller
+        (the cube unit's or a tensor-core GEMM's work, not the vector program's)."""
+        return a.float().T @ b.float()
+
+    def derived(self, sources: tuple[torch.Tensor, ...], key, compute: Callable[[], tuple]) -> tuple:
+        """Host-computed inputs that depend on nothing but ``sources`` and ``key`` (RoPE's pair-expanded
+        tables): computed on every call here; a target may cache them per source tensor."""
+        return compute()
+
+
+@dataclasses.dataclass(frozen=True)
+class Guard:
+    """Inputs the op's programs have no program for: ``predicate(args)`` is true for them."""
+    predicate: Callable[[tuple], bool]
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """One program layout of an op.
+
+    run(executor, *args): the op's outputs, computed by ``executor`` on this layout's views of args;
+    program(dtype, sizes): the program this layout runs for ``dtype`` at named ``sizes`` (its example
+      variant: weighted, routed, ... as codegen, tuning and the benchmarks use it);
+    views(inputs): this layout's program inputs made from the default layout program's ``inputs``
+      (tuning draws inputs for the default layout and views them as the target's runner does, so a
+      kernel is verified and profiled on the strides it runs on); None: the same inputs;
+    out_views(inputs): the row outputs the runner preallocates for those inputs; None: none."""
+    run: Callable[..., object]
+    program: Callable[[DType, Mapping[str, int]], Program]
+    views: Callable[[dict], dict] | None = None
+    out_views: Callable[[dict], dict] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelSpec:
+    """The kernels of fused op ``op`` (see the module docstring); ``targets`` are the runtime targets
+    that run them (the others run the composite reference)."""
+    op: str
+    doc: str
+    layout: Layout
+    sizes: Mapping[str, Mapping[str, int]]
+    scalars: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    guards: tuple[Guard, ...] = ()
+    variants: Mapping[str, Layout] = dataclasses.field(default_factory=dict)
+    targets: tuple[str, ...] = ("emulate", "cuda")
+
+    def __post_init__(self):
+        missing = sorted(set(SIZE_SETS) - set(self.sizes))
+        if missing:
+            raise IRError(f"kernel spec {self.op}: no sizes for {missing} (every spec names all of {list(SIZE_SETS)})")
+        names = {k: sorted(v) for k, v in self.sizes.items()}
+        if any(v != names["example"] for v in names.values()):
+            raise IRError(f"kernel spec {self.op}: the size sets name different sizes: {names}")
+
+    def layout_for(self, target: str | None = None) -> Layout:
+        """The layout ``target`` runs (tuning's Ascend targets and "emulate" run the default one)."""
+        return self.variants.get(target, self.layout)
+
+    def unsupported_reason(self, args: tuple) -> str | None:
+        """Why no program of this op takes ``args`` (None: one does)."""
+        return next((g.reason for g in self.guards if g.predicate(args)), None)
+
+    def program(self, dtype: DType | str, target: str | None = None, sizes: Mapping[str, int] | None = None) -> Program:
+        """The example program ``target`` runs for ``dtype`` at named ``sizes`` (default: "example")."""
+        return self.layout_for(target).program(DType(dtype), sizes or self.sizes["example"])
+
+    def run(self, args: tuple, execute: Callable | None = None, target: str | None = None):
+        """The op's outputs for ``args`` through ``target``'s layout. ``execute``: an Executor, or any
+        ``(program, inputs, scalars) -> outputs`` callable (the reference interpreter when None)."""
+        executor = execute if isinstance(execute, Executor) else Executor(execute or interpreter())
+        return self.layout_for(target).run(executor, *args)
+
+
+class _Captured(Exception):
+    def __init__(self, launch: tuple):
+        super().__init__()
+        self.launch = launch
+
+
+class _CapturingExecutor(Executor):
+    def __init__(self):
+        super().__init__(None)
+
+    def __call__(self, program, inputs, scalars, out=None):
+        raise _Captured((program, inputs, scalars))
+
+
+def capture_launch(spec: KernelSpec, args: tuple, target: str | None = None) -> tuple[Program, dict, dict]:
+    """(program, inputs, scalars) of the first launch ``target``'s runner makes for ``args``, without
+    running it: the benchmarks sweep exactly the kernels a target launches for their op calls."""
+    try:
+        spec.run(args, _CapturingExecutor(), target)
+    except _Captured as c:
+        return c.launch
+    raise IRError(f"{spec.op}: the runner launched no program for these arguments")

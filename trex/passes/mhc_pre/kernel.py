@@ -1,0 +1,37 @@
+"""The kernels of ``trex::mhc_pre`` and ``trex::mhc_pre_bwd``: programs and runners of ir.py, the inputs they
+do not take, the cuda layout (one GM tensor per stream; dfn = dh^T x as the executor's rows_matmul) and
+the example sizes (hc_mult 4 streams of d = 7168, 20 Sinkhorn iterations)."""
+from __future__ import annotations
+
+from trex.compiler.kernels import EXAMPLE_TOKENS, V4PRO_TOKENS, Guard, KernelSpec, Layout
+from trex.compiler.registry import register_kernel_spec
+
+from .ir import (build_mhc_pre_bwd, build_mhc_pre_bwd_streams, build_mhc_pre_fwd, build_mhc_pre_fwd_streams,
+                 run_mhc_pre, run_mhc_pre_bwd, run_mhc_pre_bwd_streams, run_mhc_pre_streams, streams_dx_views,
+                 streams_from_default)
+
+SCALARS = {"iters": 20, "hc_eps": 1e-6, "rms_eps": 1e-6}
+
+
+def _sizes(small: dict) -> dict:
+    return {"example": {"ROWS": EXAMPLE_TOKENS, "N": 4, "HD": 7168, "ITERS": 20}, "small": small,
+            "tiny": {"ROWS": 32, "N": 4, "HD": 64, "ITERS": 4}, "v4pro": {"ROWS": V4PRO_TOKENS, "N": 4, "HD": 7168, "ITERS": 20}}
+
+
+# cuda: the AscendC layout's [N, chunk] tiles would make the Triton kernel reshape 3-d and 5-d tiles into
+# dot operands every iteration (ir.py, "the per-stream layout")
+register_kernel_spec(KernelSpec(
+    op="mhc_pre", doc="mHC pre-projection, Sinkhorn and collapse",
+    layout=Layout(run=run_mhc_pre, program=lambda dtype, sizes: build_mhc_pre_fwd(dtype)),
+    variants={"cuda": Layout(run=run_mhc_pre_streams, views=streams_from_default,
+                             program=lambda dtype, sizes: build_mhc_pre_fwd_streams(dtype, int(sizes["N"])))},
+    sizes=_sizes({"ROWS": 64, "N": 4, "HD": 512, "ITERS": 20}), scalars=SCALARS))
+
+register_kernel_spec(KernelSpec(
+    op="mhc_pre_bwd", doc="mHC pre backward (Sinkhorn iterates recomputed in UB)",
+    layout=Layout(run=run_mhc_pre_bwd, program=lambda dtype, sizes: build_mhc_pre_bwd(dtype)),
+    variants={"cuda": Layout(run=run_mhc_pre_bwd_streams, views=streams_from_default, out_views=streams_dx_views,
+                             program=lambda dtype, sizes: build_mhc_pre_bwd_streams(dtype, int(sizes["N"])))},
+    sizes=_sizes({"ROWS": 32, "N": 4, "HD": 256, "ITERS": 20}), scalars=SCALARS,
+    guards=(Guard(lambda a: a[0].dtype != a[3].dtype,
+                  "d_layer_input's dtype differs from x's: the program reads it in x's dtype"),)))

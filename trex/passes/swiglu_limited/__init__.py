@@ -1,0 +1,6 @@
+"""Limited (clamped) SwiGLU of DeepSeek-V4 experts: ``trex::swiglu_limited`` / ``trex::swiglu_limited_bwd``.
+
+op.py: the custom ops (reference, fake, autograd, samples, fuzz arguments); pattern.py: the eager
+chains and their replacement; ir.py: the Kernel IR programs and runners; kernel.py: the kernel specs.
+Importing the package registers all of them (trex.compiler.registry.discover)."""
+from . import kernel, op, pattern  # noqa: F401
