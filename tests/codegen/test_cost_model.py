@@ -128,3 +128,15 @@ def test_pipe_expressions_are_sympy_in_the_tile_symbols():
     assert ROWS_PER_TILE in ex["ub_bytes"].free_symbols
     mh = ascend_cost_model(build_mhc_pre_fwd("bf16"), ASCEND_910B).pipe_expressions(2)
     assert CL in mh["body_per_chunk"]["mte2_bytes"].free_symbols
+
+
+def test_one_plan_per_program_and_depth():
+    """The cost model counts the plan that the printer, the emulator and the project emitter use: it is
+    computed once per (program, buffer depth), and the counts come from it."""
+    from trex.codegen_ascendc.counting import count
+    from trex.codegen_ascendc.lowering import plan_kernel
+    p = build_rms_norm_fwd("bf16")
+    plan = plan_kernel(p, 2)
+    assert plan_kernel(build_rms_norm_fwd("bf16"), 2) is plan       # equal programs: the same plan
+    assert plan_kernel(p, 1) is not plan
+    assert ascend_cost_model(p, ASCEND_910B).counts(2) == count(plan)
