@@ -14,6 +14,7 @@ from trex.cost_models.ascend_model import Tiling
 from trex.cost_models.hardware import ASCEND_910B
 from trex.compiler.kernel_ir import DType, bind_sizes, interpret
 from trex.compiler import registry
+from trex.tuning import harness
 
 SPECS = registry.kernel_specs()
 
@@ -38,6 +39,13 @@ def inputs_for(name: str, rows: int, width: int, g: torch.Generator):
     if name == "rope":
         heads, rd = 3, 2 * max(1, min(width, 64) // 2)
         return {"x": r(rows * heads, width + 8), "cos2": r(rows, rd), "sin2": r(rows, rd)}, {"cdiv": heads}
+    if not name.startswith("mhc_pre"):
+        # any other op: a row op whose every column size is `width`, inputs drawn from its program's views
+        spec = SPECS[name]
+        sizes = {k: (rows if k == "ROWS" else width) for k in spec.sizes["example"]}
+        p = spec.program(DType.BF16)
+        return harness.make_inputs(p, sizes, int(torch.randint(1 << 30, (1,), generator=g))), \
+            harness.scalars_for(name, p, sizes)
     n = 4
     common = {"x": r(rows, n, width), "fn": torch.randn(2 + n, n, n, width, generator=g) * 0.05,
               "scale": torch.rand(3, 1, generator=g) + 0.5, "base": torch.randn(2 + n, n, generator=g) * 0.1}

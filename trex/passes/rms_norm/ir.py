@@ -47,11 +47,22 @@ def build_rms_norm_fwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
     b.gm("y", odt, (D,), role="out")
     b.gm("rstd", F32, (1,), role="out")
     eps = b.scalar("eps")
-    if has_weight:
-        b.section("prologue")
-        wf = load_f32(b, "w", wdt, "wf", (D,), per_row=False)
-        b.section("body")
-    xf = load_f32(b, "x", dtype, "xf", (D,))
+    wf = load_weight(b, wdt) if has_weight else None
+    normalize(b, load_f32(b, "x", dtype, "xf", (D,)), eps, wf, odt)
+    return b.build()
+
+
+def load_weight(b: ProgramBuilder, weight_dtype: DType) -> str:
+    """The weight "w", loaded once per core (prologue) as fp32; the builder continues in the body."""
+    b.section("prologue")
+    wf = load_f32(b, "w", weight_dtype, "wf", (D,), per_row=False)
+    b.section("body")
+    return wf
+
+
+def normalize(b: ProgramBuilder, xf: str, eps: str, wf: str | None, out_dtype: DType) -> None:
+    """The body of RMSNorm on the fp32 row `xf`: store rstd (fp32) and y = xf * rstd [* wf] in `out_dtype`
+    into GM tensors "rstd" and "y" (shared by the ops that end in an RMSNorm, e.g. add_rms_norm)."""
     b.op("mul", "sq", xf, xf, dtype=F32, cols=(D,))
     b.op("reduce_sum", "ss", "sq", axis=-1, dtype=F32, cols=(1,))
     b.op("muls", "ms", "ss", 1 / D, dtype=F32, cols=(1,))
@@ -59,10 +70,9 @@ def build_rms_norm_fwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
     b.op("rsqrt", "r", "ms", dtype=F32, cols=(1,))
     b.op("store", None, "rstd", "r")
     b.op("mul", "yf", xf, "r", dtype=F32, cols=(D,))
-    if has_weight:
+    if wf is not None:
         b.op("mul", "yf", "yf", wf)
-    store_from_f32(b, "y", odt, "yf", (D,))
-    return b.build()
+    store_from_f32(b, "y", out_dtype, "yf", (D,))
 
 
 def build_rms_norm_bwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
