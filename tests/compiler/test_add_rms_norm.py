@@ -59,3 +59,22 @@ def test_default_options_use_plain_rms_norm():
     with logs.capture() as reports:
         torch.compile(model, backend="trex")(torch.randn(2, 16), torch.randn(2, 16))
     assert reports[0].match_counts() == {"rms_norm": 1}
+
+
+def test_add_rms_norm_runs_as_its_generated_kernel_on_the_emulator():
+    """Its kernel spec (trex/passes/add_rms_norm/kernel.py) makes the emulate target launch the
+    generated AscendC, not the reference."""
+    from trex.codegen_ascendc.emulator.runner import compiler_available
+    from trex.codegen_ascendc.target import launch_counts
+    from trex.compiler.targets import use_target
+    if not compiler_available():
+        pytest.skip("no C++ compiler (g++/$CXX) for the emulator")
+    x, res = make_input((3, 5, 48), torch.bfloat16, seed=3), make_input((3, 5, 48), torch.bfloat16, seed=4)
+    w = make_input((48,), torch.float32, seed=5)
+    before = launch_counts()["add_rms_norm"]
+    with use_target("emulate"):
+        got = torch.ops.trex.add_rms_norm(x, res, w, 1e-6, None)
+    assert launch_counts()["add_rms_norm"] == before + 1
+    for g, r in zip(got, registry.fused_ops()["add_rms_norm"].reference(x, res, w, 1e-6, None)):
+        assert g.dtype == r.dtype and g.shape == r.shape
+        torch.testing.assert_close(g.float(), r.float(), atol=2e-2, rtol=2e-2)
