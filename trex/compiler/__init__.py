@@ -6,7 +6,9 @@ Modules (importing this package stays cheap; nothing here imports torch):
 * ``graph``     pre-autograd ATen tracing shared by models and pattern chains
 * ``canonical`` spelling canonicalisation rules
 * ``pattern``   ``Pattern``/``Chain``, the structural matcher, replacement splicing
-* ``registry``  ``define_fused_op``, ``register_pattern``, ``fused_ops()``, ``patterns()`` (discovers trex/passes/)
+* ``registry``  ``define_fused_op``, ``register_pattern``, ``register_kernel_spec``, ``fused_ops()``, ``patterns()``,
+                ``kernel_spec(name)``, ``kernel_specs()`` (discovers the op packages of trex/passes/)
+* ``kernels``   ``KernelSpec``: what one op needs for its kernels (guards, layouts, example sizes), ``Executor``
 * ``targets``   target registry: which kernels run the fused ops (``register_target``, ``use_target``)
 * ``checks``    input validation shared by fake and reference implementations
 * ``logs``      ``TREX_LOGS``, per-graph reports, match counters, ``capture()``

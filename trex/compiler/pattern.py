@@ -1,6 +1,6 @@
 """The pass-authoring API: a pattern = eager chain(s) in plain PyTorch + a replacement.
 
-A pattern module in trex/passes/ calls ``register_pattern``::
+An op package's pattern.py (trex/passes/<op>/) calls ``register_pattern``::
 
     def rms_norm_chain(x, weight, *, eps):            # the eager chain, as model code writes it
         xf = x.float()

@@ -5,7 +5,7 @@ One IR, several printers. The package's modules, lowest first:
   * `program`: the data structures (DType, GM tensors, locals, statements, Schedule, Program) and
     the front/tail row split `row_split` every target follows;
   * `validate`: the static checks `ProgramBuilder.build` runs (names, arity, fp32 compute);
-  * `builder`: `ProgramBuilder`, how trex/passes/ir_*.py write programs;
+  * `builder`: `ProgramBuilder`, how trex/passes/<op>/ir.py write programs;
   * `reference`: the reference interpreter, a rule table opcode -> torch semantics (`RULES`),
     plus size binding, output shapes and host ops that every launcher uses. (Not named
     `interpreter`: that is the executor factory this package exports.)

@@ -1,4 +1,4 @@
-"""`ProgramBuilder`: writes a Kernel IR program the way one writes code (trex/passes/ir_*.py use it).
+"""`ProgramBuilder`: writes a Kernel IR program the way one writes code (trex/passes/<op>/ir.py use it).
 
 The builder collects GM tensors, scalars, locals and statements section by section (prologue,
 body, epilogue, with `chunk_loop`/`repeat` blocks as context managers); `build` returns the

@@ -422,9 +422,9 @@ def interpret(p: Program, inputs: Mapping[str, torch.Tensor], scalars: Mapping[s
 
 
 def interpreter(schedule: Schedule | None = None):
-    """An executor (program, inputs, scalars) -> outputs running the reference interpreter; the op
-    adapters in trex/passes/ir_*.py take any executor with this signature (e.g. the AscendC emulator's,
-    trex.codegen_ascendc.launch.emulator_executor)."""
+    """An executor (program, inputs, scalars) -> outputs running the reference interpreter; the
+    kernel specs' runners (trex/passes/<op>/ir.py) take any executor with this signature (e.g. the
+    AscendC emulator's, trex.codegen_ascendc.launch.emulator_executor)."""
     return lambda p, inputs, scalars: interpret(p, inputs, scalars, schedule)
 
 

@@ -1,9 +1,9 @@
 """The glue math of DeepSeek-V4 as plain functions, written in the eager spellings that the trex
-passes match (trex/passes/rmsnorm.py, trex/passes/swiglu_limited.py, trex/passes/rope.py).
+passes match (trex/passes/rms_norm/, trex/passes/swiglu_limited/, trex/passes/rope/).
 
 Each function is one fusable chain and nothing else, so that the chain appears contiguously in the
-captured graph. The spellings mirror the chains in trex/passes/rmsnorm.py, trex/passes/swiglu_limited.py and
-trex/passes/rope.py (``x.float()``, ``pow(2).mean(-1, keepdim=True)``, ``torch.rsqrt(v + eps)``, cast
+captured graph. The spellings mirror the chains in the pattern.py of each of those packages
+(``x.float()``, ``pow(2).mean(-1, keepdim=True)``, ``torch.rsqrt(v + eps)``, cast
 back, weight multiply; ``silu(g.float().clamp(max=L)) * u.float().clamp(-L, L)``, route weight,
 cast; RoPE through ``view_as_complex`` and ``conj()`` for the inverse): keep them when editing.
 """

@@ -32,7 +32,7 @@ def mhc_pre(x: torch.Tensor, fn: torch.Tensor, scale: torch.Tensor, base: torch.
     Returns layer_input ``[..., d]`` in x.dtype, post ``[..., n]`` fp32 in (0, 2), comb
     ``[..., n, n]`` fp32 with ``comb[j, k]`` = weight of input stream j in output stream k.
     """
-    # The spelling mirrors trex/passes/mhc_pre.py's chain (and spec §1); fn/scale/base are fp32
+    # The spelling mirrors trex/passes/mhc_pre/pattern.py's chain (and spec §1); fn/scale/base are fp32
     # parameters, so their .float() is a no-op in the traced graph.
     n = x.shape[-2]
     fn, scale, base = fn.float(), scale.float(), base.float()
