@@ -58,6 +58,13 @@ def ir_dtype(dtype: torch.dtype | None) -> DType | None:
     return found if found is not None else DType.from_torch(dtype)
 
 
+def row_op_sizes(dim: str, width: int, small: tuple[int, int], tiny: tuple[int, int] = (24, 128)) -> dict:
+    """The size sets of a row op over one column size `dim` whose DeepSeek-V4-Pro value is `width`:
+    `small` and `tiny` are (ROWS, dim)."""
+    return {"example": {"ROWS": EXAMPLE_TOKENS, dim: width}, "small": {"ROWS": small[0], dim: small[1]},
+            "tiny": {"ROWS": tiny[0], dim: tiny[1]}, "v4pro": {"ROWS": V4PRO_TOKENS, dim: width}}
+
+
 @functools.lru_cache(maxsize=None)
 def cached_program(builder: Callable[..., Program], *args) -> Program:
     """``builder(*args)``, built once: programs are immutable, and launch plans, cost models and

@@ -4,25 +4,22 @@
 
 The norm reads h as the op returns it: rounded to x's dtype first (a bf16 h is normalised as bf16,
 like the reference, which normalises the tensor it returns). Everything after the add is RMSNorm's
-own program body (trex/passes/rms_norm/ir.py: `load_weight`, `normalize`).
+own program (trex/passes/rms_norm/ir.py: `norm_builder`, `load_weight`, `normalize`).
 `run_add_rms_norm` (the kernel spec's runner, kernel.py) maps op-level tensors (any leading shape)
 to the program's [ROWS, D] views and back.
 """
 from __future__ import annotations
 
-from trex.compiler.kernel_ir import DType, Program, ProgramBuilder, TensorKind
+from trex.compiler.kernel_ir import DType, Program, TensorKind
 from trex.compiler.kernels import Executor, cached_program, ir_dtype
 
-from ..rms_norm.ir import D, F32, load_f32, load_weight, normalize
+from ..rms_norm.ir import D, F32, load_f32, load_weight, norm_builder, normalize
 
 
 def build_add_rms_norm(dtype: DType | str = DType.BF16, has_weight: bool = True,
                        weight_dtype: DType | str | None = None, out_dtype: DType | str | None = None) -> Program:
-    dtype = DType(dtype)
-    wdt = DType(weight_dtype or dtype)
-    odt = DType(out_dtype or dtype)
-    b = ProgramBuilder(f"add_rms_norm_{dtype.value}{'_w' + wdt.value if has_weight else '_now'}_o{odt.value}",
-                       doc="h = x + residual; y = h * rsqrt(mean(h^2) + eps) [* w]; rstd fp32 per row")
+    b, dtype, wdt, odt = norm_builder("add_rms_norm", "h = x + residual; y = h * rsqrt(mean(h^2) + eps) [* w]; "
+                                      "rstd fp32 per row", dtype, has_weight, weight_dtype, out_dtype)
     b.gm("x", dtype, (D,))
     b.gm("residual", dtype, (D,))
     if has_weight:

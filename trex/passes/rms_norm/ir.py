@@ -34,13 +34,22 @@ def store_from_f32(b: ProgramBuilder, gm: str, dtype: DType, src: str, cols, per
     b.op("store", None, gm, low)
 
 
-def build_rms_norm_fwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
-                       weight_dtype: DType | str | None = None, out_dtype: DType | str | None = None) -> Program:
+def norm_builder(name: str, doc: str, dtype: DType | str, has_weight: bool, weight_dtype: DType | str | None,
+                 out_dtype: DType | str | None) -> tuple[ProgramBuilder, DType, DType, DType]:
+    """The builder of a program that ends in an RMSNorm, named after its variant
+    (`<name>_<dtype>_w<weight dtype>|_now_o<out dtype>`), and its (x, weight, out) dtypes: the weight and
+    the output default to x's dtype."""
     dtype = DType(dtype)
     wdt = DType(weight_dtype or dtype)
     odt = DType(out_dtype or dtype)
-    b = ProgramBuilder(f"rms_norm_fwd_{dtype.value}{'_w' + wdt.value if has_weight else '_now'}_o{odt.value}",
-                       doc="y = x * rsqrt(mean(x^2) + eps) [* w]; rstd fp32 per row")
+    b = ProgramBuilder(f"{name}_{dtype.value}{'_w' + wdt.value if has_weight else '_now'}_o{odt.value}", doc=doc)
+    return b, dtype, wdt, odt
+
+
+def build_rms_norm_fwd(dtype: DType | str = DType.BF16, has_weight: bool = True,
+                       weight_dtype: DType | str | None = None, out_dtype: DType | str | None = None) -> Program:
+    b, dtype, wdt, odt = norm_builder("rms_norm_fwd", "y = x * rsqrt(mean(x^2) + eps) [* w]; rstd fp32 per row",
+                                      dtype, has_weight, weight_dtype, out_dtype)
     b.gm("x", dtype, (D,))
     if has_weight:
         b.gm("w", wdt, (D,), kind=TensorKind.SHARED)
