@@ -19,8 +19,8 @@ from trex.compiler.strategies import fuzz_arguments
 
 
 def test_every_registered_fused_op_registers_an_argument_generator():
-    """Each trex/passes/ module registers its ops' generators with the op (define_fused_op(fuzz_arguments=)),
-    so the fuzz suite covers a new pattern with no edit outside trex/passes/."""
+    """Each op package of trex/passes/ registers its ops' generators with the op
+    (define_fused_op(fuzz_arguments=)), so the fuzz suite covers a new op with no edit outside its package."""
     fused = registry.fused_ops()
     assert {"rms_norm", "rms_norm_bwd", "add_rms_norm", "swiglu_limited", "swiglu_limited_bwd", "rope",
             "mhc_pre", "mhc_pre_bwd"} <= set(fused)

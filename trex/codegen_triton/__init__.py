@@ -6,8 +6,8 @@
 Modules: printer (Kernel IR -> @triton.jit source, one rule per opcode), tiling (time model over the
 candidate tilings, constants from calibration), calibration (measured copy bandwidth / launch overhead,
 JSON), launcher (kernel cache, argument binding, host finalize), gemm (the rows_matmul host step),
-target (op adapters, "cuda" target registration), backend (`trex_inductor`: trex's fusions, then
-Inductor for the rest of the graph). Importing this package needs neither Triton nor a GPU; launching does.
+target (the "cuda" target: the kernel specs' runners on Triton, registration), backend
+(`trex_inductor`: trex's fusions, then Inductor for the rest of the graph). Importing this package needs neither Triton nor a GPU; launching does.
 """
 from __future__ import annotations
 

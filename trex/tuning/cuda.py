@@ -177,7 +177,7 @@ class CudaBackend:
         from trex.codegen_triton.launcher import run_program
         install_source(self.program, self.named_sizes, art.config, art.source)
         ins = harness.make_inputs(self.program, self.named_sizes, seed, device=self.device)
-        outs = harness.output_views(self.program, ins)    # the adapter's output layout (mHC backward's dx)
+        outs = harness.output_views(self.program, ins)    # the runner's output layout (mHC backward's dx)
         tiling = self._tiling(art.config)
 
         def call():

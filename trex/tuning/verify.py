@@ -131,7 +131,7 @@ def _run_candidate(req: dict, program, inputs: dict, scalars: dict) -> dict:
         from .cuda import install_source
         install_source(program, req["sizes"], kernel["config"], kernel["source"])
         os.environ["TREX_TRITON_POISON"] = "1"     # the launcher NaN-fills every output before the launch
-        # per-stream outputs in the layout the target's adapter passes (row-strided views of one tensor)
+        # per-stream outputs in the layout the target's runner passes (row-strided views of one tensor)
         out = run_program(program, inputs, scalars, tiling=Tiling(**kernel["config"]),
                           out=harness.output_views(program, inputs))
         if torch.cuda.is_available():
