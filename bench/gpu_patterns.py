@@ -18,7 +18,7 @@ What one run does, in order:
 Writes `<out>/gpu_patterns.json` (commit, torch/triton versions, device, calibration, every row) and
 prints a table last.
 
-Variants: eager (the pass module's own eager chain: fp32 math, as the model writes it), inductor
+Variants: eager (the benchmark's eager chain: fp32 math, as the model writes it), inductor
 (torch.compile default), liger (Liger-Kernel's op where it has one; its SwiGLU has no clamp and is
 timed as an analog, its RoPE is the half-split form and is not timed), trex (torch.ops.trex.* called
 directly: the Triton kernels codegen_triton prints from the Kernel IR, through the op's autograd),

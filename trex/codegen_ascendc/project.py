@@ -129,7 +129,7 @@ _AT = {DType.BF16: "at::kBFloat16", DType.FP16: "at::kHalf", DType.FP32: "at::kF
 
 def _torch_cpp(pr: AscendCPrinter, hw: AscendHW) -> str:
     """Registers trex_kernels::<k>(inputs..., scalars...) -> outputs on PrivateUse1: the raw kernel
-    on its [ROWS, *cols] views; the pass module reshapes op-level tensors to these views."""
+    on its [ROWS, *cols] views; the op's kernel-spec runner reshapes op-level tensors to these views."""
     p = pr.p
     k = pr.kname
     ins = [t for t in p.tensors if t.role == "in"]
