@@ -12,7 +12,6 @@ and checks that the printer renders every instruction the lowering emits.
 from __future__ import annotations
 
 import functools
-import importlib
 
 import pytest
 
@@ -25,11 +24,9 @@ ASCENDC_REFUSED = {"pair_swap": "a one-element UB shift breaks the 32-byte rule;
 
 
 def _ascendc_lowering():
-    """The AscendC lowering module (moving from trex.cost_models to trex.codegen_ascendc)."""
-    try:
-        return importlib.import_module("trex.codegen_ascendc.lowering")
-    except ModuleNotFoundError:
-        return importlib.import_module("trex.cost_models.ascend_lowering")
+    """The AscendC lowering module."""
+    from trex.codegen_ascendc import lowering
+    return lowering
 
 
 def _interpreter_table():
