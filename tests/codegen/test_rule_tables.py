@@ -17,8 +17,6 @@ import pytest
 
 from trex.compiler.kernel_ir import OPS, DType, IRError, ProgramBuilder, size, walk
 
-# load/store are lowered by the AscendC plan (queues + transfers), not by LOWERING_RULES
-ASCENDC_LOWERING_STRUCTURAL = frozenset({"load", "store"})
 # opcodes the AscendC lowering refuses, with the reason its rule raises (an IRError naming the fix)
 ASCENDC_REFUSED = {"pair_swap": "a one-element UB shift breaks the 32-byte rule; AscendC RoPE uses shifted loads"}
 
@@ -35,7 +33,8 @@ def _interpreter_table():
 
 
 def _ascendc_lowering_table():
-    return _ascendc_lowering().LOWERING_RULES, ASCENDC_LOWERING_STRUCTURAL
+    lowering = _ascendc_lowering()
+    return lowering.LOWERING_RULES, lowering.STRUCTURAL_OPS
 
 
 def _triton_table():

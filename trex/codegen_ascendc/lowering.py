@@ -477,8 +477,9 @@ LOWERING_RULES: dict[str, Callable] = {
     "fill": _fill, "cast": _cast, "reduce_sum": _reduce, "reduce_max": _reduce, "acc_rows": _acc_rows,
     "select": _select, "parity_select": _parity_select, "pair_swap": _pair_swap, "slice": _slice_like, "set_slice": _slice_like, "hist_read": _slice_like,
     "hist_write": _slice_like, "transpose": _transpose, "view": _view, "matvec": _matvec, "matvec_t": _matvec_t,
-    # load/store are lowered by plan_kernel (queues + transfers), see _load/_lower_store
 }
+# opcodes lowered by plan_kernel itself (queues + transfers: _load, _lower_store), not by LOWERING_RULES
+STRUCTURAL_OPS = frozenset({"load", "store"})
 
 
 # --------------------------------------------------------------------------------------------
