@@ -127,7 +127,7 @@ def test_backend_trex_loads_the_cuda_kernels_by_itself():
         "def f(x): return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)\n"
         "x = torch.randn(37, 300, device='cuda')\n"
         "torch.compile(f, backend='trex')(x)\n"
-        "from codegen_triton import kernel_report\n"
+        "from trex.codegen_triton import kernel_report\n"
         "print('kernels', len(kernel_report()))\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-2000:]
