@@ -8,7 +8,7 @@
         check_fused_op("rms_norm", args)       # cpu reference, emulate, cuda: whichever run here
 
 `fuzz_arguments(op)` draws valid positional argument tuples for any fused op (forward and backward)
-whose trex/passes/ module registered an argument generator (`define_fused_op(..., fuzz_arguments=)`); the
+whose op package (trex/passes/<op>/op.py) registered an argument generator (`define_fused_op(..., fuzz_arguments=)`); the
 generator builds its tensors with a `FuzzDraw`: rows 1..4097 weighted toward the edge counts
 `EDGE_ROWS`, hidden sizes from `HIDDEN_SIZES` (odd ones and DeepSeek's 7168), dtypes bf16/fp16/fp32,
 contiguous / column-strided / transposed-storage / row-strided layouts, optional extra leading dims,
@@ -137,7 +137,7 @@ class FuzzDraw:
 def fuzz_arguments(op_name: str, *, dtypes=FUZZ_DTYPES, max_elements: int | None = None,
                    specials: tuple = SPECIAL_VALUES):
     """Hypothesis strategy of positional argument tuples for fused op ``op_name`` (forward or
-    backward), built by the generator its trex/passes/ module registered (``define_fused_op(...,
+    backward), built by the generator its op package (trex/passes/<op>/op.py) registered (``define_fused_op(...,
     fuzz_arguments=)``). ``max_elements`` caps the largest tensor (default: the profile's `ELEMENT_CAP`);
     ``specials`` are the special-value kinds drawn from (`SPECIAL_VALUES`; a subset for checks that
     only hold on finite, moderate inputs)."""
