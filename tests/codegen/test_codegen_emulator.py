@@ -123,12 +123,12 @@ def test_bytes_equal_counters_property(rows, width, t, cores, chunk, name):
 def test_ops_on_the_emulator_match_the_pass_references():
     """Contract-level: each fused op (forward and backward) through its kernel spec's runner with the
     emulator executor (generated AscendC at the solver's tiling) against the composite reference."""
-    from trex.codegen_ascendc.launch import emulator_executor
+    from trex.codegen_ascendc.target import EmulatorExecutor
     from trex.passes.mhc_pre.op import mhc_pre_bwd_reference, mhc_pre_reference
     from trex.passes.rms_norm.op import rms_norm_bwd_reference, rms_norm_reference
     from trex.passes.rope.op import rope_reference
     from trex.passes.swiglu_limited.op import swiglu_limited_bwd_reference, swiglu_limited_reference
-    ex = emulator_executor(opt="-O0")
+    ex = EmulatorExecutor(opt="-O0")
     g = torch.Generator().manual_seed(7)
 
     def close(a, b):

@@ -12,7 +12,6 @@ import functools
 
 import torch
 
-from trex.codegen_ascendc.counting import ascend_cost_model
 from trex.codegen_ascendc.lowering import plan_kernel
 from trex.codegen_ascendc.printer import AscendCPrinter
 from trex.cost_models.ascend_model import Tiling
@@ -85,43 +84,3 @@ class EmulatedKernel:
             if t.kind == TensorKind.PARTIAL:
                 result.pop(t.name, None)
         return result, counters
-
-
-class _SolvedTilings:
-    """Solver choice per (program, sizes), cached: the emulator executor's tiling."""
-
-    def __init__(self, hw, max_cores: int, depths: tuple):
-        self.hw, self.max_cores, self.depths = hw, max_cores, depths
-        self._models: dict = {}
-        self._tilings: dict = {}
-
-    def __call__(self, program: Program, sizes: dict) -> Tiling:
-        key = (program, tuple(sorted((str(k), v) for k, v in sizes.items())))
-        if key not in self._tilings:
-            model = self._models.setdefault(program, ascend_cost_model(program, self.hw))
-            self._tilings[key] = model.solve(sizes, max_cores=self.max_cores, depths=self.depths).tiling
-        return self._tilings[key]
-
-
-def emulator_executor(hw=None, max_cores: int = 4, depths=(2,), opt: str = "-O2", tiling: Tiling | None = None,
-                      counters: list | None = None):
-    """An executor (program, inputs, scalars) -> outputs for the kernel specs' runners (KernelSpec.run) that
-    runs the generated AscendC on the emulator at the solver's tiling (or `tiling`). max_cores
-    bounds the emulated blocks (they run one after another on the host). When `counters` is a
-    list, each launch appends the emulator's counters to it."""
-    from trex.cost_models.hardware import ASCEND_910B
-    solve = _SolvedTilings(hw or ASCEND_910B, max_cores, depths)
-    kernels: dict = {}
-
-    def execute(program: Program, inputs: dict, scalars: dict) -> dict:
-        til = tiling if tiling is not None else solve(program, bind_sizes(program, inputs, scalars))
-        if program.chunk_dims and til.col_chunk is None:
-            raise IRError(f"{program.name}: a fixed tiling needs col_chunk for the chunked dim")
-        k = kernels.get((program, til))
-        if k is None:
-            k = kernels[(program, til)] = EmulatedKernel(program, til, opt)
-        out, cnt = k(inputs, scalars)
-        if counters is not None:
-            counters.append(cnt)
-        return out
-    return execute

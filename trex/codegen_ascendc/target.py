@@ -112,6 +112,10 @@ class EmulatorExecutor:
         k.tiling = tiling
         return k
 
+    def __call__(self, program: Program, inputs: dict, scalars: dict) -> dict:
+        """The executor signature the kernel specs' runners take (KernelSpec.run(args, executor))."""
+        return self.run(program, inputs, scalars)
+
     def run(self, program: Program, inputs: dict, scalars: dict, choose: TilingChooser | None = None,
             record: list | None = None) -> dict:
         sizes = bind_sizes(program, inputs, scalars)

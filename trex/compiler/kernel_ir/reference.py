@@ -424,7 +424,7 @@ def interpret(p: Program, inputs: Mapping[str, torch.Tensor], scalars: Mapping[s
 def interpreter(schedule: Schedule | None = None):
     """An executor (program, inputs, scalars) -> outputs running the reference interpreter; the
     kernel specs' runners (trex/passes/<op>/ir.py) take any executor with this signature (e.g. the
-    AscendC emulator's, trex.codegen_ascendc.launch.emulator_executor)."""
+    AscendC emulator's, trex.codegen_ascendc.target.EmulatorExecutor)."""
     return lambda p, inputs, scalars: interpret(p, inputs, scalars, schedule)
 
 
