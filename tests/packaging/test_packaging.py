@@ -3,6 +3,7 @@ nothing a user's own top-level folders (`passes/`, `training/`, `tuning/`) can s
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -90,8 +91,13 @@ def test_a_passes_folder_in_the_working_directory_changes_nothing(tmp_path):
 def test_a_wheel_install_runs_the_documented_commands(tmp_path):
     """Fresh venv, `pip install .` (not editable), the documented commands from outside the checkout
     (scripts/check_wheel.sh)."""
+    from trex.resources import BENCHMARKS_ENV, benchmark_root_or_none
+    benchmarks, source = benchmark_root_or_none()
+    if benchmarks is None or not benchmarks.is_dir():
+        pytest.skip(f"`trex or-data generate` needs the OR benchmark files: {source}; set ${BENCHMARKS_ENV}")
+    env = {**os.environ, BENCHMARKS_ENV: str(benchmarks)}
     proc = subprocess.run(["bash", str(ROOT / "scripts" / "check_wheel.sh"), str(tmp_path / "w")],
-                          capture_output=True, text=True, timeout=3600)
+                          capture_output=True, text=True, timeout=3600, env=env)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     assert "OK:" in proc.stdout
 
