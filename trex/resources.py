@@ -1,7 +1,8 @@
 """Where trex's files are: the data shipped in the package, and the data it does not ship.
 
 Shipped (package data, present in a wheel as in a checkout): ``configs/`` (train configs and their
-small data files), the emulator headers and the golden AscendC kernels (found beside their modules).
+small data files; trex.training.config.load_config finds one by name), the emulator headers and the
+golden AscendC kernels (found beside their modules).
 
 Not shipped: the public OR benchmark files (``shared/data/or_benchmarks`` next to a checkout). They
 are found through an explicit argument (``--data-root DIR`` of or-data and or-eval), else
@@ -23,18 +24,6 @@ def checkout_root() -> Path | None:
     """The source checkout holding the package (None when installed from a wheel)."""
     root = PACKAGE_DIR.parent
     return root if (root / "pyproject.toml").is_file() else None
-
-
-def config_path(name: str) -> Path:
-    """An installed train config by file name (``tiny_cpt.toml``) or path; a path that exists wins."""
-    given = Path(name)
-    if given.is_file():
-        return given
-    shipped = CONFIGS_DIR / given.name
-    if shipped.is_file():
-        return shipped
-    raise FileNotFoundError(f"config {name!r} not found; pass a TOML path or one of "
-                            f"{sorted(p.name for p in CONFIGS_DIR.glob('*.toml'))}")
 
 
 def benchmark_root_or_none(explicit: str | os.PathLike | None = None) -> tuple[Path | None, str]:

@@ -8,12 +8,11 @@ reaches ``jaccard_threshold``.  All *.jsonl files directly inside each benchmark
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from trex.resources import BENCHMARKS_ENV, BENCHMARKS_FIX, benchmark_root_or_none
+from trex.resources import BENCHMARKS_FIX, benchmark_root_or_none
 
 from trex.training.or_data.dedup import LSHIndex, MinHasher, normalize, shingles
 
@@ -24,7 +23,7 @@ def default_benchmark_root() -> Path:
     """$TREX_OR_BENCHMARKS, else shared/data/or_benchmarks beside the checkout (trex.resources); the
     path may not exist (callers check and name the fix)."""
     root, _ = benchmark_root_or_none()
-    return root if root is not None else Path(os.environ.get(BENCHMARKS_ENV) or "shared/data/or_benchmarks")
+    return root if root is not None else Path("shared/data/or_benchmarks")
 
 
 def load_benchmark_questions(root: Path | None = None) -> list[tuple[str, str]]:
