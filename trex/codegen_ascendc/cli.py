@@ -16,15 +16,28 @@ from trex.compiler import registry, targets
 from trex.compiler.kernel_ir import IRError, size
 
 
-def _parse_sizes(text: str | None) -> dict:
+class _BadArgument(ValueError):
+    """One line naming the argument and the fix; main prints it and exits 2."""
+
+
+def _parse_sizes(text: str | None, known: dict) -> dict:
+    """NAME=VALUE pairs for the pattern's named sizes (`known`); each value a positive integer."""
     out = {}
     if not text:
         return out
     for part in text.split(","):
-        k, _, v = part.partition("=")
-        if not v:
-            raise SystemExit(f"--sizes: expected NAME=VALUE pairs separated by commas, got {part!r}")
-        out[k.strip()] = int(v)
+        k, eq, v = (x.strip() for x in part.partition("="))
+        if not eq or not k or not v:
+            raise _BadArgument(f"--sizes: expected NAME=VALUE pairs separated by commas, got {part!r}")
+        if k not in known:
+            raise _BadArgument(f"--sizes: unknown size {k!r}; this pattern's sizes are {', '.join(known)}")
+        try:
+            value = int(v)
+        except ValueError:
+            raise _BadArgument(f"--sizes: {k}={v!r} is not an integer; give a positive integer") from None
+        if value < 1:
+            raise _BadArgument(f"--sizes: {k}={value} must be a positive integer")
+        out[k] = value
     return out
 
 
@@ -46,7 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", help="override example sizes, e.g. ROWS=4096,D=4096")
     ap.add_argument("--tiling", help="fixed tiling ROWS_PER_TILE,COL_CHUNK|none,DEPTH,CORES (default: solve)")
     ap.add_argument("--list", action="store_true", help="list the patterns and exit")
+    ap.add_argument("--clear-cache", action="store_true",
+                    help="delete the AscendC emulator's compile cache (compiled kernels, precompiled headers) and exit; "
+                         "its size is bounded by TREX_EMU_CACHE_MB (default 256)")
     a = ap.parse_args(argv)
+    if a.clear_cache:
+        from trex.codegen_ascendc.emulator.runner import cache_dir, clear_cache
+        freed = clear_cache()
+        print(f"cleared {cache_dir()}: {freed / (1 << 20):.1f} MB freed")
+        return 0
     if a.list:
         for name, spec in specs.items():
             print(f"{name:20s} {spec.doc}")
@@ -57,7 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     hw = ascend_target(a.target)
     program = spec.program(a.dtype)
     sizes_named = dict(spec.sizes["example"])
-    sizes_named.update(_parse_sizes(a.sizes))
+    try:
+        sizes_named.update(_parse_sizes(a.sizes, spec.sizes["example"]))
+    except _BadArgument as e:
+        print(f"trex codegen: {e}", file=sys.stderr)
+        return 2
     sizes = {size(k): v for k, v in sizes_named.items()}
     model = ascend_cost_model(program, hw)
     try:

@@ -3,12 +3,13 @@
     python -m trex.codegen_ascendc.emulator my_kernel.cpp [-- extra g++ flags]
 
 Exit status 0 when it compiles (the shared library is cached for later `compile_kernel` calls), 1 with
-g++'s diagnostics otherwise. Run kernels from Python with `trex.codegen_ascendc.emulator.run_kernel`.
+g++'s diagnostics otherwise, 2 when the file does not exist. Run kernels from Python with `trex.codegen_ascendc.emulator.run_kernel`.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .runner import EmulatorError, compile_kernel
 
@@ -18,6 +19,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("source", help="kernel source file (#include \"kernel_operator.h\")")
     parser.add_argument("flags", nargs="*", help="extra g++ flags, after --")
     args = parser.parse_args(argv)
+    if not Path(args.source).is_file():
+        print(f"python -m trex.codegen_ascendc.emulator: source {args.source!r} does not exist; "
+              f"pass the path of a kernel .cpp file", file=sys.stderr)
+        return 2
     try:
         lib = compile_kernel(args.source, extra_flags=args.flags)
     except EmulatorError as e:

@@ -75,6 +75,84 @@ def cache_dir() -> Path:
     return path
 
 
+DEFAULT_CACHE_LIMIT_MB = 256
+
+
+def cache_limit_bytes() -> int:
+    """The compile cache's size limit: $TREX_EMU_CACHE_MB megabytes (default 256; 0 = keep nothing
+    but the entry just built)."""
+    text = os.environ.get("TREX_EMU_CACHE_MB", str(DEFAULT_CACHE_LIMIT_MB))
+    try:
+        mb = float(text)
+    except ValueError:
+        raise EmulatorError(f"TREX_EMU_CACHE_MB={text!r} is not a number of megabytes; set e.g. 256") from None
+    if mb < 0:
+        raise EmulatorError(f"TREX_EMU_CACHE_MB={text!r} is negative; set a size in megabytes, e.g. 256")
+    return int(mb * (1 << 20))
+
+
+def _cache_entries(root: Path) -> dict[str, list[Path]]:
+    """Cache files grouped by entry: a kernel's k_<key>.{cpp,so} (plus stray temporaries), a PCH directory."""
+    entries: dict[str, list[Path]] = {}
+    for path in root.iterdir():
+        if path.is_dir():
+            entries[path.name] = [f for f in path.rglob("*") if f.is_file()] + [path]
+        else:
+            entries.setdefault(path.name.split(".", 1)[0], []).append(path)
+    return entries
+
+
+def _entry_size(files: list[Path]) -> int:
+    return sum(f.stat().st_size for f in files if f.is_file())
+
+
+def _entry_last_use(files: list[Path]) -> float:
+    """The newest mtime of the entry's files (a directory's own mtime changes when a file is added)."""
+    return max((f.stat().st_mtime for f in files if f.is_file()), default=files[-1].stat().st_mtime)
+
+
+def _touch(path: Path) -> None:
+    """Mark a cache entry used (its mtime is the LRU clock; atime is often disabled)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def evict_cache(limit_bytes: int | None = None, keep: Iterable[Path] = ()) -> int:
+    """Remove least-recently-used cache entries until the cache is at most `limit_bytes` (default
+    cache_limit_bytes()); entries holding a path in `keep` stay. Returns the bytes freed."""
+    root = cache_dir()
+    limit = cache_limit_bytes() if limit_bytes is None else limit_bytes
+    keep_names = {Path(k).resolve() for k in keep}
+    entries = _cache_entries(root)
+    sizes = {name: _entry_size(files) for name, files in entries.items()}
+    total = sum(sizes.values())
+    freed = 0
+    for name in sorted(entries, key=lambda n: _entry_last_use(entries[n])):
+        if total <= limit:
+            break
+        files = entries[name]
+        if any(f.resolve() in keep_names for f in files):
+            continue
+        for f in sorted(files, key=lambda f: -len(f.parts)):  # files before their directory
+            try:
+                f.rmdir() if f.is_dir() else f.unlink()
+            except OSError:
+                pass  # another process removed it, or a PCH directory is being rebuilt
+        total -= sizes[name]
+        freed += sizes[name]
+    return freed
+
+
+def clear_cache() -> int:
+    """Delete every compiled kernel and precompiled header of the emulator cache; bytes freed.
+    Libraries already loaded in this process keep working (the files are unlinked, not unmapped)."""
+    freed = evict_cache(0)
+    _LOADED.clear()
+    return freed
+
+
 _COMPILER_ID: dict[str, str] = {}
 
 
@@ -130,6 +208,7 @@ def _precompiled_header_dir(cxx: str, flags: list[str]) -> Path | None:
     pch_dir = cache_dir() / f"pch_{key}"
     gch = pch_dir / "kernel_operator.h.gch"
     if gch.exists():
+        _touch(gch)
         return pch_dir
     pch_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=pch_dir, prefix="kernel_operator.h.", suffix=".gch.tmp")
@@ -415,6 +494,14 @@ def _scalar(name: str, ctype_name: str | None, ctype: type, value: Any) -> Any:
 
 
 _LOADED: dict[str, KernelLibrary] = {}
+_SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".asc")
+
+
+def _looks_like_path(source: str) -> bool:
+    """A one-line string naming a file (existing, or with a source suffix) rather than source text."""
+    if "\n" in source or len(source) >= 4096:
+        return False
+    return Path(source).is_file() or source.strip().endswith(_SOURCE_SUFFIXES)
 _LOAD_LOCK = threading.Lock()
 
 
@@ -429,7 +516,9 @@ def compile_kernel(source: str | os.PathLike, *, extra_flags: Iterable[str] = ()
     if cxx is None:
         raise EmulatorUnavailable("no C++ compiler found: install g++ or set CXX to a C++17 compiler")
     source_path: Path | None = None
-    if isinstance(source, os.PathLike) or ("\n" not in source and len(source) < 4096 and Path(source).is_file()):
+    if isinstance(source, os.PathLike) or _looks_like_path(source):
+        if not Path(source).is_file():
+            raise FileNotFoundError(f"kernel source {str(source)!r} does not exist; pass an existing file or the source text")
         source_path = Path(source).resolve()
         text = source_path.read_text()
     else:
@@ -466,6 +555,9 @@ def compile_kernel(source: str | os.PathLike, *, extra_flags: Iterable[str] = ()
                 raise EmulatorCompileError(f"g++ failed to compile {display} against the AscendC emulator "
                                            f"(exit {proc.returncode}):\n{proc.stderr[-8000:]}")
             os.replace(tmp_so, so_path)
+            evict_cache(keep=[so_path] + ([pch_dir / "kernel_operator.h.gch"] if pch_dir else []))
+        else:
+            _touch(so_path)
         lib = KernelLibrary(path=so_path, kernels=kernels, compile_log=log)
         _LOADED[key] = lib
         return lib
