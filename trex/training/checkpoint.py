@@ -3,13 +3,18 @@
 Layout of `checkpoint.dir`:
 
     step_00000120/rank_00000.pt   one file per rank (its local shards under FSDP2/EP)
-    step_00000120/meta.json       written last; a step directory without it is never loaded
+    step_00000120/meta.json       written last (step, world, each rank file's size and sha256);
+                                  a step directory without it is never loaded
     latest                        the name of the newest complete step directory
 
 A save writes every rank's file into `.tmp-step_N/` (each file itself temp + fsync + rename),
 then rank 0 writes meta.json, renames the directory to `step_N` and replaces `latest`, all with
 os.replace / rename, which are atomic on POSIX. A process killed at any moment (kill -9) leaves
 the previous checkpoint and `latest` untouched; the next save clears the leftover temp directory.
+
+A checkpoint damaged after its save (a truncated or emptied rank file, a cut meta.json, bytes that
+no longer match the recorded sha256) is skipped by `load_newest`: it warns naming the file and
+loads the newest older checkpoint that is complete and intact (`checkpoint.keep` >= 2 keeps one).
 
 Tensors are stored as this rank's local tensors on the CPU; loading copies them back into the
 live (possibly sharded) model and re-wraps optimizer states as DTensors where the parameter is one.
@@ -18,16 +23,20 @@ checkpoints you wrote.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import torch
+
+from .errors import ConfigError
 
 try:
     from torch.distributed.tensor import DTensor
@@ -36,6 +45,39 @@ except ImportError:  # pragma: no cover
 
 LATEST = "latest"
 META = "meta.json"
+_DIGEST_SUFFIX = ".sha256"       # a rank's digest next to its file until rank 0 folds it into meta.json
+
+
+class CheckpointCorrupt(RuntimeError):
+    """A checkpoint that cannot be loaded as saved; the message names the file and what is wrong."""
+
+
+class NoLoadableCheckpoint(ConfigError):
+    """checkpoint.dir holds checkpoints, but none of them loads."""
+
+
+class _HashingWriter:
+    """File object wrapper that feeds every byte written through sha256 (torch.save writes through it)."""
+
+    def __init__(self, f):
+        self.f, self.sha, self.bytes = f, hashlib.sha256(), 0
+
+    def write(self, data) -> int:
+        view = memoryview(data).cast("B")
+        self.sha.update(view)
+        self.bytes += len(view)
+        return self.f.write(data)
+
+    def flush(self) -> None:
+        self.f.flush()
+
+
+def file_sha256(path: Path) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
 
 
 def _step_dir_name(step: int) -> str:
@@ -159,10 +201,24 @@ class Checkpointer:
             shutil.rmtree(tmp, ignore_errors=True)   # a leftover from a killed save
             tmp.mkdir()
         self.barrier()
-        atomic_write_bytes(self._rank_file(tmp), lambda f: torch.save(state, f))
+        rank_file = self._rank_file(tmp)
+        digest = {}
+
+        def write(f):
+            hashing = _HashingWriter(f)
+            torch.save(state, hashing)
+            digest.update(sha256=hashing.sha.hexdigest(), bytes=hashing.bytes)
+        atomic_write_bytes(rank_file, write)
+        atomic_write_text(rank_file.with_name(rank_file.name + _DIGEST_SUFFIX), json.dumps(digest))
         self.barrier()
         if self.rank == 0:
-            meta = {"step": step, "world": self.world, "time": time.time()}
+            files = {}
+            for rank in range(self.world):
+                name = self._rank_file(tmp, rank).name
+                sidecar = tmp / (name + _DIGEST_SUFFIX)
+                files[name] = json.loads(sidecar.read_text())
+                sidecar.unlink()
+            meta = {"step": step, "world": self.world, "time": time.time(), "files": files}
             atomic_write_text(tmp / META, json.dumps(meta))
             if final.exists():                       # re-saving the same step: replace it
                 shutil.rmtree(final)
@@ -184,17 +240,73 @@ class Checkpointer:
 
     def latest(self) -> Path | None:
         """The newest complete checkpoint: `latest` if it names one, else the newest with meta.json."""
+        candidates = self._candidates()
+        return candidates[0] if candidates else None
+
+    def _candidates(self) -> list[Path]:
+        """Complete step directories, the one `latest` names first, then newest to oldest."""
+        complete = self._complete()[::-1]
         pointer = self.dir / LATEST
         if pointer.is_file():
             named = self.dir / pointer.read_text().strip()
-            if (named / META).is_file():
-                return named
-        complete = self._complete()
-        return complete[-1] if complete else None
+            if named in complete:
+                complete.remove(named)
+                complete.insert(0, named)
+        return complete
+
+    def read_meta(self, step_dir: Path) -> dict:
+        path = step_dir / META
+        try:
+            meta = json.loads(path.read_text())
+            if not isinstance(meta, dict) or not {"step", "world"} <= set(meta):
+                raise ValueError("it lacks step/world")
+        except (OSError, ValueError) as e:
+            raise CheckpointCorrupt(f"{path}: unreadable ({e})") from None
+        if meta["world"] != self.world:
+            raise ConfigError(f"{step_dir} was written by {meta['world']} ranks, this run has {self.world}; "
+                              f"resume with the same number of processes")
+        return meta
 
     def load(self, step_dir: Path) -> dict:
-        meta = json.loads((step_dir / META).read_text())
-        if meta["world"] != self.world:
-            raise ValueError(f"{step_dir} was written by {meta['world']} ranks, this run has {self.world}; "
-                             f"resume with the same number of processes")
-        return torch.load(self._rank_file(step_dir), map_location="cpu", weights_only=False)
+        """This rank's state from `step_dir`, its size and sha256 checked against meta.json first
+        (CheckpointCorrupt names the file when they differ or it does not unpickle)."""
+        meta = self.read_meta(step_dir)
+        path = self._rank_file(step_dir)
+        recorded = meta.get("files", {}).get(path.name)   # absent in checkpoints of older versions
+        if not path.is_file():
+            raise CheckpointCorrupt(f"{path}: missing")
+        if recorded is not None:
+            size = path.stat().st_size
+            if size != recorded["bytes"]:
+                raise CheckpointCorrupt(f"{path}: {size} bytes, {recorded['bytes']} were saved (truncated?)")
+            if file_sha256(path) != recorded["sha256"]:
+                raise CheckpointCorrupt(f"{path}: sha256 differs from the one saved in {META} (damaged)")
+        try:
+            return torch.load(path, map_location="cpu", weights_only=False)
+        except Exception as e:      # torch.load raises what the unpickler or the zip reader raise
+            raise CheckpointCorrupt(f"{path}: cannot be loaded ({type(e).__name__}: {e})") from None
+
+    def load_newest(self, all_ranks_ok: Callable[[bool], bool] = lambda ok: ok,
+                    warn: Callable[[str], None] = lambda m: print(m, file=sys.stderr)
+                    ) -> tuple[Path, dict] | None:
+        """The newest checkpoint every rank can load, and this rank's state; None where there is no
+        checkpoint. A damaged one is skipped with a warning that names its file (`all_ranks_ok`
+        combines the ranks' verdicts, so all ranks fall back to the same step)."""
+        candidates = self._candidates()
+        skipped = []
+        for step_dir in candidates:
+            state, problem = None, None
+            try:
+                state = self.load(step_dir)
+            except CheckpointCorrupt as e:
+                problem = str(e)
+            if all_ranks_ok(problem is None):
+                return step_dir, state
+            skipped.append(problem or f"{step_dir}: another rank could not load its file")
+            if self.rank == 0:
+                warn(f"trex train: warning: skipping checkpoint {skipped[-1]}; trying the next older one")
+        if candidates:
+            raise NoLoadableCheckpoint(
+                f"checkpoint.dir {self.dir}: none of its {len(candidates)} checkpoints loads ({'; '.join(skipped)}); "
+                f"move them away, or pass --checkpoint.resume false to start from step 0")
+        return None

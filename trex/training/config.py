@@ -15,6 +15,7 @@ when the run starts. Every such error is a ConfigError naming the key (`trex tra
 from __future__ import annotations
 
 import dataclasses
+import json
 import tomllib
 import typing
 from dataclasses import dataclass, field
@@ -92,6 +93,11 @@ class CheckpointConfig:
     every: int = 0                     # steps between saves; 0: only at the end
     keep: int = 2                      # newest checkpoints kept on disk
     resume: bool = True                # resume from the newest checkpoint in dir if there is one
+    # a resumed run whose settings differ from the checkpoint's (RESUME_KEYS): "given" = this run's
+    # values win (the optimizer's lr/betas/eps/weight_decay are re-set after loading), "stored" =
+    # the checkpoint's values win, "error" = stop and list the differences. Either way the run says
+    # which value it uses for every changed key (docs/training.md, "Resuming").
+    resume_settings: str = "given"
 
 
 @dataclass
@@ -139,7 +145,57 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "optim.name": ("adamw", "swap_adamw"),
     "train.precision": ("fp32", "bf16"),
     "train.device": ("auto", "cpu", "cuda", "npu"),
+    "checkpoint.resume_settings": ("given", "stored", "error"),
 }
+
+# numpy's seeds are 32-bit unsigned
+_SEED_MAX = 2 ** 32 - 1
+
+
+def _at_least(low):
+    return lambda v: v >= low, f">= {low}"
+
+
+def _above(low):
+    return lambda v: v > low, f"> {low}"
+
+
+def _within(low, high, *, high_open: bool = False):
+    if high_open:
+        return lambda v: low <= v < high, f"in [{low}, {high})"
+    return lambda v: low <= v <= high, f"in [{low}, {high}]"
+
+
+# Ranges of the numeric fields: key -> (test, the range in words). Checked once after loading
+# (the TOML file and the command line alike) and before anything is built; a list's rule applies
+# to each element.
+RANGES: dict[str, tuple] = {
+    "model.mtp_weight": _at_least(0),
+    "data.seq_len": _at_least(1),
+    "data.micro_batch": _at_least(1),
+    "data.seed": _within(0, _SEED_MAX),
+    "optim.lr": _above(0),
+    "optim.betas": _within(0, 1, high_open=True),
+    "optim.eps": _above(0),
+    "optim.weight_decay": _at_least(0),
+    "optim.swap_chunk_mb": _above(0),
+    "schedule.warmup_steps": _at_least(0),
+    "schedule.min_lr_ratio": _within(0, 1),
+    "train.steps": _at_least(1),
+    "train.grad_accum": _at_least(1),
+    "train.seed": _within(0, _SEED_MAX),
+    "train.max_bad_steps": _at_least(1),
+    "train.stop_after": _at_least(0),
+    "train.max_seconds": _at_least(0),
+    "checkpoint.every": _at_least(0),
+    "checkpoint.keep": _at_least(1),
+    "distributed.ep": _at_least(1),
+    "log.every": _at_least(1),
+    "log.profile_steps": _at_least(1),
+}
+# What 0 means where 0 is allowed, for the message of a value below it
+ZERO_MEANS = {"train.stop_after": "run to train.steps", "train.max_seconds": "no budget",
+              "checkpoint.every": "save only at the end", "schedule.warmup_steps": "no warmup"}
 
 
 def _parse_literal(text: str) -> Any:
@@ -247,8 +303,16 @@ def load_config(path: str | Path | None = None, overrides: list[tuple[str, Any]]
             shipped = sorted(p.name for p in CONFIGS_DIR.glob("*.toml"))
             raise ConfigError(f"config file {str(path)!r} not found; pass a TOML path or an installed config: "
                               f"{', '.join(shipped)}")
-        with open(path, "rb") as f:
-            table = tomllib.load(f)
+        try:
+            with open(path, "rb") as f:
+                table = tomllib.load(f)
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:   # malformed, or not text at all
+            raise ConfigError(f"config file {str(path)!r} is not valid TOML ({e}); fix the file or pass "
+                              f"another --config (installed: {', '.join(sorted(p.name for p in CONFIGS_DIR.glob('*.toml')))})"
+                              ) from None
+        except OSError as e:
+            raise ConfigError(f"config file {str(path)!r} cannot be read ({e.strerror}); pass a readable "
+                              f"TOML file") from None
         base = path.resolve().parent
         for key, value in _flatten(table):
             _apply(cfg, key, value)
@@ -261,27 +325,38 @@ def load_config(path: str | Path | None = None, overrides: list[tuple[str, Any]]
 
 def validate(cfg: Config) -> None:
     for key, allowed in CHOICES.items():
-        section, name = key.split(".")
-        value = getattr(getattr(cfg, section), name)
+        value = _get(cfg, key)
         if value not in allowed:
             raise ConfigError(f"{key} = {value!r}; choose one of {list(allowed)}")
-    positive = {"data.seq_len": cfg.data.seq_len, "data.micro_batch": cfg.data.micro_batch,
-                "train.steps": cfg.train.steps, "train.grad_accum": cfg.train.grad_accum,
-                "train.max_bad_steps": cfg.train.max_bad_steps, "distributed.ep": cfg.distributed.ep,
-                "log.every": cfg.log.every}
-    for key, value in positive.items():
-        if value < 1:
-            raise ConfigError(f"{key} = {value}; must be >= 1")
-    if cfg.log.profile_steps and (len(cfg.log.profile_steps) != 2 or not cfg.log.profile_dir
-                                  or min(cfg.log.profile_steps) < 1):
+    for key, (ok, words) in RANGES.items():
+        value = _get(cfg, key)
+        for item in (value if isinstance(value, list) else [value]):
+            if not ok(item):
+                zero = f" (0: {ZERO_MEANS[key]})" if key in ZERO_MEANS else ""
+                raise ConfigError(f"{key} = {value}; must be {words}{zero}: pass e.g. --{key} {_default(key)}")
+    if cfg.log.profile_steps and (len(cfg.log.profile_steps) != 2 or not cfg.log.profile_dir):
         raise ConfigError(f"log.profile_steps = {cfg.log.profile_steps}; give [first_step, count] (both >= 1) "
                           f"and log.profile_dir")
-    if cfg.train.max_seconds < 0:
-        raise ConfigError(f"train.max_seconds = {cfg.train.max_seconds}; must be >= 0 (0: no budget)")
     if len(cfg.optim.betas) != 2:
         raise ConfigError(f"optim.betas = {cfg.optim.betas}; give two numbers, e.g. [0.9, 0.95]")
     model_args(cfg)
     tokenizer_factory(cfg.data.tokenizer)   # resolvable now; called (and so loaded) by the run
+
+
+def _get(cfg: Config, key: str) -> Any:
+    section, name = key.split(".")
+    return getattr(getattr(cfg, section), name)
+
+
+def _default(key: str) -> str:
+    value = _get(Config(), key)
+    return json.dumps(value) if isinstance(value, (list, str)) else str(value)
+
+
+# integer ModelArgs fields for which 0 means "none" (every other integer field is a size, >= 1;
+# float fields are >= 0)
+MODEL_FIELDS_ZERO_OK = frozenset({"n_mtp_layers", "n_shared_experts", "n_hash_layers", "window_size",
+                                  "beta_slow", "beta_fast"})
 
 
 def model_args(cfg: Config):
@@ -297,6 +372,20 @@ def model_args(cfg: Config):
     if unknown:
         raise ConfigError(f"model.overrides.{unknown[0]}: ModelArgs has no field {unknown[0]!r}; "
                           f"override one of {fields}")
+    hints = typing.get_type_hints(ModelArgs)
+    for key, value in cfg.model.overrides.items():
+        want = hints[key]
+        scalar = want if want in (int, float, bool, str) else None
+        if scalar is not None:
+            try:
+                value = _coerce(value, scalar, f"model.overrides.{key}")
+            except ConfigError as e:
+                raise ConfigError(f"{e}; pass e.g. --model.overrides.{key} {getattr(CONFIGS[name](), key)}") from None
+            cfg.model.overrides[key] = value
+        if scalar in (int, float) and value < (0 if key in MODEL_FIELDS_ZERO_OK or scalar is float else 1):
+            low = "0" if key in MODEL_FIELDS_ZERO_OK or scalar is float else "1"
+            raise ConfigError(f"model.overrides.{key} = {value}; must be >= {low}: pass e.g. "
+                              f"--model.overrides.{key} {getattr(CONFIGS[name](), key)}")
     try:
         args = CONFIGS[name]().replace(**cfg.model.overrides)
     except (TypeError, ValueError) as e:        # ModelArgs.__post_init__ lists what is inconsistent

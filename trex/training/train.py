@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import importlib
 import importlib.util
 import json
@@ -353,13 +354,31 @@ class PhaseLog:
 
 
 class JsonlLog:
-    """One JSON object per line, flushed per record; appends, so a resumed run continues the file."""
+    """One JSON object per line, flushed per record. A run that starts at step S (0, or the step it
+    resumed from) first drops the file's records of steps after S, atomically: they belong to a run
+    that was stopped after its last checkpoint, so each step appears once in the file."""
 
-    def __init__(self, path: str, enabled: bool):
+    def __init__(self, path: str, enabled: bool, after_step: int = 0):
         self.f = None
         if enabled and path:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self._drop_after(Path(path), after_step)
             self.f = open(path, "a", encoding="utf-8")
+
+    @staticmethod
+    def _drop_after(path: Path, step: int) -> None:
+        if not path.is_file():
+            return
+        kept = []
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:          # a line cut by a kill
+                continue
+            if isinstance(record, dict) and isinstance(record.get("step"), int) and record["step"] <= step:
+                kept.append(line + "\n")
+        from .checkpoint import atomic_write_text
+        atomic_write_text(path, "".join(kept))
 
     def write(self, record: dict) -> None:
         if self.f is not None:
@@ -369,6 +388,68 @@ class JsonlLog:
     def close(self) -> None:
         if self.f is not None:
             self.f.close()
+
+
+# Settings a checkpoint carries that a resumed run may change (the optimizer's hyperparameters and
+# the schedule); checkpoint.resume_settings decides whose value wins.
+RESUME_KEYS = ("optim.lr", "optim.betas", "optim.eps", "optim.weight_decay", "optim.grad_clip",
+               "schedule.warmup_steps", "schedule.min_lr_ratio", "train.steps")
+# Settings the checkpoint's tensors and data position only fit unchanged
+FIXED_KEYS = ("model.name", "model.overrides", "optim.name", "data.kind", "data.tokenizer", "data.seq_len",
+              "data.micro_batch", "data.seed")
+
+
+def _dotted(table: dict, key: str):
+    section, name = key.split(".")
+    return table.get(section, {}).get(name)
+
+
+def settle_resume_settings(cfg: Config, stored: dict | None, step_dir: Path, is_main: bool) -> tuple[Config, dict]:
+    """The config a resumed run uses, and {key: (stored, given)} for the RESUME_KEYS that differ.
+    A FIXED_KEYS difference is a ConfigError; checkpoint.resume_settings = stored puts the
+    checkpoint's values into the config, given keeps this run's, error stops. Prints one line."""
+    if stored is None:               # a checkpoint of an older version: nothing to compare
+        return cfg, {}
+    given = cfg.to_dict()
+    fixed = {k: (_dotted(stored, k), _dotted(given, k)) for k in FIXED_KEYS if _dotted(stored, k) != _dotted(given, k)}
+    if fixed:
+        listed = ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in fixed.items())
+        raise ConfigError(f"checkpoint {step_dir} was trained with other settings than these ({listed}); its "
+                          f"tensors and data position only fit the same ones: pass the checkpoint's values, "
+                          f"another --checkpoint.dir, or --checkpoint.resume false")
+    changed = {k: (_dotted(stored, k), _dotted(given, k)) for k in RESUME_KEYS
+               if _dotted(stored, k) != _dotted(given, k)}
+    if not changed:
+        return cfg, {}
+    policy = cfg.checkpoint.resume_settings
+    listed = ", ".join(f"{k} {a!r} (checkpoint) vs {b!r} (given)" for k, (a, b) in changed.items())
+    if policy == "error":
+        raise ConfigError(f"resuming {step_dir} with changed settings: {listed}; pass "
+                          f"--checkpoint.resume_settings given (use these values) or stored (keep the "
+                          f"checkpoint's), or --checkpoint.resume false")
+    if policy == "stored":
+        cfg = copy.deepcopy(cfg)         # the caller's config object stays as given
+        for key, (value, _) in changed.items():
+            section, name = key.split(".")
+            setattr(getattr(cfg, section), name, value)
+    if is_main:
+        winner = {"given": "the given values are used", "stored": "the checkpoint's values are kept"}[policy]
+        other = {"given": "stored keeps the checkpoint's", "stored": "given uses the command line's"}[policy]
+        print(f"trex train: resume: settings differ from {step_dir.name}: {listed}; {winner} "
+              f"(checkpoint.resume_settings = {policy}; {other})", file=sys.stderr)
+    return cfg, changed
+
+
+def apply_given_hyperparameters(optimizer, scheduler, given_groups: list[dict]) -> None:
+    """After loading a checkpoint's optimizer and scheduler: put back this run's hyperparameters
+    (lr, betas, eps, weight_decay per group, as build_optimizer made them), with the lr at the
+    schedule's current position."""
+    factor = scheduler.lr_lambdas[0](scheduler.last_epoch)
+    for group, given in zip(optimizer.param_groups, given_groups):
+        group.update({k: v for k, v in given.items() if k != "lr"})
+        group["lr"] = given["initial_lr"] * factor
+    scheduler.base_lrs = [g["initial_lr"] for g in given_groups]
+    scheduler._last_lr = [g["lr"] for g in optimizer.param_groups]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,25 +506,38 @@ def _train(cfg: Config, device: torch.device, dims: ParallelDims, is_main: bool,
     # 6. compile (lazily: the first forward compiles)
     forward = COMPILERS[cfg.model.compile](model, device)
 
+    # 8a. the newest loadable checkpoint, read before the optimizer is built: its stored settings
+    # may be the ones this run uses (checkpoint.resume_settings)
+    checkpointer = (Checkpointer(cfg.checkpoint.dir, cfg.checkpoint.keep, dims.rank, dims.world, dims.barrier)
+                    if cfg.checkpoint.dir else None)
+    resumed = None
+    if checkpointer and cfg.checkpoint.resume:
+        resumed = checkpointer.load_newest(
+            all_ranks_ok=lambda ok: dims.all_reduce_mean(float(ok), device) == 1.0)
+    changed: dict = {}
+    if resumed is not None:
+        cfg, changed = settle_resume_settings(cfg, resumed[1].get("config"), resumed[0], is_main)
+
     # 7. optimizer and schedule
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = build_optimizer(params, cfg.optim)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lr_lambda(cfg.schedule.warmup_steps, cfg.train.steps, cfg.schedule.min_lr_ratio))
 
-    # 8. resume
-    checkpointer = (Checkpointer(cfg.checkpoint.dir, cfg.checkpoint.keep, dims.rank, dims.world, dims.barrier)
-                    if cfg.checkpoint.dir else None)
+    # 8b. resume
     start_step, bad_in_a_row = 0, 0
-    latest = checkpointer.latest() if checkpointer and cfg.checkpoint.resume else None
-    if latest is not None:
-        state = checkpointer.load(latest)
+    if resumed is not None:
+        latest, state = resumed
+        given_groups = [{k: v for k, v in g.items() if k != "params"} for g in optimizer.param_groups]
         load_model_state(model, state["model"])
         load_optimizer_state(optimizer, state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
+        if changed and cfg.checkpoint.resume_settings == "given":
+            apply_given_hyperparameters(optimizer, scheduler, given_groups)
         loader.load_state_dict(state["data"])
         set_rng_state(state["rng"])
         start_step, bad_in_a_row = state["step"], state["bad_in_a_row"]
+        del state
         if is_main:
             print(f"resumed from {latest} (step {start_step})", file=sys.stderr)
 
@@ -462,7 +556,7 @@ def _train(cfg: Config, device: torch.device, dims: ParallelDims, is_main: bool,
 
     # 9. the loop
     mfu = MFUMeter(lib, args, cfg.data.seq_len, dims.world)
-    log = JsonlLog(cfg.log.jsonl, is_main)
+    log = JsonlLog(cfg.log.jsonl, is_main, after_step=start_step)
     progress = Progress(cfg.log.progress and is_main, cfg.train.steps, start_step)
     profiler = StepProfiler(cfg.log.profile_steps, cfg.log.profile_dir, dims.rank, device, cfg.log.profile_trace)
     result = TrainResult(resumed_from=start_step, final_step=start_step)
