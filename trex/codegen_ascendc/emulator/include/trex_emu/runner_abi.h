@@ -5,8 +5,9 @@
 
 #include <cstdint>
 #include <cstring>
-#include <sstream>
+#include <cstdio>
 #include <string>
+#include <utility>
 
 #include "kernel_operator.h"
 
@@ -26,28 +27,46 @@ inline std::string JsonEscape(const std::string& s) {
   return o;
 }
 
+// Built with snprintf, not std::ostringstream: on the H200 image (g++ 13.3) every launch crashed
+// inside std::ostream::_M_insert<unsigned long> called from here (a null locale facet: two libstdc++
+// copies in one process, see docs/emulator.md); the counters path now touches no iostream state.
+inline void AppendU64(std::string& out, const char* key, uint64_t v) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "\"%s\":%llu", key, static_cast<unsigned long long>(v));
+  out += buf;
+}
+
+template <class Map>
+inline void AppendMap(std::string& out, const char* key, const Map& m) {
+  out += '"';
+  out += key;
+  out += "\":{";
+  bool first = true;
+  for (const auto& kv : m) {
+    if (!first) out += ',';
+    AppendU64(out, JsonEscape(kv.first).c_str(), static_cast<uint64_t>(kv.second));
+    first = false;
+  }
+  out += '}';
+}
+
 inline std::string CountersJson() {
   const Counters& c = RT().counters;
-  std::ostringstream os;
-  os << "{\"mte2_bytes\":" << c.mte2_bytes << ",\"mte2_transfers\":" << c.mte2_transfers
-     << ",\"mte3_bytes\":" << c.mte3_bytes << ",\"mte3_transfers\":" << c.mte3_transfers
-     << ",\"ub_copy_bytes\":" << c.ub_copy_bytes << ",\"ub_copy_transfers\":" << c.ub_copy_transfers
-     << ",\"scalar_ops\":" << c.scalar_ops << ",\"ub_peak_bytes\":" << c.ub_peak_bytes
-     << ",\"datacopy_truncations\":" << c.datacopy_truncations << ",\"blocks_run\":" << c.blocks_run
-     << ",\"vector_repeats\":{";
-  bool first = true;
-  for (const auto& kv : c.vector_repeats) {
-    os << (first ? "" : ",") << "\"" << JsonEscape(kv.first) << "\":" << kv.second;
-    first = false;
+  std::string out = "{";
+  const std::pair<const char*, uint64_t> scalars[] = {
+      {"mte2_bytes", c.mte2_bytes}, {"mte2_transfers", c.mte2_transfers}, {"mte3_bytes", c.mte3_bytes},
+      {"mte3_transfers", c.mte3_transfers}, {"ub_copy_bytes", c.ub_copy_bytes},
+      {"ub_copy_transfers", c.ub_copy_transfers}, {"scalar_ops", c.scalar_ops}, {"ub_peak_bytes", c.ub_peak_bytes},
+      {"datacopy_truncations", c.datacopy_truncations}, {"blocks_run", c.blocks_run}};
+  for (const auto& kv : scalars) {
+    AppendU64(out, kv.first, static_cast<uint64_t>(kv.second));
+    out += ',';
   }
-  os << "},\"vector_calls\":{";
-  first = true;
-  for (const auto& kv : c.vector_calls) {
-    os << (first ? "" : ",") << "\"" << JsonEscape(kv.first) << "\":" << kv.second;
-    first = false;
-  }
-  os << "}}";
-  return os.str();
+  AppendMap(out, "vector_repeats", c.vector_repeats);
+  out += ',';
+  AppendMap(out, "vector_calls", c.vector_calls);
+  out += '}';
+  return out;
 }
 
 // Element kinds for trex_emu_convert.
