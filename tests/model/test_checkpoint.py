@@ -149,3 +149,65 @@ def test_release_config_keys_are_understood():
         args_from_config({**release, "num_key_value_heads": 8})
     with pytest.raises(ValueError, match="lacks hc_mult"):
         args_from_config({k: v for k, v in release.items() if k != "hc_mult"})
+
+
+def _sharded(tmp_path):
+    source = _model(0)
+    save_checkpoint(source, tmp_path, max_shard_bytes=1 << 20)
+    return json.loads((tmp_path / INDEX_FILE).read_text())
+
+
+def _untouched_target():
+    target = _model(1)
+    return target, {k: v.clone() for k, v in target.state_dict().items()}
+
+
+def _assert_untouched(target, before):
+    after = target.state_dict()
+    assert all(torch.equal(after[k], v) for k, v in before.items()), "tensors were copied before the check"
+
+
+def test_flipped_tensor_bytes_are_detected_naming_the_shard_before_any_copy(tmp_path):
+    from trex.training.model.checkpoint import CheckpointShardError
+    index = _sharded(tmp_path)
+    shard = sorted(set(index["weight_map"].values()))[-1]          # the last shard: the others load first
+    data = bytearray((tmp_path / shard).read_bytes())
+    end = len(data) - 8
+    data[end - 64:end] = bytes(b ^ 0x55 for b in data[end - 64:end])   # tensor data, the header intact
+    (tmp_path / shard).write_bytes(bytes(data))
+    target, before = _untouched_target()
+    with pytest.raises(CheckpointShardError, match=f"shard .*{shard}: sha256 differs"):
+        load_checkpoint(target, tmp_path)
+    _assert_untouched(target, before)
+
+
+def test_wrong_index_entry_fails_before_any_tensor_is_copied(tmp_path):
+    from trex.training.model.checkpoint import CheckpointShardError
+    index = _sharded(tmp_path)
+    shards = sorted(set(index["weight_map"].values()))
+    name = next(n for n, s in sorted(index["weight_map"].items()) if s == shards[-1])
+    index["weight_map"][name] = shards[0]                            # names the wrong shard
+    (tmp_path / INDEX_FILE).write_text(json.dumps(index))
+    target, before = _untouched_target()
+    with pytest.raises(CheckpointShardError, match=f"shard .*{shards[0]}: the index puts 1 tensors"):
+        load_checkpoint(target, tmp_path)
+    _assert_untouched(target, before)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "missing", "garbage header"])
+def test_unreadable_shards_are_named(tmp_path, damage):
+    from trex.training.model.checkpoint import CheckpointShardError
+    index = _sharded(tmp_path)
+    shard = tmp_path / sorted(set(index["weight_map"].values()))[1]
+    if damage == "truncated":
+        shard.write_bytes(shard.read_bytes()[:100])
+    elif damage == "missing":
+        shard.unlink()
+    else:                     # no recorded checksum to catch it: the header parse must name the shard
+        del index["metadata"]["shards"]
+        (tmp_path / INDEX_FILE).write_text(json.dumps(index))
+        shard.write_bytes(b"\xff" * 64)
+    target, before = _untouched_target()
+    with pytest.raises(CheckpointShardError, match=f"shard {shard}"):
+        load_checkpoint(target, tmp_path)
+    _assert_untouched(target, before)

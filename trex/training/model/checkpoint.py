@@ -2,7 +2,10 @@
 
 Layout (as the Hugging Face release): ``model-00001-of-0000N.safetensors`` shards plus
 ``model.safetensors.index.json`` (``{"metadata": {"total_size": bytes}, "weight_map": {name:
-shard}}``); a directory with a single ``model.safetensors`` is read as well.
+shard}}``); a directory with a single ``model.safetensors`` is read as well. Checkpoints written
+here add ``metadata.shards`` = ``{shard: {"bytes": n, "sha256": hex}}`` to the index; the loader
+checks every shard against it (and every index entry against its shard's header) before it copies
+any tensor into the model, so a damaged shard or a wrong index entry leaves the model untouched.
 
 Names: the model's module tree mirrors the official ``inference/model.py`` (``embed.weight``,
 ``layers.{i}.attn.wq_a.weight``, ``layers.{i}.hc_attn_fn``, ``layers.{i}.ffn.experts.{j}.w1.weight``,
@@ -14,6 +17,7 @@ implemented, so such tensors are rejected with ``QuantizedCheckpointError``.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -80,6 +84,11 @@ class CheckpointMismatchError(ValueError):
                 f"{n} (checkpoint {list(got)}, model {list(want)})" for n, got, want in wrong_shape[:limit])
                 + (" ..." if len(wrong_shape) > limit else ""))
         super().__init__("\n".join(lines))
+
+
+class CheckpointShardError(ValueError):
+    """A shard that does not match its index (size, sha256, the tensors the index puts in it) or
+    cannot be read; the message names the shard."""
 
 
 class QuantizedCheckpointError(ValueError):
@@ -173,14 +182,15 @@ def save_checkpoint(model: nn.Module, directory: str | os.PathLike,
         groups[-1].append(name)
         size += nbytes
     n = len(groups)
-    weight_map, paths = {}, []
+    weight_map, paths, shards = {}, [], {}
     for i, names in enumerate(groups, start=1):
         path = directory / f"model-{i:05d}-of-{n:05d}.safetensors"
         _atomic_save({name: tensors[name] for name in names}, path)
         weight_map.update({name: path.name for name in names})
+        shards[path.name] = {"bytes": path.stat().st_size, "sha256": _sha256(path)}
         paths.append(path)
     total = sum(t.numel() * t.element_size() for t in tensors.values())
-    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    index = {"metadata": {"total_size": total, "shards": shards}, "weight_map": weight_map}
     args = getattr(model, "args", None)
     if isinstance(args, ModelArgs):
         _atomic_write_text(json.dumps(config_from_args(args), indent=2), directory / CONFIG_FILE)
@@ -188,43 +198,91 @@ def save_checkpoint(model: nn.Module, directory: str | os.PathLike,
     return paths
 
 
-def checkpoint_weight_map(directory: str | os.PathLike) -> dict[str, str]:
-    """tensor name -> shard file name, from the index json or a single ``model.safetensors``."""
-    directory = Path(directory)
+def _sha256(path: Path) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def _read_index(directory: Path) -> dict:
+    """The index json ({"metadata": ..., "weight_map": ...}), or one made up for a single
+    ``model.safetensors`` (no recorded checksums)."""
     index_path = directory / INDEX_FILE
     if index_path.exists():
-        return json.loads(index_path.read_text())["weight_map"]
+        try:
+            index = json.loads(index_path.read_text())
+            if not isinstance(index.get("weight_map"), dict):
+                raise ValueError("no weight_map table")
+        except (OSError, ValueError, AttributeError) as e:
+            raise CheckpointShardError(f"{index_path}: unreadable index ({e}); write it again with "
+                                       f"save_checkpoint") from None
+        return index
     single = directory / SINGLE_FILE
     if single.exists():
-        with safe_open(str(single), framework="pt") as f:
-            return {name: SINGLE_FILE for name in f.keys()}
+        return {"metadata": {}, "weight_map": {name: SINGLE_FILE for name in _shard_header(directory, SINGLE_FILE)}}
     raise FileNotFoundError(f"{directory} has neither {INDEX_FILE} nor {SINGLE_FILE}")
 
 
-def _read_headers(directory: Path, weight_map: dict[str, str]) -> dict[str, tuple[tuple, str]]:
-    """name -> (shape, safetensors dtype string), read from the shard headers only."""
-    headers = {}
-    for shard in sorted(set(weight_map.values())):
-        with safe_open(str(directory / shard), framework="pt") as f:
+def checkpoint_weight_map(directory: str | os.PathLike) -> dict[str, str]:
+    """tensor name -> shard file name, from the index json or a single ``model.safetensors``."""
+    return _read_index(Path(directory))["weight_map"]
+
+
+def _shard_header(directory: Path, shard: str) -> dict[str, tuple[tuple, str]]:
+    path = directory / shard
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            header = {}
             for name in f.keys():
                 view = f.get_slice(name)
-                headers[name] = (tuple(view.get_shape()), view.get_dtype())
-    missing_in_shards = sorted(set(weight_map) - set(headers))
-    if missing_in_shards:
-        raise CheckpointMismatchError(missing_in_shards, [], [])
+                header[name] = (tuple(view.get_shape()), view.get_dtype())
+            return header
+    except Exception as e:        # safetensors raises its own SafetensorError, OSError, ...
+        raise CheckpointShardError(f"shard {path}: cannot be read ({type(e).__name__}: {e})") from None
+
+
+def verify_shards(directory: str | os.PathLike, index: dict | None = None) -> dict[str, tuple[tuple, str]]:
+    """Check every shard against the index: present, its size and sha256 as recorded (where the
+    index records them), and holding each tensor the index puts in it. Returns name -> (shape,
+    safetensors dtype) from the headers. CheckpointShardError names the shard."""
+    directory = Path(directory)
+    index = _read_index(directory) if index is None else index
+    weight_map, recorded = index["weight_map"], index.get("metadata", {}).get("shards", {})
+    headers: dict[str, tuple[tuple, str]] = {}
+    for shard in sorted(set(weight_map.values())):
+        path = directory / shard
+        if not path.is_file():
+            raise CheckpointShardError(f"shard {path}: missing (the index names it)")
+        want = recorded.get(shard)
+        if want is not None:
+            if path.stat().st_size != want["bytes"]:
+                raise CheckpointShardError(f"shard {path}: {path.stat().st_size} bytes, the index recorded "
+                                           f"{want['bytes']} (truncated or replaced)")
+            if _sha256(path) != want["sha256"]:
+                raise CheckpointShardError(f"shard {path}: sha256 differs from the index's (damaged data)")
+        header = _shard_header(directory, shard)
+        misplaced = sorted(n for n, s in weight_map.items() if s == shard and n not in header)
+        if misplaced:
+            raise CheckpointShardError(f"shard {path}: the index puts {len(misplaced)} tensors in it that it does "
+                                       f"not hold, e.g. {misplaced[:3]}; the index does not match its shards")
+        headers.update(header)
     return headers
 
 
 def load_checkpoint(model: nn.Module, directory: str | os.PathLike, strict: bool = True) -> None:
     """Load an official-layout checkpoint into ``model`` (in place, cast to each tensor's dtype).
 
-    Checks everything before copying anything: FP8/FP4 tensors or ``*.scale`` companions raise
+    Checks everything before copying anything: each shard against the index (verify_shards:
+    size, sha256, the tensors it holds; CheckpointShardError names the shard), FP8/FP4 tensors or ``*.scale`` companions raise
     ``QuantizedCheckpointError``; missing / unexpected / wrongly shaped tensors raise
     ``CheckpointMismatchError`` (with ``strict=False`` only wrong shapes do). The model must be
     materialised (``model.to_empty(device=...)`` first for a meta-built model)."""
     directory = Path(directory)
-    weight_map = checkpoint_weight_map(directory)
-    headers = _read_headers(directory, weight_map)
+    index = _read_index(directory)
+    weight_map = index["weight_map"]
+    headers = verify_shards(directory, index)
 
     quantized = [f"{n} ({dtype})" for n, (_, dtype) in headers.items() if dtype in _QUANTIZED_DTYPES]
     quantized += [f"{n} (block scale)" for n in headers if n.endswith(_SCALE_SUFFIX)]
@@ -253,9 +311,15 @@ def load_checkpoint(model: nn.Module, directory: str | os.PathLike, strict: bool
             by_shard.setdefault(shard, []).append(name)
     with torch.no_grad():
         for shard, names in sorted(by_shard.items()):
-            with safe_open(str(directory / shard), framework="pt") as f:
-                for name in names:
-                    targets[name].copy_(f.get_tensor(name))
+            try:
+                with safe_open(str(directory / shard), framework="pt") as f:
+                    for name in names:
+                        targets[name].copy_(f.get_tensor(name))
+            except CheckpointShardError:
+                raise
+            except Exception as e:   # verified above; a shard changed while loading
+                raise CheckpointShardError(f"shard {directory / shard}: reading {name!r} failed "
+                                           f"({type(e).__name__}: {e})") from None
 
 
 def load_pretrained(directory: str | os.PathLike, device: str | torch.device = "cpu",
