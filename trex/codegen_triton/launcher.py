@@ -6,11 +6,17 @@ program's `finalize`). The printed source is written to the kernel cache directo
 (TREX_TRITON_CACHE, default ~/.cache/trex/triton) because @triton.jit reads the function's source
 file; the file name is the kernel name, which hashes the IR fingerprint, the sizes and the tiling.
 
+Under `traced_launches()` (the cuda target's decomposition of a fused op while Inductor traces it) the
+kernels launch through `torch.library.wrap_triton`: the launch is recorded as a Triton-kernel node of
+the graph that Inductor calls from its own wrapper code, instead of running.
+
 TREX_TRITON_POISON=1 fills every output with NaN (integers: -1) before the launch, so a test or the
 benchmark can tell an element the kernel never wrote from a computed one.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import importlib.util
 import math
@@ -26,6 +32,29 @@ from . import tiling as tiling_mod
 from .printer import KernelSource, Tiling, print_program
 
 _LOCK = threading.Lock()
+_TRACED: contextvars.ContextVar[bool] = contextvars.ContextVar("trex_traced_launches", default=False)
+
+
+@contextlib.contextmanager
+def traced_launches():
+    """Launches inside the block go through `torch.library.wrap_triton` (module docstring)."""
+    token = _TRACED.set(True)
+    try:
+        yield
+    finally:
+        _TRACED.reset(token)
+
+
+def tracing() -> bool:
+    return _TRACED.get()
+
+
+def launchable(fn):
+    """`fn` (a @triton.jit function) as the current mode launches it: itself, or wrapped for tracing."""
+    if _TRACED.get():
+        from torch.library import wrap_triton
+        return wrap_triton(fn)
+    return fn
 _KERNELS: dict[str, "CompiledKernel"] = {}
 _REPORT: dict[str, dict] = {}
 
@@ -148,7 +177,7 @@ def run_program(p: Program, inputs: dict, scalars: dict | None = None, tiling: T
     lp = plan(p, inputs, scalars, tiling)
     device = device or next(iter(inputs.values())).device
     ins = {t.name: _view(t, inputs[t.name]) for t in p.inputs}
-    poison = os.environ.get("TREX_TRITON_POISON") == "1"
+    poison = os.environ.get("TREX_TRITON_POISON") == "1" and not _TRACED.get()
     given = out or {}
     for name, x in given.items():
         want = lp.out_shapes.get(name)
@@ -183,7 +212,7 @@ def run_program(p: Program, inputs: dict, scalars: dict | None = None, tiling: T
                                         dtype=torch.float32, device=device))
             else:
                 args.append(lp.rows)
-        lp.kernel.fn[lp.grid](*args, num_warps=lp.tiling.num_warps, num_stages=lp.tiling.num_stages)
+        launchable(lp.kernel.fn)[lp.grid](*args, num_warps=lp.tiling.num_warps, num_stages=lp.tiling.num_stages)
     for h in p.finalize:
         outs[h.out] = _host_op(h, outs, ins)
     for name in lp.partial:

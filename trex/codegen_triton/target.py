@@ -4,6 +4,8 @@
 entry point when the backend asks for target "cuda"):
   * registers the runner with `trex.compiler.targets.register_target("cuda", ...)`, so
     `torch.compile(..., backend="trex", options={"target": "cuda"})` selects it explicitly;
+  * registers, for every fused op with a kernel spec, the rule that inlines its printed kernels into a
+    graph Inductor compiles (`_inline_rule`: `wrap_triton` launches, like `torch.library.triton_op`);
   * registers a CUDA kernel for every fused op with a kernel spec (`CustomOpDef.register_kernel("cuda",
     ...)`), so a `torch.ops.trex.*` call on CUDA tensors runs Triton whatever the ambient target is,
     unless a non-reference target (e.g. "emulate") was selected explicitly, which then decides.
@@ -29,7 +31,7 @@ from trex.compiler import registry
 from trex.compiler.kernel_ir import IRError
 from trex.compiler.kernels import Executor
 
-from .launcher import rows_matmul, run_program
+from .launcher import rows_matmul, run_program, traced_launches, tracing
 
 TARGET_NAME = "cuda"
 _FAILED: dict[tuple, str] = {}
@@ -57,8 +59,9 @@ class TritonExecutor(Executor):
         autograd-visible ops bumps the version and misses. Writes that bypass the version counter
         (`cos.data.mul_()`, raw kernels, DLPack/numpy aliases) are not seen: set
         TREX_ROPE_TABLE_CACHE=0 for such tables. Inference tensors have no version counter and are not
-        cached, nor is anything during CUDA-graph capture."""
-        if os.environ.get("TREX_ROPE_TABLE_CACHE") == "0" or any(t.is_inference() for t in sources) \
+        cached, nor is anything during CUDA-graph capture or while Inductor traces the launches (the
+        expansion is then part of the compiled graph)."""
+        if tracing() or os.environ.get("TREX_ROPE_TABLE_CACHE") == "0" or any(t.is_inference() for t in sources) \
                 or (sources[0].is_cuda and torch.cuda.is_current_stream_capturing()):
             return compute()
         # a view (a model's `freqs[pos]`, the bench's `c[:, None, :]`) is a new tensor object per call:
@@ -94,15 +97,20 @@ def _key(op_name: str, args: tuple) -> tuple:
                               for a in args)
 
 
+def _no_kernel(spec, op_name: str, args: tuple) -> bool:
+    """True when no printed kernel takes these arguments (the reference runs them)."""
+    if spec is None or os.environ.get("TREX_TRITON_DISABLE") == "1":
+        return True
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if any(t.dtype == torch.float64 for t in tensors) or any(t.dim() and t.shape[-1] == 0 for t in tensors):
+        return True   # no fp64 program; nothing to launch for zero-width rows
+    return spec.unsupported_reason(args) is not None or bool(_FAILED and _key(op_name, args) in _FAILED)
+
+
 def run(op_name: str, args: tuple):
     """Runner of the "cuda" target: the Triton kernel for `op_name`, or NotImplemented."""
     spec = _spec(op_name)
-    if spec is None or os.environ.get("TREX_TRITON_DISABLE") == "1":
-        return NotImplemented
-    tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if any(t.dtype == torch.float64 for t in tensors) or any(t.dim() and t.shape[-1] == 0 for t in tensors):
-        return NotImplemented   # no fp64 program; nothing to launch for zero-width rows
-    if spec.unsupported_reason(args) is not None or (_FAILED and _key(op_name, args) in _FAILED):
+    if _no_kernel(spec, op_name, args):
         return NotImplemented
     try:
         return spec.run(args, _EXECUTOR, TARGET_NAME)
@@ -115,6 +123,39 @@ def run(op_name: str, args: tuple):
         warnings.warn(f"trex cuda target: {op_name} could not run through Triton ({reason[:300]}); "
                       f"running the composite reference for these inputs", RuntimeWarning, stacklevel=2)
         return NotImplemented
+
+
+def _inline_rule(op_name: str):
+    """The FunctionalTensorMode rule of fused op `op_name` (what `torch.library.triton_op` registers for
+    its ops): while the backend has Inductor trace a graph (`targets.inlining()`), a call on CUDA tensors
+    of static sizes decomposes into the op's runner with its launches traced (`wrap_triton`), so
+    Inductor calls the printed kernels from its generated code, with no custom-op dispatch or Python
+    launcher at run time and inside CUDA graphs. Anything else keeps the op opaque (an extern call
+    of torch.ops.trex.*, the Python runner); so does a runner that fails to trace (one warning)."""
+    from trex.compiler import targets
+
+    def rule(mode, op, types, args, kwargs):
+        spec = _spec(op_name)
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        if (not targets.inlining() or kwargs or _no_kernel(spec, op_name, args)
+                or any(t.device.type != "cuda" for t in tensors)
+                or any(isinstance(s, torch.SymInt) for t in tensors for s in (*t.shape, *t.stride()))
+                or _key(op_name, args) in _NOT_INLINED):
+            return mode.__torch_dispatch__(op, types, args, kwargs)
+        try:
+            with mode, traced_launches():
+                return spec.run(args, _EXECUTOR, TARGET_NAME)
+        except Exception as err:  # noqa: BLE001 - the opaque op still runs the kernel from Python
+            reason = f"{type(err).__name__}: {str(err)[:300]}"
+            _NOT_INLINED[_key(op_name, args)] = reason
+            warnings.warn(f"trex cuda target: {op_name} could not be inlined into the compiled graph "
+                          f"({reason}); it runs as an extern call of torch.ops.trex.{op_name}",
+                          RuntimeWarning, stacklevel=2)
+            return mode.__torch_dispatch__(op, types, args, kwargs)
+    return rule
+
+
+_NOT_INLINED: dict[tuple, str] = {}
 
 
 def available() -> tuple[bool, str]:
@@ -135,6 +176,8 @@ def register() -> None:
     global _REGISTERED
     from trex.compiler import targets
 
+    from torch._subclasses.functional_tensor import FunctionalTensorMode
+
     if _REGISTERED:
         return
     targets.register_target(TARGET_NAME, run, available=available, replace=True,
@@ -154,4 +197,5 @@ def register() -> None:
                                      target="cuda" if active == targets.REFERENCE_TARGET else active)
 
         opdef.register_kernel("cuda", cuda_kernel)
+        opdef.register_torch_dispatch(FunctionalTensorMode, _inline_rule(name))
     _REGISTERED = True

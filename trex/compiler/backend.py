@@ -9,17 +9,39 @@ Pipeline for each graph Dynamo captures:
    using the fake tensors (and symbolic sizes) Dynamo gave the backend.
 2. Canonicalise spellings (canonical.py) and run the enabled patterns (pattern.py): matched chains
    become ``torch.ops.trex.*`` fused ops.
-3. Hand the graph to AOTAutograd (min-cut partition). It differentiates each fused op through its
-   ``register_autograd`` formula, so the backward graph holds the ``*_bwd`` fused ops; everything
-   else runs as ordinary ATen. Each compiled graph runs under the selected target (targets.py).
+3. Compile the rest of the graph (option ``rest``):
+   * ``"inductor"`` (default when the graph's tensors are on CUDA): Inductor's ``compile_fx``. Its
+     AOTAutograd differentiates each fused op through its ``register_autograd`` formula, so the
+     backward holds the ``*_bwd`` fused ops; Inductor generates its own kernels for everything else.
+     While Inductor traces, a fused op whose device target can inline its kernels (the cuda target:
+     trex.codegen_triton.target) decomposes into ``wrap_triton`` launches of its printed Triton
+     kernels (``targets.inlining_kernels``), so Inductor calls them from its own wrapper code like its
+     own kernels: no custom-op dispatch, no Python launcher, and CUDA graphs (``mode=
+     "reduce-overhead"``) capture them forward and backward. A fused op that cannot be inlined stays
+     an extern call of ``torch.ops.trex.*`` (its Python runner), and a graph that Inductor cannot
+     compile with inlined kernels is compiled again without (one warning).
+   * ``"aten"`` (default on the host CPU, and the path of the ``emulate`` target): AOTAutograd with
+     trex's own runner: every graph runs op by op from Python like ``aot_eager``, fused ops under the
+     selected target (targets.py).
+   * ``"torchair"`` (default on Ascend ``npu`` tensors when ``torchair``, torch_npu's graph compiler,
+     imports): the fused graph goes to ``torchair.get_npu_backend()``. Untested here (no NPU).
 
 Options (``options=`` of torch.compile):
 
 * ``target`` (str, default ``"cpu"``): which kernels run the fused ops; see trex.compiler.targets.
-  An unknown name is an error; a known but unavailable one falls back to ``cpu`` with a warning,
+  An unknown name is an error (like every bad option: one line, ``TrexOptionError``, not Dynamo's
+  BackendCompilerFailed traceback); a known but unavailable one falls back to ``cpu`` with a warning,
   unless ``strict_target=True``.
 * ``dump_dir`` (path): write, per graph, the pre-autograd graph after fusion, the forward/backward/
   inference graphs and the match report.
+* ``rest`` (``"inductor"``, ``"aten"`` or ``"torchair"``): what compiles everything but the fused
+  ops (step 3); default by the device of the graph's tensors. ``rest="inductor"`` runs each fused
+  op on the kernels its tensors' device registers (CUDA: Triton; CPU: the reference), so ``target``
+  must be ``cpu`` or that device's target there.
+* ``mode`` (Inductor's modes: ``"default"``, ``"reduce-overhead"``, ``"max-autotune"``,
+  ``"max-autotune-no-cudagraphs"``): as ``torch.compile(mode=...)``, which also reaches trex (but
+  torch.compile takes ``mode`` or ``options``, not both: with options, say it here).
+  ``inductor`` (dict): further Inductor config patches, e.g. ``{"triton.cudagraphs": True}``.
 * ``patterns`` (list of names, or ``"all"``): which patterns to run; default = every pattern whose
   ``enabled_by_default`` is true. ``disable_patterns`` (list) removes some from that set.
 
@@ -35,6 +57,7 @@ sizes stay symbolic, so a new sequence length still does not recompile.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import itertools
 import os
 import tempfile
@@ -46,7 +69,7 @@ import torch
 import torch.fx as fx
 
 from . import logs, registry, targets
-from .canonical import canonicalize
+from .canonical import canonicalize, restore_unfused
 from .graph import (
     DECOMPOSITIONS,
     graph_has_global_state_changes,
@@ -58,9 +81,25 @@ from .pattern import Matcher, MatchFailure, anchor_candidates, build_replacement
 
 torch._dynamo.config.specialize_float = True
 
-_OPTION_KEYS = {"target", "dump_dir", "patterns", "disable_patterns", "strict_target"}
+_OPTION_KEYS = {"target", "dump_dir", "patterns", "disable_patterns", "strict_target", "rest", "mode", "inductor"}
+# what compiles the rest of the graph, by name (step 3 of the pipeline); the default per device type
+REST_COMPILERS = ("inductor", "aten", "torchair")
+_DEFAULT_REST = {"cuda": "inductor", "npu": "torchair"}
+INDUCTOR_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _graph_ids = itertools.count()
 _NEAR_MISS_MIN_DEPTH = 3
+
+
+class TrexOptionError(torch._dynamo.exc.ShortenTraceback, ValueError):
+    """A bad ``options=`` value: Dynamo re-raises it as it is (a ShortenTraceback), so the user sees trex's
+    one line instead of a BackendCompilerFailed traceback asking to report a PyTorch bug."""
+
+    def __init__(self, message: str):
+        # the traceback starts at the backend's frame: the caller's frames, then trex's message
+        frame = inspect.currentframe()
+        while frame is not None and frame.f_code.co_name != "trex_backend":
+            frame = frame.f_back
+        super().__init__(message, first_useful_frame=frame)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,9 +108,19 @@ class TrexOptions:
     dump_dir: str | None = None
     patterns: tuple[str, ...] = ()
     strict_target: bool = False
+    rest: str | None = None          # None: by the device of the graph's tensors (_DEFAULT_REST)
+    mode: str | None = None
+    inductor: tuple = ()             # Inductor config patches, as sorted (key, value) pairs
 
     @staticmethod
-    def from_dict(options: dict | None) -> "TrexOptions":
+    def from_dict(options: dict | None, mode: str | None = None) -> "TrexOptions":
+        try:
+            return TrexOptions._from_dict(options, mode)
+        except (ValueError, targets.TargetError) as e:
+            raise TrexOptionError(str(e) if str(e).startswith("trex") else f"trex: {e}") from None
+
+    @staticmethod
+    def _from_dict(options: dict | None, mode: str | None) -> "TrexOptions":
         options = dict(options or {})
         unknown = set(options) - _OPTION_KEYS
         if unknown:
@@ -102,7 +151,47 @@ class TrexOptions:
         strict = bool(options.get("strict_target", False))
         target = targets.resolve_target(target, fallback=not strict)
         dump_dir = options.get("dump_dir")
-        return TrexOptions(target, os.fspath(dump_dir) if dump_dir is not None else None, tuple(names), strict)
+        rest = options.get("rest")
+        if rest is not None and rest not in REST_COMPILERS:
+            raise ValueError(f"trex: options['rest'] must be one of {list(REST_COMPILERS)}, got {rest!r}")
+        mode = options.get("mode", mode)
+        if mode is not None and mode not in INDUCTOR_MODES:
+            raise ValueError(f"trex: mode must be one of {list(INDUCTOR_MODES)}, got {mode!r}")
+        patches = options.get("inductor") or {}
+        if not isinstance(patches, dict):
+            raise ValueError(f"trex: options['inductor'] must be a dict of Inductor config patches, got "
+                             f"{type(patches).__name__}")
+        return TrexOptions(target, os.fspath(dump_dir) if dump_dir is not None else None, tuple(names), strict,
+                           rest, mode, tuple(sorted(patches.items())))
+
+    def rest_for(self, example_inputs: list) -> str:
+        """The rest compiler of a graph over ``example_inputs``: the option, else the default of the
+        graph's device (the trex-only path on the host CPU). A device target (``emulate``) other than
+        the tensors' device needs the trex-only path: its kernels run from trex's runner."""
+        devices = {x.device.type for x in example_inputs if isinstance(x, torch.Tensor)} - {"cpu", "meta"}
+        device = min(devices) if devices else "cpu"
+        rest = self.rest
+        if rest is None and self.mode not in (None, "default"):
+            rest = "inductor"    # an Inductor mode asks for Inductor (torch.compile(mode=...) takes no options)
+        if rest is None:
+            rest = _DEFAULT_REST.get(device, "aten")
+            if rest == "torchair" and not _torchair_available():
+                rest = "aten"
+            if self.target not in (targets.REFERENCE_TARGET, device):
+                rest = "aten"
+        elif rest != "aten" and self.target not in (targets.REFERENCE_TARGET, device):
+            raise TrexOptionError(f"trex: options['target']={self.target!r} runs its kernels from trex's own "
+                                  f"runner; use options['rest']='aten' with it (rest={rest!r} runs the "
+                                  f"kernels the {device} tensors' device registers)")
+        if self.mode not in (None, "default") and rest == "aten":
+            raise TrexOptionError(f"trex: mode={self.mode!r} is an Inductor mode; it needs "
+                                  f"options['rest']='inductor' (this graph compiles with rest='aten')")
+        return rest
+
+
+def _torchair_available() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("torchair") is not None
 
 
 # ------------------------------------------------------------------------------------------ passes
@@ -187,7 +276,7 @@ def fuse_graph(gm: fx.GraphModule, example_inputs: list, opts: TrexOptions,
         fakes = [fakeify(x) for x in example_inputs]
         aten_gm = trace_to_aten(gm, fakes, fake_mode=fake_mode)
         mark_requires_grad(aten_gm.graph, fakes)
-        canonicalize(aten_gm.graph)
+        canonicalize(aten_gm.graph, keep_originals=True)
         aten_gm.recompile()
     except Exception as e:  # noqa: BLE001
         reason = f"{type(e).__name__}: {e}"
@@ -197,6 +286,8 @@ def fuse_graph(gm: fx.GraphModule, example_inputs: list, opts: TrexOptions,
         return gm
     try:
         run_patterns(aten_gm, opts.patterns, report)
+        restore_unfused(aten_gm.graph)   # unfused regions compute exactly what eager computes
+        aten_gm.recompile()
     except Exception as e:  # noqa: BLE001 - e.g. an invalid graph after splicing (lint): run unfused
         reason = f"{type(e).__name__}: {e}"
         warnings.warn(f"trex: fusing graph {report.graph_id} failed ({reason}); it runs unfused",
@@ -263,12 +354,65 @@ def _load_device_kernels(example_inputs: list) -> None:
                                f"reference: {why}")
 
 
-def trex_backend(gm: fx.GraphModule, example_inputs: list, options: dict | None = None) -> Any:
-    """torch.compile backend entry point (``backend="trex"``)."""
+def _compile_aten(prepared: fx.GraphModule, example_inputs: list, opts: TrexOptions, report: logs.GraphReport):
+    """The trex-only path: AOTAutograd with trex's runner per stage (everything runs op by op)."""
     from functorch.compile import min_cut_rematerialization_partition
     from torch._dynamo.backends.common import aot_autograd
 
-    opts = TrexOptions.from_dict(options)
+    compiler = aot_autograd(
+        fw_compiler=_stage_compiler("forward", opts, report),
+        bw_compiler=_stage_compiler("backward", opts, report),
+        inference_compiler=_stage_compiler("inference", opts, report),
+        partition_fn=min_cut_rematerialization_partition,
+        decompositions=DECOMPOSITIONS,
+    )
+    return compiler(prepared, example_inputs)
+
+
+def _inductor_patches(opts: TrexOptions) -> dict:
+    from torch._inductor import list_mode_options
+
+    patches = dict(list_mode_options(opts.mode)) if opts.mode not in (None, "default") else {}
+    patches.update(dict(opts.inductor))
+    return patches
+
+
+def _compile_inductor(prepared: fx.GraphModule, example_inputs: list, opts: TrexOptions,
+                      report: logs.GraphReport):
+    """Inductor for the rest of the graph, with the fused ops' kernels inlined where their target can
+    (module docstring, step 3); a graph Inductor cannot compile with them inlined compiles without."""
+    from torch._inductor.compile_fx import compile_fx
+
+    patches = _inductor_patches(opts)
+    if report.matches:
+        try:
+            with targets.inlining_kernels():
+                return compile_fx(prepared, example_inputs, config_patches=patches)
+        except Exception as e:  # noqa: BLE001 - e.g. Inductor cannot codegen an inlined kernel
+            reason = f"{type(e).__name__}: {str(e)[:300]}"
+            warnings.warn(f"trex: Inductor could not compile graph {report.graph_id} with trex's kernels "
+                          f"inlined ({reason}); they run as extern calls of torch.ops.trex.*",
+                          RuntimeWarning, stacklevel=2)
+            report.fallbacks.append(f"inlining kernels into Inductor: {reason}")
+    return compile_fx(prepared, example_inputs, config_patches=patches)
+
+
+def _compile_torchair(prepared: fx.GraphModule, example_inputs: list, opts: TrexOptions,
+                      report: logs.GraphReport):
+    """torch_npu's graph compiler for the rest of the graph (Ascend; untested here: no NPU)."""
+    import torchair
+
+    return torchair.get_npu_backend()(prepared, example_inputs)
+
+
+_REST_COMPILE = {"aten": _compile_aten, "inductor": _compile_inductor, "torchair": _compile_torchair}
+
+
+def trex_backend(gm: fx.GraphModule, example_inputs: list, options: dict | None = None,
+                 mode: str | None = None) -> Any:
+    """torch.compile backend entry point (``backend="trex"``; ``mode`` is torch.compile's)."""
+    opts = TrexOptions.from_dict(options, mode)
+    rest = opts.rest_for(example_inputs)
     _load_device_kernels(example_inputs)
     try:
         from torch._guards import CompileContext
@@ -287,15 +431,10 @@ def trex_backend(gm: fx.GraphModule, example_inputs: list, options: dict | None 
     _dump(opts, report, "pre_autograd.py", report.pre_grad_graph or gm.print_readable(print_output=False))
     _dump(opts, report, "matches.txt", report.format())
     logs.publish(report)
-    compiler = aot_autograd(
-        fw_compiler=_stage_compiler("forward", opts, report),
-        bw_compiler=_stage_compiler("backward", opts, report),
-        inference_compiler=_stage_compiler("inference", opts, report),
-        partition_fn=min_cut_rematerialization_partition,
-        decompositions=DECOMPOSITIONS,
-    )
+    compile_rest = _REST_COMPILE[rest]
+    start = time.perf_counter()
     try:
-        return compiler(prepared, example_inputs)
+        return compile_rest(prepared, example_inputs, opts, report)
     except Exception as e:  # noqa: BLE001 - AOTAutograd/partitioning of the fused graph failed
         if prepared is gm:
             raise
@@ -303,7 +442,10 @@ def trex_backend(gm: fx.GraphModule, example_inputs: list, options: dict | None 
         warnings.warn(f"trex: compiling fused graph {graph_id} failed ({reason}); it runs unfused",
                       RuntimeWarning, stacklevel=2)
         report.fallbacks.append(f"compiling the fused graph: {reason}")
-        return compiler(gm, example_inputs)
+        report.matches.clear()
+        return compile_rest(gm, example_inputs, opts, report)
+    finally:
+        report.seconds[f"compile_{rest}"] = time.perf_counter() - start
 
 
 def _register_in_process() -> None:

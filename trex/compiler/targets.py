@@ -152,6 +152,26 @@ def use_target(name: str):
         _ACTIVE.reset(token)
 
 
+_INLINING: contextvars.ContextVar[bool] = contextvars.ContextVar("trex_inlining_kernels", default=False)
+
+
+@contextlib.contextmanager
+def inlining_kernels():
+    """Inside the block (the backend sets it while Inductor traces a graph), a fused op whose device
+    target can inline its kernels decomposes into them (the cuda target: ``wrap_triton`` launches,
+    trex.codegen_triton.target), so the compiler calls them directly; outside it the op stays opaque
+    (the trex-only path must not see kernel launches in its graphs: it would run them op by op)."""
+    token = _INLINING.set(True)
+    try:
+        yield
+    finally:
+        _INLINING.reset(token)
+
+
+def inlining() -> bool:
+    return _INLINING.get()
+
+
 def run_fused(op_name: str, reference: Callable[..., Any], args: tuple,
               fake: Callable[..., Any] | None = None, target: str | None = None) -> Any:
     """The eager implementation of every fused op: the kernel of ``target`` (default: the active
