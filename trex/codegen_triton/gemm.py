@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import torch
 
+from .tracing import launchable
+
 _KERNEL = None
 
 
@@ -83,7 +85,6 @@ def rows_matmul_cuda(a: torch.Tensor, b: torch.Tensor, block_k: int = 128, block
     if T == 0:
         return out.zero_().sum(0)
     block_m = max(16, triton.next_power_of_2(M))
-    from .launcher import launchable
     launchable(_kernel())[(k_blocks, splits)](a, b, out, T, M, K, rows_per_split, a.stride(0), b.stride(0),
                                   BLOCK_M=block_m, BLOCK_T=block_t, BLOCK_K=block_k,
                                   B_BF16=b.dtype == torch.bfloat16, num_warps=4, num_stages=3)

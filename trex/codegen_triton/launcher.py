@@ -15,8 +15,6 @@ benchmark can tell an element the kernel never wrote from a computed one.
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import importlib.util
 import math
@@ -30,31 +28,9 @@ from trex.compiler.kernel_ir import ROWS, IRError, Program, TensorKind, bind_siz
 
 from . import tiling as tiling_mod
 from .printer import KernelSource, Tiling, print_program
+from .tracing import launchable, tracing
 
 _LOCK = threading.Lock()
-_TRACED: contextvars.ContextVar[bool] = contextvars.ContextVar("trex_traced_launches", default=False)
-
-
-@contextlib.contextmanager
-def traced_launches():
-    """Launches inside the block go through `torch.library.wrap_triton` (module docstring)."""
-    token = _TRACED.set(True)
-    try:
-        yield
-    finally:
-        _TRACED.reset(token)
-
-
-def tracing() -> bool:
-    return _TRACED.get()
-
-
-def launchable(fn):
-    """`fn` (a @triton.jit function) as the current mode launches it: itself, or wrapped for tracing."""
-    if _TRACED.get():
-        from torch.library import wrap_triton
-        return wrap_triton(fn)
-    return fn
 _KERNELS: dict[str, "CompiledKernel"] = {}
 _REPORT: dict[str, dict] = {}
 
@@ -177,7 +153,7 @@ def run_program(p: Program, inputs: dict, scalars: dict | None = None, tiling: T
     lp = plan(p, inputs, scalars, tiling)
     device = device or next(iter(inputs.values())).device
     ins = {t.name: _view(t, inputs[t.name]) for t in p.inputs}
-    poison = os.environ.get("TREX_TRITON_POISON") == "1" and not _TRACED.get()
+    poison = os.environ.get("TREX_TRITON_POISON") == "1" and not tracing()
     given = out or {}
     for name, x in given.items():
         want = lp.out_shapes.get(name)

@@ -31,7 +31,8 @@ from trex.compiler import registry
 from trex.compiler.kernel_ir import IRError
 from trex.compiler.kernels import Executor
 
-from .launcher import rows_matmul, run_program, traced_launches, tracing
+from .launcher import rows_matmul, run_program
+from .tracing import traced_launches, tracing
 
 TARGET_NAME = "cuda"
 _FAILED: dict[tuple, str] = {}
