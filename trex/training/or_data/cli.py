@@ -3,6 +3,7 @@
     trex or-data generate --n 1000 --out data/or [--seed 0] [--workers 2] [--families a,b]
     trex or-data show --family transportation --seed 3 [--difficulty 2]
     trex or-data backends
+    trex or-data stats data/or [--data-root DIR] [--out stats.json]
     trex or-data tokenizer --corpus data/or/cpt.jsonl data/or/sft.jsonl --vocab-size 8192 --out tok/tokenizer.json
 
 Bad arguments exit with status 2 and a message naming the argument and the fix.
@@ -60,7 +61,10 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("generate", help="generate N accepted samples into DIR (resumable)")
     g.add_argument("--n", type=_int_at_least(1), required=True, help="number of accepted samples wanted")
-    g.add_argument("--out", required=True, help="output directory (re-run the same command to resume)")
+    g.add_argument("--out", required=True, help="output directory (re-run the same command to resume; it records "
+                                                "the corpus's options in corpus.json and refuses other ones)")
+    g.add_argument("--force", action="store_true",
+                   help="delete the corpus files in --out first (another --seed/--families into the same folder)")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--workers", type=_int_at_least(1), default=2, help="worker processes (each with its own sandbox)")
     g.add_argument("--chunk", type=_int_at_least(1), default=48, help="samples per shard")
@@ -78,6 +82,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--difficulty", type=int, choices=DIFFICULTIES)
     sub.add_parser("backends", help="which solver backends and sandbox layers work here")
+    st = sub.add_parser("stats", help="how the corpus reads against the benchmarks: distinct sentences, "
+                                      "infeasible/unbounded share, size histograms, samples/s")
+    st.add_argument("corpus", help="the --out folder of `trex or-data generate` (or its sft.jsonl)")
+    st.add_argument("--data-root", default=None, metavar="DIR",
+                    help="or_benchmarks folder to compare with (default: $TREX_OR_BENCHMARKS, else the checkout's "
+                         "shared/data/or_benchmarks); without one only the corpus is measured")
+    st.add_argument("--out", default=None, help="write the full statistics as JSON here")
     t = sub.add_parser("tokenizer", help="train the byte-level BPE tokenizer (trex/training/or_tokenizer.py) "
                                          "offline on corpus files and save its tokenizer.json")
     t.add_argument("--corpus", nargs="+", required=True, metavar="FILE",
@@ -93,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _generate(args) -> int:
     from trex.resources import BENCHMARKS_FIX, benchmark_root_or_none
-    from trex.training.or_data.pipeline import PipelineConfig, run_pipeline
+    from trex.training.or_data.pipeline import CorpusError, PipelineConfig, run_pipeline
 
     benchmark_root = None
     if not args.no_decontam:
@@ -123,7 +134,10 @@ def _generate(args) -> int:
             bar.update(done - bar.n)
 
     try:
-        state = run_pipeline(cfg, args.out, progress=progress)
+        state = run_pipeline(cfg, args.out, progress=progress, force=getattr(args, "force", False))
+    except CorpusError as exc:
+        print(f"trex or-data generate: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"\ninterrupted; finished shards are kept in {args.out}: re-run the same command to resume",
               file=sys.stderr)
@@ -160,6 +174,34 @@ def _backends(args) -> int:
 
     print(json.dumps({"sandbox": probe_backends(), "unshare_net": unshare_available(),
                       "reference_gurobipy": gurobi_available()}, indent=2))
+    return 0
+
+
+def _stats(args) -> int:
+    from pathlib import Path
+
+    from trex.resources import benchmark_root_or_none
+    from trex.training.or_data.export import atomic_write_json
+    from trex.training.or_data.stats import benchmark_stats, check_targets, corpus_records, corpus_stats, render, \
+        throughput
+
+    try:
+        records = corpus_records(args.corpus)
+    except FileNotFoundError as exc:
+        print(f"trex or-data stats: corpus: {exc}", file=sys.stderr)
+        return 2
+    if not records:
+        print(f"trex or-data stats: corpus: {args.corpus} holds no samples; generate some first", file=sys.stderr)
+        return 2
+    root, _ = benchmark_root_or_none(args.data_root)
+    corpus = corpus_stats(records)
+    benchmarks = benchmark_stats(root) if root is not None and Path(root).is_dir() else {}
+    speed = throughput(args.corpus) if Path(args.corpus).is_dir() else None
+    print(render(corpus, benchmarks, speed))
+    if args.out:
+        atomic_write_json(Path(args.out), {"corpus": corpus, "benchmarks": benchmarks, "throughput": speed,
+                                           "targets_met": check_targets(corpus)})
+        print(f"wrote {args.out}")
     return 0
 
 
@@ -201,7 +243,8 @@ def _tokenizer(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    return {"generate": _generate, "show": _show, "backends": _backends, "tokenizer": _tokenizer}[args.cmd](args)
+    return {"generate": _generate, "show": _show, "backends": _backends, "stats": _stats,
+            "tokenizer": _tokenizer}[args.cmd](args)
 
 
 if __name__ == "__main__":

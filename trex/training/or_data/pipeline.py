@@ -6,12 +6,25 @@ so a run can stop anywhere and resume: shards are written atomically, then ``sta
 index, counts); on restart finished shards are re-read to rebuild the dedup index and work
 continues at the next index.  A shard rewritten after a crash is identical (same indices, same
 seeds), so the output does not depend on where the interruption happened.
+
+One output folder holds one corpus: ``corpus.json`` records the options that decide its contents
+(CORPUS_KEYS: seed, families, difficulties, chunk, perturbations, decontamination, near-duplicate
+threshold) on the first run. A re-run with the same options resumes (``n`` may grow, ``workers``
+may change); one with other options stops with CorpusError, unless ``force`` deletes the folder's
+corpus files and starts over. Worker processes die with the process that started them
+(PR_SET_PDEATHSIG), and their sandbox zygotes end when the worker's pipe closes, so a killed run
+leaves no processes behind.
 """
 from __future__ import annotations
 
+import ctypes
+import json
 import multiprocessing as mp
 import os
 import platform
+import shutil
+import signal
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -27,6 +40,21 @@ from trex.training.or_data.instances import generate_instance
 from trex.training.or_data.validate import ValidationConfig, validate
 
 STATE_FILE = "state.json"
+CORPUS_FILE = "corpus.json"
+# what run_pipeline writes into the output folder (force deletes exactly these)
+CORPUS_OUTPUTS = ("cpt", "sft", STATE_FILE, CORPUS_FILE, "manifest.json", "cpt.jsonl", "sft.jsonl")
+# PipelineConfig fields that decide a corpus's contents: a folder's corpus is resumed only with the same
+CORPUS_KEYS = ("seed", "families", "difficulties", "chunk", "perturbations", "decontaminate", "benchmark_root",
+               "near_dup_threshold")
+# samples per shard: a shard is held in memory and its indices listed before any work
+MAX_CHUNK = 100_000
+# sample i uses seed * 1_000_003 + i: numpy seeds are non-negative
+MAX_SEED = 2 ** 32 - 1
+
+
+class CorpusError(ValueError):
+    """The output folder cannot take this run (another corpus, a damaged state file, not writable);
+    the message names the folder and the fix."""
 
 
 @dataclass
@@ -56,6 +84,11 @@ class PipelineConfig:
         for name in ("n", "workers", "chunk"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} = {getattr(self, name)}: must be >= 1")
+        if self.chunk > MAX_CHUNK:
+            raise ValueError(f"chunk = {self.chunk}: at most {MAX_CHUNK} samples per shard (a shard is built in "
+                             f"memory); pass --chunk 48")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ValueError(f"seed = {self.seed}: must be in [0, {MAX_SEED}]; pass --seed 0")
         if self.perturbations < 0:
             raise ValueError(f"perturbations = {self.perturbations}: must be >= 0")
 
@@ -66,10 +99,24 @@ class PipelineConfig:
 _WORKER_SANDBOX = None
 
 
-def _worker_init() -> None:
+# prctl(2) option: the signal the calling process gets when its parent dies
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Linux: SIGKILL this process when its parent dies (a kill -9 of the generator included)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:       # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _worker_init(parent_pid: int | None = None) -> None:
     global _WORKER_SANDBOX
     from trex.training.or_data.sandbox import Sandbox
 
+    if parent_pid is not None:
+        _die_with_parent(parent_pid)
     _WORKER_SANDBOX = Sandbox(workers=1)
 
 
@@ -134,17 +181,55 @@ def _load_state(out: Path) -> RunState:
     path = out / STATE_FILE
     if not path.exists():
         return RunState()
-    import json
+    try:
+        return RunState(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError) as exc:
+        raise CorpusError(f"{path} is damaged ({type(exc).__name__}: {exc}); pass --force to start the corpus "
+                          f"in {out} over, or another --out") from None
 
-    return RunState(**json.loads(path.read_text()))
+
+def corpus_options(cfg: PipelineConfig) -> dict:
+    options = asdict(cfg)
+    return {k: list(options[k]) if isinstance(options[k], tuple) else options[k] for k in CORPUS_KEYS}
+
+
+def claim_output(cfg: PipelineConfig, out: Path, force: bool = False) -> None:
+    """Make `out` this corpus's folder: record its options there, or check they are the recorded
+    ones (CorpusError lists the differences); `force` first deletes the corpus files in it."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if force:
+            for name in CORPUS_OUTPUTS:
+                target = out / name
+                shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
+        (out / "cpt").mkdir(exist_ok=True)
+        (out / "sft").mkdir(exist_ok=True)
+    except OSError as exc:
+        raise CorpusError(f"--out {out}: cannot write there ({exc.strerror or exc}); pass a writable folder") from None
+    wanted = corpus_options(cfg)
+    path = out / CORPUS_FILE
+    if path.exists():
+        try:
+            recorded = json.loads(path.read_text())
+        except ValueError as exc:
+            raise CorpusError(f"{path} is damaged ({exc}); pass --force to start the corpus in {out} over") from None
+        differ = {k: (recorded.get(k), v) for k, v in wanted.items() if recorded.get(k) != v}
+        if differ:
+            listed = "; ".join(f"{k}: {a!r} recorded, {b!r} asked" for k, (a, b) in differ.items())
+            raise CorpusError(f"--out {out} holds a corpus generated with other options ({listed}); re-run with "
+                              f"the recorded options to resume it, pass another --out, or --force to delete it "
+                              f"and start over")
+        return
+    from trex.training.or_data.export import atomic_write_json
+    atomic_write_json(path, wanted)
 
 
 def run_pipeline(cfg: PipelineConfig, out_dir: str | Path, progress: Callable[[int, int], None] | None = None,
-                 stop_after_shards: int | None = None) -> RunState:
-    """Generate until ``cfg.n`` accepted samples exist in ``out_dir`` (resuming if it has some)."""
+                 stop_after_shards: int | None = None, force: bool = False) -> RunState:
+    """Generate until ``cfg.n`` accepted samples exist in ``out_dir`` (resuming if it has some of
+    this corpus; CorpusError if it holds another one, unless ``force``)."""
     out = Path(out_dir)
-    (out / "cpt").mkdir(parents=True, exist_ok=True)
-    (out / "sft").mkdir(parents=True, exist_ok=True)
+    claim_output(cfg, out, force)
     state = _load_state(out)
     dedup = Deduplicator(cfg.near_dup_threshold)
     for k in range(state.shards):  # rebuild the dedup index from finished shards
@@ -159,7 +244,8 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | Path, progress: Callable[[i
     if progress:
         progress(state.accepted, cfg.n)
     ctx = mp.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=cfg.workers, mp_context=ctx, initializer=_worker_init) if cfg.workers > 1 else None
+    pool = (ProcessPoolExecutor(max_workers=cfg.workers, mp_context=ctx, initializer=_worker_init,
+                                initargs=(os.getpid(),)) if cfg.workers > 1 else None)
     if pool is None:
         _worker_init()
     t_start = time.perf_counter() - state.wall_s
