@@ -53,17 +53,20 @@ class AscendCalibration:
 
 @dataclass
 class Artifact:
-    """What a candidate hands to the verifier and the profiler: its kernel source and knob values."""
+    """What a candidate hands to the verifier and the profiler: its kernel source, the hash of the
+    library built from it (sandbox.build) and its knob values."""
     config: dict
     source: str
     kernel: str
+    sha256: str = ""
 
     def for_verifier(self) -> dict:
-        return {"source": self.source, "config": self.config}
+        return {"source": self.source, "config": self.config, "sha256": self.sha256}
 
 
 class AscendBackend:
     label = "modeled"
+    deterministic = True      # a modeled profile has no timer noise: one profile per node
 
     def __init__(self, target: str, pattern: str, dtype: str, named_sizes: dict, *, opt: str = "-O0",
                  calibration: AscendCalibration | None = None):
@@ -121,33 +124,81 @@ class AscendBackend:
         return {"time_s": pred.time_s, "pipes_s": dict(pred.pipes_s)}
 
     # ------------------------------------------------------------------------------ compile
+    def printer_source(self, config: dict) -> str:
+        """The kernel codegen prints for this configuration (the source depends on the buffer depth)."""
+        return harness.ascend_tiling_struct(self.program, int(config["buffer_depth"])).print()
+
     def compile(self, config: dict, source_transform=None) -> Artifact:
-        """Print the kernel for this configuration and build it for the emulator. `source_transform`
-        (text -> text) lets a test plant a generator bug; the verifier only ever sees the result."""
-        from trex.codegen_ascendc.emulator.runner import compile_kernel
+        """Print the kernel for this configuration and build it for the emulator (sandbox.build: into a
+        private directory, not loaded here, its hash recorded). `source_transform` (text -> text) lets a
+        test plant a generator bug or a hand-written variant; the verifier only ever sees the result."""
+        from . import sandbox
         harness.COMPILE_COUNT["n"] += 1
-        printer = harness.ascend_tiling_struct(self.program, int(config["buffer_depth"]))
-        src = printer.print()
+        src = self.printer_source(config)
         if source_transform is not None:
             src = source_transform(src)
-        compile_kernel(src, extra_flags=(self.opt,))
-        return Artifact(dict(config), src, self.program.name)
+        binary = sandbox.build(src, self.opt)
+        return Artifact(dict(config), src, self.program.name, binary.sha256)
 
     # ------------------------------------------------------------------------------ profile
-    def profile(self, art: Artifact, seed: int = 0) -> dict:
-        """Modeled time of the artifact (see the module doc); returns time_s, pipes_s, counters."""
-        config = art.config
-        ins = harness.make_inputs(self.program, self.named_sizes, seed)
+    def profile_rows(self, config: dict) -> list[int]:
+        """The distinct per-core row counts of the configuration's front/tail split: one single-core
+        launch over each gives the critical core's counts and every core's bytes."""
+        return sorted({r for r in core_rows(self.sizes[ROWS], int(config["cores"]), self._row_group()) if r > 0})
+
+    def request(self, art: Artifact, checks: int) -> dict:
+        return {"target": self.target, "pattern": self.pattern, "dtype": self.dtype, "sizes": self.named_sizes,
+                "scalars": self.scalars, "kernel": art.for_verifier(), "checks": checks, "opt": self.opt}
+
+    def verify_and_profile(self, art: Artifact, checks: int) -> tuple[dict, dict | None]:
+        """(the verdict, the profile or None): the profile's launches are part of the verification (the
+        same fresh inputs, checks and judge: verify.check_ascend), so what is priced is what was verified."""
+        from .verify import check_ascend
+        ans = check_ascend(self.request(art, checks), profile_rows=tuple(self.profile_rows(art.config)))
+        if not ans.get("ok"):
+            return ans, None
+        counters = {int(r): c for r, c in ans["counters"].items()}
+        prof = self.price(art.config, counters)
+        prof["verified"] = {k: ans[k] for k in ("checks", "rows_checked", "bucket", "p_miss_one_bad_row_count",
+                                                "sandbox", "library_sha256") if k in ans}
+        return ans, prof
+
+    def profile(self, art: Artifact) -> dict:
+        """Modeled time of the artifact from unjudged single-core launches on fresh inputs (a tool: the
+        search uses verify_and_profile, whose launches are judged)."""
+        from . import sandbox
+        from .verify import draw_case, plan_bytes
+        binary = sandbox.build(art.source, self.opt)
+        rows = self.profile_rows(art.config)
+        launches = []
+        for r in rows:
+            case = draw_case()
+            ins = harness.make_inputs(self.program, dict(self.named_sizes, ROWS=r), case["seed"], case["scale"],
+                                      case["distribution"])
+            args, _ = harness.ascend_launch_args(self.program, art.config, ins, self.scalars, cores=1)
+            launches.append(sandbox.Launch([harness.tensor_bytes(a) if not isinstance(a, bytes) else a for a in args],
+                                           1, True))
+        res = sandbox.run(binary, self.program.name, launches)
+        counters = {}
+        for r, out in zip(rows, res):
+            if "error" in out:
+                raise RuntimeError(f"profile launch at ROWS={r}: {out['error']}")
+            counters[r] = {**out["counters"], "plan": plan_bytes(self.model, self.program, art.config,
+                                                                  dict(self.named_sizes, ROWS=r), 1)}
+        return self.price(art.config, counters)
+
+    def price(self, config: dict, by_rows: dict) -> dict:
+        """Modeled time (see the module doc) of a configuration from the counters of its single-core
+        launches by row count; bytes are the larger of the kernel's count and the transfer plan's."""
         rows = self.sizes[ROWS]
         cores = int(config["cores"])
         per_core = core_rows(rows, cores, self._row_group())
         active = max(1, sum(1 for r in per_core if r > 0))
-        # one single-core launch per distinct per-core row count (full cores, the tail core): the
-        # critical core's counters, and every core's bytes for the chip-bandwidth term
-        by_rows = {r: harness.run_ascend(self.program, art.source, config, ins, self.scalars, opt=self.opt,
-                                         rows_limit=r, cores=1)[1] for r in sorted(set(per_core)) if r > 0}
+
+        def nbytes(c: dict, k: str) -> int:
+            return max(int(c[k]), int(c.get("plan", {}).get(k, 0)))
         crit = by_rows[per_core[0]]
-        total = {k: sum(by_rows[r][k] for r in per_core if r > 0) for k in ("mte2_bytes", "mte3_bytes")}
+        total = {k: sum(nbytes(by_rows[r], k) for r in per_core if r > 0) for k in ("mte2_bytes", "mte3_bytes")}
         hw = self.hw
         f = hw.clock_hz.value
         cpr = hw.cycles_per_repeat

@@ -60,6 +60,7 @@ def available() -> tuple[bool, str]:
 
 class CudaBackend:
     label = "measured (CUDA graph replay, CUDA events)"
+    deterministic = False     # measured: a gain is committed only outside the re-measured spread (search)
 
     def __init__(self, target: str, pattern: str, dtype: str, named_sizes: dict, *, reps: int = 50, batches: int = 5,
                  batch_s: float = 0.01):

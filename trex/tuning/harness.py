@@ -173,17 +173,11 @@ def ascend_tiling_struct(program: Program, buffer_depth: int):
     return AscendCPrinter(plan_kernel(program, buffer_depth))
 
 
-def run_ascend(program: Program, source: str, config: dict, inputs: dict, scalars: dict, *, opt: str = "-O0",
-               poison: bool = True, rows_limit: int | None = None, cores: int | None = None,
-               check_sync: bool = False) -> tuple[dict, dict]:
-    """Compile `source` (the emulator's on-disk cache makes a repeat free), launch it on `config`'s
-    tiling over `inputs`, return (outputs after the host finalize, emulator counters).
-
-    rows_limit/cores: launch a single core over the first rows only (the critical core of a
-    multi-core launch, for profiling); outputs are then partial and must not be compared.
-    check_sync: the emulator checks every UB access against AscendC's pipe synchronisation rules (a
-    missing barrier or flag races on the NPU); the verifier turns it on."""
-    from trex.codegen_ascendc.emulator.runner import compile_kernel
+def ascend_launch_args(program: Program, config: dict, inputs: dict, scalars: dict, *, cores: int | None = None,
+                       rows_limit: int | None = None, poison: bool = True) -> tuple[list, dict]:
+    """(the kernel's arguments in signature order: input tensors, output tensors, the tiling struct as
+    bytes; the output tensors by name) for a launch of `config`'s tiling over `inputs`. Outputs are
+    NaN-poisoned (poison=True) so that an element the kernel does not write stays visibly wrong."""
     from trex.codegen_ascendc.launch import tiling_struct_type
 
     sizes = bind_sizes(program, inputs, scalars)
@@ -207,8 +201,11 @@ def run_ascend(program: Program, source: str, config: dict, inputs: dict, scalar
     for t in outs.values():
         poison_(t) if poison else t.zero_()
     args = [inputs[t.name].contiguous() if t.role == "in" else outs[t.name] for t in program.tensors]
-    lib = compile_kernel(source, extra_flags=(opt,))
-    counters = lib.launch(program.name, ncores, *args, bytearray(bytes(st)), check_sync=check_sync)
+    return [*args, bytes(st)], outs
+
+
+def finalize_ascend(program: Program, outs: dict, inputs: dict, sizes: dict) -> dict:
+    """The program's outputs after the host finalize (per-core partials reduced, then dropped)."""
     result = dict(outs)
     ins = {t.name: inputs[t.name] for t in program.inputs}
     for h in program.finalize:
@@ -216,7 +213,41 @@ def run_ascend(program: Program, source: str, config: dict, inputs: dict, scalar
     for t in program.outputs:
         if t.kind == TensorKind.PARTIAL:
             result.pop(t.name, None)
-    return result, counters
+    return result
+
+
+def tensor_bytes(t: torch.Tensor) -> bytes:
+    """A CPU tensor's contents as bytes (what crosses to the kernel worker)."""
+    return t.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
+def tensor_from_bytes(data: bytes, like: torch.Tensor) -> torch.Tensor:
+    """A tensor of `like`'s dtype and shape holding `data` (a worker's copy of that buffer)."""
+    if len(data) != like.numel() * like.element_size():
+        raise ValueError(f"a buffer of {len(data)} bytes cannot hold a {like.dtype} tensor of shape {tuple(like.shape)}")
+    if not data:
+        return torch.empty_like(like)
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8).view(like.dtype).reshape(like.shape)
+
+
+def run_ascend(program: Program, source: str, config: dict, inputs: dict, scalars: dict, *, opt: str = "-O0",
+               poison: bool = True, rows_limit: int | None = None, cores: int | None = None,
+               check_sync: bool = False) -> tuple[dict, dict]:
+    """Compile `source` with the emulator (in this process: for trusted kernels and tests, never for a
+    search's candidates, which run in trex.tuning.sandbox), launch it on `config`'s tiling over
+    `inputs`, return (outputs after the host finalize, emulator counters).
+
+    rows_limit/cores: launch a single core over the first rows only; outputs are then partial and
+    must not be compared. check_sync: the emulator checks every UB access against AscendC's pipe
+    synchronisation rules (a missing barrier or flag races on the NPU)."""
+    from trex.codegen_ascendc.emulator.runner import compile_kernel
+
+    args, outs = ascend_launch_args(program, config, inputs, scalars, cores=cores, rows_limit=rows_limit,
+                                    poison=poison)
+    ncores = int(config["cores"]) if cores is None else cores
+    lib = compile_kernel(source, extra_flags=(opt,))
+    counters = lib.launch(program.name, ncores, *args[:-1], bytearray(args[-1]), check_sync=check_sync)
+    return finalize_ascend(program, outs, inputs, bind_sizes(program, inputs, scalars)), counters
 
 
 # ------------------------------------------------------------------------------------------------

@@ -22,6 +22,8 @@ A second search for a key the store already holds returns the stored entry witho
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import statistics
 import time
 from collections.abc import Callable
 
@@ -70,6 +72,9 @@ class TuneResult:
     nodes: list = dataclasses.field(default_factory=list)
     stop_reason: str = ""
     compiled: int = 0
+    made_with: dict = dataclasses.field(default_factory=dict)   # budgets, checks, calibration (store.answers)
+    kernel_sha256: str = ""       # the printer's kernel source at `config`, as it was verified and timed
+    spread: float = 0.0           # relative spread of the re-measured times the last commit stood on
 
     @property
     def gain(self) -> float:
@@ -102,7 +107,13 @@ def make_backend(target: str, pattern: str, dtype: str, named_sizes: dict, **kw)
 class Search:
     def __init__(self, backend, store: Store, *, max_candidates: int = 24, time_budget_s: float = 300.0,
                  patience: int = 12, min_gain: float = 1e-3, checks: int = 3, verifier: Verifier | None = None,
-                 planted: list[Planted] = (), log: Callable[[str], None] | None = None):
+                 planted: list[Planted] = (), log: Callable[[str], None] | None = None, remeasure: int = 5):
+        for name, value in (("max_candidates", max_candidates), ("patience", patience), ("checks", checks)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer (got {value!r})")
+        if not time_budget_s > 0:
+            raise ValueError(f"time_budget_s must be positive (got {time_budget_s!r})")
+        self.remeasure = remeasure
         self.b, self.store = backend, store
         self.family = space.family(backend.target)
         self.max_candidates, self.time_budget_s, self.patience = max_candidates, time_budget_s, patience
@@ -136,19 +147,31 @@ class Search:
             node.reason = f"compile: {type(e).__name__}: {str(e)[:500]}"
             return node
         self.compiled += 1
-        ans = self.verifier.verify({"target": self.b.target, "pattern": self.b.pattern, "dtype": self.b.dtype,
-                                    "sizes": self.b.named_sizes, "scalars": self.b.scalars,
-                                    "kernel": art.for_verifier(), "checks": self.checks,
-                                    "opt": getattr(self.b, "opt", "-O0")})
-        if not ans.get("ok"):
-            node.status, node.reason = "rejected", ans.get("reason", "verifier said no")
-            return node
-        try:
-            prof = self.b.profile(art)
-        except Exception as e:  # noqa: BLE001
-            node.reason = f"profile: {type(e).__name__}: {str(e)[:500]}"
-            return node
+        if hasattr(self.b, "verify_and_profile"):
+            # Ascend: the profile's launches are part of the verification (same inputs and judge)
+            try:
+                ans, prof = self.b.verify_and_profile(art, self.checks)
+            except Exception as e:  # noqa: BLE001 - a candidate that breaks the judge is rejected, with the reason
+                ans, prof = {"ok": False, "reason": f"verifier: {type(e).__name__}: {e}"}, None
+            if not ans.get("ok"):
+                node.status, node.reason = "rejected", ans.get("reason", "verifier said no")
+                return node
+        else:
+            ans = self.verifier.verify({"target": self.b.target, "pattern": self.b.pattern, "dtype": self.b.dtype,
+                                        "sizes": self.b.named_sizes, "scalars": self.b.scalars,
+                                        "kernel": art.for_verifier(), "checks": self.checks,
+                                        "opt": getattr(self.b, "opt", "-O0")})
+            if not ans.get("ok"):
+                node.status, node.reason = "rejected", ans.get("reason", "verifier said no")
+                return node
+            try:
+                prof = self.b.profile(art)
+            except Exception as e:  # noqa: BLE001
+                node.reason = f"profile: {type(e).__name__}: {str(e)[:500]}"
+                return node
+        self._arts[node.id] = art
         node.profile, node.time_s = prof, prof["time_s"]
+        node.profile["kernel_sha256"] = hashlib.sha256(art.source.encode()).hexdigest()
         node.regime = space.regime({k: v for k, v in prof["pipes_s"].items() if k != "launch"})[0]
         node.status = "profiled"
         return node
@@ -193,13 +216,19 @@ class Search:
         fp = self.b.program.fingerprint()
         if use_store and branch_from is None:
             hit = self.store.get(self.b.pattern, self.b.named_sizes, self.b.dtype, self.b.target, fp)
-            if hit is not None:
+            why_not = self.store.why_not_answer(hit, self.made_with()) if hit is not None else "no entry"
+            if why_not:
+                self.log(f"{self.key}: searching ({why_not})")
+            else:
                 self.log(f"{self.key}: answered from the store {self.store.path}")
                 return TuneResult(self.key, True, dict(hit["config"]), hit["time_s"], dict(hit["baseline"]["config"]),
-                                  hit["baseline"]["time_s"], hit["profile"], stop_reason="stored")
+                                  hit["baseline"]["time_s"], hit["profile"], stop_reason="stored",
+                                  made_with=dict(hit.get("made_with", {})), kernel_sha256=hit.get("kernel_sha256", ""))
         t0 = time.monotonic()
         self.compiled = 0
         self._eval_s: list = []      # seconds of every compiled candidate (compile + verify + profile)
+        self._arts: dict = {}        # node id -> its artifact (re-measured on noisy profiles)
+        self._spread = 0.0
         own_verifier = self.verifier is None
         if own_verifier:
             self.verifier = Verifier()
@@ -245,12 +274,9 @@ class Search:
                 self.log(f"start point {label} {cfg}: {node.status} "
                          + (f"{node.time_s * 1e6:.3f} us" if node.time_s is not None else node.reason[:200]))
         for p in self.planted:
-            seen.add(space.config_key(p.config))
             node = self._evaluate(start.id, f"planted:{p.name}", p.config, p.source_transform)
-            self._decide(node, start, best)
-            if node.status == "committed":
-                best = node
-                start = node
+            if node.status == "profiled":
+                start, best = self._printer_twin(node, p, start, best, seen)
             self.log(f"planted {p.name}: {node.status} {node.reason[:200]}")
         stack = [start]                 # checkpoints; the top is the current one
         pending = {start.id: self._ordered_moves(start)}
@@ -290,15 +316,92 @@ class Search:
         if not stop:
             stop = "every move from every checkpoint tried"
         root = next(n for n in self.nodes if n.status == "root")
+        if best is not root and self._noisy():
+            # the result must stand against the cost model's choice itself, not only against its checkpoint
+            kept, info = self._separated(best, root)
+            best.profile["against_root"] = info
+            if not kept:
+                stop += (f"; the best (node #{best.id}) was not faster than the root in every one of "
+                         f"{self.remeasure} interleaved re-measurements: the root is kept")
+                best = root
         return TuneResult(self.key, False, dict(best.config), best.time_s, dict(root.config), root.time_s,
-                          root.profile.get("label", self.b.label), self.nodes, stop, self.compiled)
+                          root.profile.get("label", self.b.label), self.nodes, stop, self.compiled,
+                          made_with=self.made_with(), kernel_sha256=best.profile.get("kernel_sha256", ""),
+                          spread=self._spread)
+
+    def made_with(self) -> dict:
+        """How an entry is made: what a later request is compared with (Store.why_not_answer)."""
+        return {"max_candidates": self.max_candidates, "time_budget_s": self.time_budget_s,
+                "patience": self.patience, "checks": self.checks, "profile": self.b.label}
+
+    def _printer_twin(self, node: Node, planted: Planted, start: Node, best: Node, seen: set) -> tuple:
+        """A planted variant that profiles faster is not committed itself: the store keeps a
+        configuration and codegen prints its own kernel there. The printer's kernel at the variant's
+        configuration is evaluated (or found in the tree) and decided like any candidate; returns the
+        (checkpoint, best) after it."""
+        faster = node.time_s < start.time_s * (1.0 - self.min_gain)
+        node.status = "rolled_back"
+        if not faster:
+            node.reason = f"planted variant not faster than its checkpoint #{start.id}"
+            return start, best
+        cfg = self.b.canonical(planted.config) if hasattr(self.b, "canonical") else dict(planted.config)
+        twin = next((n for n in self.nodes if n.time_s is not None and n.id != node.id and n.move is not None
+                     and not n.move.startswith("planted:") and space.config_key(n.config) == space.config_key(cfg)),
+                    None)
+        if twin is None and space.config_key(cfg) == space.config_key(start.config):
+            twin = start
+        if twin is None:
+            seen.add(space.config_key(cfg))
+            twin = self._evaluate(node.id, f"printer:{planted.name}", cfg)
+            self._decide(twin, start, best)
+        node.reason = (f"planted variant profiled {node.time_s * 1e6:.3f} us, but the store keeps configurations and "
+                       f"codegen prints its own kernel: the printer's kernel at {cfg} is node #{twin.id} "
+                       f"({twin.status}" + (f", {twin.time_s * 1e6:.3f} us)" if twin.time_s is not None else ")"))
+        if twin.status == "committed":
+            return twin, (twin if twin.time_s < best.time_s else best)
+        return start, best
+
+    def _art_of(self, node: Node):
+        """A profiled node's artifact (a node of a resumed tree: the printer's kernel at its config)."""
+        if node.id not in self._arts:
+            self._arts[node.id] = self.b.compile(node.config)
+        return self._arts[node.id]
+
+    def _noisy(self) -> bool:
+        return not getattr(self.b, "deterministic", False) and self.remeasure > 0
+
+    def _separated(self, challenger: Node, incumbent: Node) -> tuple[bool, dict]:
+        """Re-measure challenger and incumbent `remeasure` times each, interleaved (the order alternates
+        per round). A gain counts only outside the measured spread: every challenger time below every
+        incumbent time, and the medians apart by more than min_gain."""
+        times: dict = {"challenger": [], "incumbent": []}
+        for i in range(self.remeasure):
+            pair = [("challenger", challenger), ("incumbent", incumbent)]
+            for role, n in (pair if i % 2 == 0 else pair[::-1]):
+                times[role].append(self.b.profile(self._art_of(n))["time_s"])
+        tc, ti = times["challenger"], times["incumbent"]
+        mc, mi = statistics.median(tc), statistics.median(ti)
+        spread = (max(tc + ti) - min(tc + ti)) / mi if mi else 0.0
+        ok = max(tc) < min(ti) and mc < mi * (1.0 - self.min_gain)
+        self._spread = spread
+        return ok, {"challenger_s": tc, "incumbent_s": ti, "incumbent": incumbent.id, "spread": spread,
+                    "separated": ok}
 
     def _decide(self, node: Node, checkpoint: Node, best: Node) -> None:
         """Commit a strict improvement over the checkpoint (and never anything slower than the best so
-        far, so the result is never slower than the cost model's choice); roll back everything else."""
+        far, so the result is never slower than the cost model's choice); roll back everything else.
+        On a noisy profile (measured) the improvement must survive an interleaved re-measurement."""
         if node.status != "profiled":
             return
         improves = node.time_s < checkpoint.time_s * (1.0 - self.min_gain) and node.time_s < best.time_s
+        if improves and self._noisy():
+            improves, info = self._separated(node, checkpoint)
+            node.profile["remeasured"] = info
+            if improves:
+                node.time_s = statistics.median(info["challenger_s"])
+            else:
+                node.reason = (f"first profile faster, but not in every one of {self.remeasure} interleaved "
+                               f"re-measurements against #{checkpoint.id} (spread {info['spread']:.2%})")
         node.status = "committed" if improves else "rolled_back"
 
 
@@ -320,7 +423,8 @@ def tune(target: str, pattern: str, dtype: str, named_sizes: dict, *, store: Sto
                    "program": backend.program.name, "fingerprint": backend.program.fingerprint(),
                    "config": res.config, "time_s": res.time_s, "profile": res.profile_label,
                    "baseline": {"config": res.baseline_config, "time_s": res.baseline_time_s},
-                   "gain": res.gain, "candidates": res.compiled, "stop_reason": res.stop_reason})
+                   "gain": res.gain, "candidates": res.compiled, "stop_reason": res.stop_reason,
+                   "made_with": res.made_with, "kernel_sha256": res.kernel_sha256, "spread": res.spread})
         if save:
             store.save()
     return res
