@@ -22,8 +22,10 @@ Variants: eager (the benchmark's eager chain: fp32 math, as the model writes it)
 (torch.compile default), liger (Liger-Kernel's op where it has one; its SwiGLU has no clamp and is
 timed as an analog, its RoPE is the half-split form and is not timed), trex (torch.ops.trex.* called
 directly: the Triton kernels codegen_triton prints from the Kernel IR, through the op's autograd),
-trex_compile (torch.compile(chain, backend="trex")) and trex_inductor (trex's passes, then Inductor
-for the rest of the graph).
+inductor_ro (mode="reduce-overhead": CUDA graphs), trex_aten (backend="trex", options={"rest": "aten"}:
+trex's fusions, the rest op by op from Python, the old default), trex_compile (backend="trex": trex's
+fusions, Inductor for the rest, the printed kernels inlined into Inductor's graph) and trex_ro (the same
+with mode="reduce-overhead").
 """
 from __future__ import annotations
 
@@ -553,6 +555,15 @@ class _null:
         return False
 
 
+def _step_marked(compiled):
+    """A reduce-overhead (CUDA graph) variant: each call starts a new step of the graph trees, so an
+    earlier call's outputs (already compared or summed) may be overwritten."""
+    def call(*args):
+        torch.compiler.cudagraph_mark_step_begin()
+        return compiled(*args)
+    return call
+
+
 def make_variants(case: Case, which: set) -> tuple[dict, dict]:
     """name -> callable; plus name -> reason for every variant left out."""
     variants, skipped = {}, {}
@@ -568,14 +579,14 @@ def make_variants(case: Case, which: set) -> tuple[dict, dict]:
             skipped["liger"] = case.liger_note or "Liger-Kernel has no such op"
     if "trex" in which:
         variants["trex"] = case.trex
-    if "trex_compile" in which:
+    if "inductor_ro" in which:
+        variants["inductor_ro"] = _step_marked(torch.compile(chain, mode="reduce-overhead"))
+    if "trex_aten" in which:     # the trex-only path: AOTAutograd + trex's runner, op by op from Python
+        variants["trex_aten"] = torch.compile(chain, backend="trex", options={"rest": "aten"})
+    if "trex_compile" in which:  # the default on CUDA: trex's fusions, Inductor for the rest, kernels inlined
         variants["trex_compile"] = torch.compile(chain, backend="trex")
-    if "trex_inductor" in which:
-        try:
-            from trex.codegen_triton.backend import trex_inductor
-            variants["trex_inductor"] = torch.compile(chain, backend=trex_inductor)
-        except Exception as err:  # noqa: BLE001
-            skipped["trex_inductor"] = f"{type(err).__name__}: {err}"
+    if "trex_ro" in which:       # the same under CUDA graphs
+        variants["trex_ro"] = _step_marked(torch.compile(chain, backend="trex", mode="reduce-overhead"))
     return variants, skipped
 
 
@@ -602,7 +613,7 @@ def atomic_write_json(path, obj):
     os.replace(tmp, path)
 
 
-ALL_VARIANTS = ("eager", "inductor", "liger", "trex", "trex_compile", "trex_inductor")
+ALL_VARIANTS = ("eager", "inductor", "inductor_ro", "liger", "trex", "trex_aten", "trex_compile", "trex_ro")
 
 
 def main(argv=None):
@@ -629,7 +640,6 @@ def main(argv=None):
 
     import trex.compiler.backend  # noqa: F401 - registers backend="trex" in-process (no entry points there)
     import trex.codegen_triton
-    import trex.codegen_triton.backend  # noqa: F401 - registers backend="trex_inductor"
     trex.codegen_triton.register_cuda_target()
 
     os.makedirs(args.out, exist_ok=True)

@@ -384,7 +384,7 @@ def _compile_inductor(prepared: fx.GraphModule, example_inputs: list, opts: Trex
     from torch._inductor.compile_fx import compile_fx
 
     patches = _inductor_patches(opts)
-    if report.matches:
+    if any(getattr(n.target, "namespace", None) == registry.NAMESPACE for n in prepared.graph.nodes):
         try:
             with targets.inlining_kernels():
                 return compile_fx(prepared, example_inputs, config_patches=patches)

@@ -1,0 +1,214 @@
+"""One training step (forward, backward, fused AdamW) of transformers' DeepseekV4ForCausalLM on one GPU,
+per compile mode, in ONE run: tokens/s, MFU, first-step (compile) time cold and warm, fused-op counts per
+family, kernel launches and device-busy share per step, peak memory, loss.
+
+    PYTHONUNBUFFERED=1 LAYERS=2 EXPERTS=grouped_mm python3 bench/e2e_hf.py --out $OUT eager inductor trex
+
+Modes: eager; inductor (torch.compile default); inductor_ro (mode="reduce-overhead": CUDA graphs);
+trex_aten (backend="trex", options={"rest": "aten"}: trex's fusions, everything else op by op from
+Python, the old default); trex (backend="trex": trex's fusions, Inductor for the rest, the printed Triton
+kernels inlined into Inductor's graph); trex_ro (the same with mode="reduce-overhead"). A mode named
+with a "+warm" suffix (e.g. trex+warm) compiles again after torch._dynamo.reset() in the same process:
+its first step is the warm one (Inductor's FX-graph and autotune caches hit).
+
+Model: the config of ../shared/anchors/e2e_hf_v4.py (hidden 1024, 16 experts top-2, B=4, T=2048, bf16)
+so the numbers compare with the issue's. Env: LAYERS (2), EXPERTS (e.g. grouped_mm), B (4), T (2048),
+PEAK_TFLOPS (989, the H200's dense bf16 datasheet rate). FLOPs per token: 6 x activated parameters
+(embedding excluded) + the attention term over the sliding window, as the anchor counts them.
+Needs a transformers with DeepSeek-V4 (>= 5.18). Writes <out>/e2e_hf.json after every mode.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO_ROOT not in sys.path:
+    sys.path.insert(0, REPO_ROOT)
+
+PEAK = float(os.environ.get("PEAK_TFLOPS", "989")) * 1e12
+B, T = int(os.environ.get("B", 4)), int(os.environ.get("T", 2048))
+MODES = ("eager", "inductor", "inductor_ro", "trex_aten", "trex", "trex_ro")
+
+
+def config():
+    from transformers import DeepseekV4Config
+    L = int(os.environ.get("LAYERS", 2))
+    return DeepseekV4Config(
+        vocab_size=32000, hidden_size=1024, moe_intermediate_size=512, num_hidden_layers=L,
+        num_attention_heads=8, num_key_value_heads=1, head_dim=128, q_lora_rank=512,
+        num_experts_per_tok=2, n_routed_experts=16, n_shared_experts=1,
+        layer_types=(["sliding_attention"] + ["compressed_sparse_attention", "heavily_compressed_attention"] * L)[:L],
+        mlp_layer_types=["hash_moe"] + ["moe"] * (L - 1),
+        compress_rates={"compressed_sparse_attention": 4, "heavily_compressed_attention": 128},
+        sliding_window=128, o_groups=2, o_lora_rank=256, index_n_heads=8, index_head_dim=64, index_topk=128,
+        num_nextn_predict_layers=0, partial_rotary_factor=0.5, max_position_embeddings=8192,
+        **({"experts_implementation": os.environ["EXPERTS"]} if os.environ.get("EXPERTS") else {}),
+    )
+
+
+def active_params(model, cfg) -> tuple[int, float]:
+    total = sum(p.numel() for p in model.parameters())
+    expert = sum(p.numel() for n, p in model.named_parameters()
+                 if ".experts." in n or "experts.gate_up" in n or "experts.down" in n)
+    act = total - expert + expert * cfg.num_experts_per_tok / cfg.n_routed_experts
+    return total, act - model.get_input_embeddings().weight.numel()
+
+
+COMPILE = {
+    "eager": lambda m: m,
+    "inductor": lambda m: torch.compile(m),
+    "inductor_ro": lambda m: torch.compile(m, mode="reduce-overhead"),
+    "trex_aten": lambda m: torch.compile(m, backend="trex", options={"rest": "aten"}),
+    "trex": lambda m: torch.compile(m, backend="trex"),
+    "trex_ro": lambda m: torch.compile(m, backend="trex", mode="reduce-overhead"),
+}
+
+
+def profile_step(step) -> dict:
+    """Launches, summed kernel time, wall time and device-busy share of one step (the anchor's method)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                            torch.profiler.ProfilerActivity.CUDA]) as prof:
+        t0 = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        wall = (time.perf_counter() - t0) * 1e3
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and e.device_time > 0]
+    dev = sum(e.device_time for e in kernels) / 1e3
+    host_trex = collections.Counter(e.name for e in prof.events() if e.name.startswith("trex::"))
+    return {"launches": len(kernels), "kernel_ms": dev, "profiled_wall_ms": wall, "busy": dev / wall,
+            "trex_op_dispatches": dict(host_trex),
+            "trex_kernels": sum(1 for e in kernels if e.name.startswith("trex_") or "_trex" in e.name)}
+
+
+def run(mode: str) -> dict:
+    from transformers import DeepseekV4ForCausalLM
+
+    from trex.compiler import logs
+
+    base = mode.split("+")[0]
+    torch.manual_seed(0)
+    cfg = config()
+    model = DeepseekV4ForCausalLM(cfg).cuda().to(torch.bfloat16)
+    total, act = active_params(model, cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    if mode.endswith("+warm"):
+        torch._dynamo.reset()
+    fwd = COMPILE[base](model)
+    ids = torch.randint(0, cfg.vocab_size, (B, T), device="cuda")
+    graphs = base.endswith("_ro")
+
+    def step():
+        if graphs:
+            torch.compiler.cudagraph_mark_step_begin()
+        out = fwd(input_ids=ids, labels=ids)
+        out.loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return out.loss.detach()
+
+    torch.cuda.reset_peak_memory_stats()
+    with logs.capture() as reports:
+        t0 = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        first = time.perf_counter() - t0
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    n = 10
+    t0 = time.perf_counter()
+    for _ in range(n):
+        loss = step()
+    torch.cuda.synchronize()
+    dt = (time.perf_counter() - t0) / n
+    tok_s = B * T / dt
+    flops_tok = 6 * act + 6 * 2 * cfg.num_attention_heads * cfg.head_dim * 2 * min(T, cfg.sliding_window) \
+        * cfg.num_hidden_layers
+    fused = collections.Counter()
+    fallbacks = []
+    for r in reports:
+        fused.update(r.match_counts())
+        fallbacks += r.fallbacks
+    row = {"mode": mode, "layers": cfg.num_hidden_layers, "experts": os.environ.get("EXPERTS", "default"),
+           "first_step_s": first, "step_ms": dt * 1e3, "tokens_per_s": tok_s, "mfu": flops_tok * tok_s / PEAK,
+           "flops_per_token": flops_tok, "params_total": total, "params_active": act, "loss": float(loss),
+           "peak_mem_gb": torch.cuda.max_memory_allocated() / 2 ** 30, "graphs": len(reports),
+           "fused_per_family": dict(fused), "fallbacks": fallbacks[:10],
+           "trex_seconds": [r.seconds for r in reports][:4]}
+    row.update(profile_step(step))
+    torch.cuda.empty_cache()
+    return row
+
+
+def git_commit() -> str:
+    if os.environ.get("TREX_COMMIT"):
+        return os.environ["TREX_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
+                              timeout=10).stdout.strip() or "unknown"
+    except Exception:  # noqa: BLE001 - the device copy may carry no .git
+        return "unknown"
+
+
+def atomic_write_json(path: str, obj) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(obj, f, indent=1)
+    os.replace(tmp, path)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="transformers' DeepSeek-V4 training step per compile mode")
+    p.add_argument("modes", nargs="*", default=["eager", "inductor", "trex"],
+                   help=f"modes, in order: {', '.join(MODES)} (a '+warm' suffix: compile again, caches warm)")
+    p.add_argument("--out", default=os.environ.get("OUT", "bench_out"))
+    args = p.parse_args(argv)
+    bad = [m for m in args.modes if m.split("+")[0] not in MODES or m.count("+") > 1
+           or ("+" in m and not m.endswith("+warm"))]
+    if bad:
+        p.error(f"unknown mode(s) {bad}; choose from {list(MODES)}, optionally with the suffix '+warm'")
+    if not torch.cuda.is_available():
+        sys.exit("bench/e2e_hf.py needs a CUDA GPU (torch.cuda.is_available() is False)")
+    try:
+        from transformers import DeepseekV4Config  # noqa: F401
+    except ImportError as err:
+        sys.exit(f"bench/e2e_hf.py needs transformers with DeepSeek-V4 (>= 5.18): {err}")
+    import trex.compiler.backend  # noqa: F401 - registers backend="trex" in-process
+    import transformers
+
+    result = {"commit": git_commit(), "torch": torch.__version__, "transformers": transformers.__version__,
+              "device": torch.cuda.get_device_name(), "B": B, "T": T, "peak_tflops": PEAK / 1e12,
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "rows": []}
+    path = os.path.join(args.out, f"e2e_hf_L{os.environ.get('LAYERS', 2)}_{os.environ.get('EXPERTS', 'loop')}.json")
+    for mode in args.modes:
+        try:
+            row = run(mode)
+        except Exception as err:  # noqa: BLE001 - one broken mode must not lose the others' numbers
+            import traceback
+            traceback.print_exc()
+            row = {"mode": mode, "error": f"{type(err).__name__}: {err}"[:600]}
+        result["rows"].append(row)
+        print(json.dumps(row), flush=True)
+        atomic_write_json(path, result)
+    print(f"\n{'mode':14s} {'ms/step':>8s} {'tok/s':>9s} {'MFU':>6s} {'first s':>8s} {'launch':>7s} {'busy':>5s}  fused")
+    for r in result["rows"]:
+        if "error" in r:
+            print(f"{r['mode']:14s} error: {r['error'][:100]}")
+            continue
+        print(f"{r['mode']:14s} {r['step_ms']:8.2f} {r['tokens_per_s']:9.0f} {100 * r['mfu']:5.1f}% "
+              f"{r['first_step_s']:8.1f} {r['launches']:7d} {100 * r['busy']:4.0f}%  {r['fused_per_family']}")
+
+
+if __name__ == "__main__":
+    main()

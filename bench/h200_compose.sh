@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The H200 runs of issue 22 (trex composed with Inductor), on the lent 1 x H200 machine; each step
+# under its own limit so a part ends inside the call's 10 minutes. transformers >= 5.18 (DeepSeek-V4)
+# travels in .whl/ (cp it there; name `.whl` in the device call's carry).
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh A   # composition tests, gpu_patterns, e2e eager+trex (~8 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # e2e inductor peers + trex_ro, train_step small (~9 min)
+set -uo pipefail
+part=${1:?usage: bench/h200_compose.sh A|B}
+OUT=${OUT:?set OUT to the folder whose files come back}
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/install.txt" 2>&1 \
+  || echo "WARN: editable install failed: $(tail -c 300 "$OUT/install.txt")"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  && export PYTHONPATH=/tmp/site:$PWD || exit 1
+nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
+export LAYERS=2 EXPERTS=grouped_mm
+case "$part" in
+  A)
+    timeout -k 5 150 python3 -m pytest tests/gpu/test_inductor_cuda.py -v -m cuda -p no:cacheprovider --timeout 90 \
+      --tb=short -rfs > "$OUT/compose_tests.txt" 2>&1; echo "compose tests rc=$?" | tee -a "$OUT/compose_tests.txt"
+    grep -E "PASSED|FAILED|ERROR|passed|failed" "$OUT/compose_tests.txt" | tail -25
+    timeout -k 5 170 python3 bench/gpu_patterns.py --out "$OUT" --sweep 0 \
+      --variants eager,inductor,inductor_ro,trex_aten,trex_compile,trex_ro > "$OUT/gpu_patterns_log.txt" 2>&1
+    echo "gpu_patterns rc=$?"; tail -22 "$OUT/gpu_patterns_log.txt"
+    timeout -k 5 200 python3 bench/e2e_hf.py --out "$OUT" eager trex > "$OUT/e2e_log.txt" 2>&1
+    echo "e2e rc=$?"; grep -v "^{" "$OUT/e2e_log.txt" | tail -15 ;;
+  B)
+    timeout -k 5 330 python3 bench/e2e_hf.py --out "$OUT" inductor inductor_ro trex_ro > "$OUT/e2e_log.txt" 2>&1
+    echo "e2e rc=$?"; grep -v "^{" "$OUT/e2e_log.txt" | tail -12
+    timeout -k 5 200 python3 bench/train_step.py --modes eager,inductor,trex --budget-s 180 \
+      --out "$OUT/train_step.json" > "$OUT/train_step_log.txt" 2>&1
+    echo "train_step rc=$?"; tail -12 "$OUT/train_step_log.txt" ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B)"; exit 2 ;;
+esac
