@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import argparse
 import collections
+import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from trex.resources import CONFIGS_DIR
@@ -31,7 +34,8 @@ def _section(title: str) -> None:
     console.rule(f"[bold]{title}")
 
 
-def compile_tiny_model(seq_len: int) -> bool:
+def compile_tiny_model(seq_len: int) -> str | None:
+    """Part 1; returns None when it worked, else why not (as every part does)."""
     from trex.compiler import logs
     from trex.compiler.testing import trex_op_counts
     from trex.training.model import Transformer, get_config, lm_loss
@@ -87,10 +91,15 @@ def compile_tiny_model(seq_len: int) -> bool:
     for report in reports:
         for fb in report.fallbacks:
             console.print(f"  [yellow]fell back to eager: {fb}")
-    return ok and worst < 1e-3
+    problems = []
+    if not ok:
+        problems.append("the fused op counts differ from the ones the model's structure predicts (table above)")
+    if worst >= 1e-3:
+        problems.append(f"the compiled gradients differ from eager by {worst:.2e} (relative; limit 1e-3)")
+    return "; ".join(problems) or None
 
 
-def verify_generated_ascendc() -> bool:
+def verify_generated_ascendc() -> str | None:
     from trex.codegen_ascendc.target import launch_counts
     from trex.compiler.registry import fused_ops
     from trex.compiler.targets import resolve_target, use_target
@@ -101,68 +110,115 @@ def verify_generated_ascendc() -> bool:
         resolve_target("emulate", fallback=False)
     except Exception as exc:  # no g++ on this host: say so, do not fail the demo
         console.print(f"[yellow]emulate target unavailable: {exc}")
-        return True
+        return None
     table = Table(title="every fused op through its generated kernel vs the fp64 reference")
     for col in ("fused op", "dtype", "inputs", "ran as", "result"):
         table.add_column(col)
-    ok = True
-    for name, fop in sorted(fused_ops().items()):
-        for dtype in (torch.bfloat16, torch.float32):
+    failed = []
+    cases = [(name, fop, dtype) for name, fop in sorted(fused_ops().items())
+             for dtype in (torch.bfloat16, torch.float32)]
+    # a cold emulator cache compiles every kernel with g++ first (tens of seconds): show where it is
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console, transient=True)
+    with progress:
+        task = progress.add_task("emulating", total=len(cases))
+        for name, fop, dtype in cases:
+            progress.update(task, description=f"compiling and emulating {name} ({str(dtype).removeprefix('torch.')})")
             args = fop.sample_inputs(dtype)[0]
             shapes = " ".join("x".join(map(str, a.shape)) for a in args if isinstance(a, torch.Tensor))
             launches = launch_counts()[name]
             try:
                 with use_target("emulate"):
                     out = fop.op(*args)
-                # ops without a Kernel IR program (add_rms_norm, the guide's example) run the reference
+                # ops without a Kernel IR program run the reference
                 ran = "generated AscendC" if launch_counts()[name] > launches else "reference (no kernel)"
                 eager = fop.reference(*args)
                 ref = fop.reference(*to_fp64(args))
                 assert_close_to_reference(out, eager, ref)
                 table.add_row(name, str(dtype).removeprefix("torch."), shapes, ran, "[green]ok")
             except Exception as exc:
-                ok = False
+                failed.append(f"{name} ({str(dtype).removeprefix('torch.')}): {type(exc).__name__}: {exc}")
                 table.add_row(name, str(dtype).removeprefix("torch."), shapes, "",
                               f"[red]{type(exc).__name__}: {exc}"[:120])
+            progress.advance(task)
     console.print(table)
-    return ok
+    if failed:
+        return f"{len(failed)} of {len(cases)} kernels failed, first {failed[0]}"[:300]
+    return None
 
 
-def train_a_few_steps(steps: int) -> bool:
-    from trex.training.config import load_config
-    from trex.training.train import train
+# the least --steps for which "the loss fell" is a test: the mean of the last half of the steps
+# against the first step
+MIN_TRAIN_STEPS = 2
+
+
+def train_a_few_steps(steps: int) -> str | None:
+    from trex.training.config import ConfigError, load_config
+    from trex.training.train import TrainingStopped, train
 
     _section(f"3. {steps} training steps of the compiled tiny model (CPT, byte tokens)")
     config = CONFIGS_DIR / "tiny_cpt.toml"
     with tempfile.TemporaryDirectory() as tmp:
-        overrides = [("train.steps", steps), ("model.compile", "trex"), ("log.progress", False),
+        overrides = [("train.steps", steps), ("model.compile", "trex"), ("log.progress", True),
                      ("checkpoint.dir", f"{tmp}/ckpt"), ("checkpoint.every", steps),
                      ("log.jsonl", f"{tmp}/log.jsonl"), ("schedule.warmup_steps", 2)]
-        result = train(load_config(config, overrides))
+        try:
+            result = train(load_config(config, overrides))
+        except (ConfigError, TrainingStopped) as exc:
+            return f"{type(exc).__name__}: {exc}"
     for r in result.records:
         console.print(f"  step {r['step']:3d}  loss {r['loss']:.4f}  tokens/s {r.get('tokens_per_s', 0):.0f}")
     losses = result.losses
-    return len(losses) == steps and losses[-1] < losses[0]
+    if len(losses) != steps:
+        return f"ran {len(losses)} of {steps} steps (stopped: {result.stop_reason})"
+    later = statistics.fmean(losses[len(losses) // 2:])
+    if not later < losses[0]:
+        return (f"the loss did not fall: step 1 {losses[0]:.4f}, mean of the last {len(losses) - len(losses) // 2} "
+                f"steps {later:.4f}")
+    return None
+
+
+def _at_least(minimum: int, why: str):
+    """argparse type: an integer >= minimum; argparse's message names the option."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer; pass a whole number >= {minimum}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum} ({why}); pass a whole number >= {minimum}")
+        return value
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="trex demo", description=__doc__.splitlines()[0])
-    parser.add_argument("--seq-len", type=int, default=64, help="tokens per sequence for the compile step")
-    parser.add_argument("--steps", type=int, default=6, help="training steps in part 3")
+    parser.add_argument("--seq-len", type=_at_least(1, "tokens per sequence"), default=64,
+                        help="tokens per sequence for the compile step")
+    parser.add_argument("--steps", type=_at_least(MIN_TRAIN_STEPS, "the demo checks that the loss falls"), default=6,
+                        help=f"training steps in part 3 (>= {MIN_TRAIN_STEPS})")
     parser.add_argument("--skip", choices=("compile", "emulate", "train"), action="append", default=[])
     opts = parser.parse_args(argv)
     torch.set_num_threads(max(1, min(4, torch.get_num_threads())))
+    parts = {"compile": lambda: compile_tiny_model(opts.seq_len), "emulate": verify_generated_ascendc,
+             "train": lambda: train_a_few_steps(opts.steps)}
     results = {}
-    if "compile" not in opts.skip:
-        results["compile"] = compile_tiny_model(opts.seq_len)
-    if "emulate" not in opts.skip:
-        results["emulate"] = verify_generated_ascendc()
-    if "train" not in opts.skip:
-        results["train"] = train_a_few_steps(opts.steps)
+    for part, run in parts.items():
+        if part in opts.skip:
+            continue
+        try:
+            results[part] = run()
+        except Exception as exc:      # a part that breaks is reported as that part's failure, with why
+            console.print_exception(max_frames=5)
+            results[part] = f"{type(exc).__name__}: {exc}"
     _section("summary")
-    for part, ok in results.items():
-        console.print(f"  {part:8s} {'[green]ok' if ok else '[red]FAILED'}")
-    return 0 if all(results.values()) else 1
+    for part, problem in results.items():
+        if problem is None:
+            console.print(f"  {part:8s} [green]ok")
+        else:
+            console.print(f"  {part:8s} [red]FAILED[/red]: {escape(problem)}", highlight=False)
+    return 0 if all(problem is None for problem in results.values()) else 1
 
 
 if __name__ == "__main__":

@@ -83,6 +83,32 @@ def smallest_vocab_size() -> int:
     return len(pre_tokenizers.ByteLevel.alphabet()) + len(SPECIAL_TOKENS)
 
 
+# The largest vocab_size ORTokenizer.train accepts. The Rust trainer reserves memory for the whole
+# vocabulary up front and aborts the process (no Python exception) when that fails (2**40 did);
+# 2**20 is 8x DeepSeek-V4's 129280 tokens.
+LARGEST_VOCAB_SIZE = 1 << 20
+
+
+def saved_path(path: str | os.PathLike) -> Path:
+    """The file ``ORTokenizer.save(path)`` writes: ``path`` itself for a ``.json`` name, else
+    ``path/tokenizer.json``."""
+    p = Path(path)
+    return p if p.suffix == ".json" else p / TOKENIZER_FILENAME
+
+
+def writable_or_error(path: str | os.PathLike) -> str | None:
+    """None if ``ORTokenizer.save(path)`` can write there (its folder exists or can be made, and is
+    writable), else why not; checked before training, which can take minutes."""
+    folder = saved_path(path).parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create {folder} ({exc.strerror or exc})"
+    if not os.access(folder, os.W_OK):
+        return f"{folder} is not writable"
+    return None
+
+
 def record_text(row: dict) -> str:
     """The text a training-file row gives the tokenizer: a CPT document's ``text``, else an SFT
     pair's ``prompt + response`` (the experiment's files and `trex or-data generate`'s alike)."""
@@ -140,6 +166,9 @@ class ORTokenizer:
         if vocab_size < floor:
             raise ValueError(f"vocab_size={vocab_size} is below the byte alphabet plus specials "
                              f"({floor}); pass vocab_size >= {floor}")
+        if vocab_size > LARGEST_VOCAB_SIZE:
+            raise ValueError(f"vocab_size={vocab_size} is above {LARGEST_VOCAB_SIZE}; pass a vocab_size in "
+                             f"[{floor}, {LARGEST_VOCAB_SIZE}]")
         tok = _empty_bpe()
         trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
                                       special_tokens=list(SPECIAL_TOKENS), initial_alphabet=alphabet,
@@ -160,9 +189,7 @@ class ORTokenizer:
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write ``tokenizer.json`` atomically; ``path`` is a directory or a ``.json`` file name."""
-        p = Path(path)
-        if p.suffix != ".json":
-            p = p / TOKENIZER_FILENAME
+        p = saved_path(path)
         _atomic_write_text(p, self._tok.to_str(pretty=False))
         return p
 

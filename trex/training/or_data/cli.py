@@ -208,7 +208,8 @@ def _stats(args) -> int:
 def _tokenizer(args) -> int:
     from pathlib import Path
 
-    from trex.training.or_tokenizer import ORTokenizer, corpus_texts, smallest_vocab_size
+    from trex.training.or_tokenizer import (LARGEST_VOCAB_SIZE, ORTokenizer, corpus_texts, smallest_vocab_size,
+                                            writable_or_error)
 
     def fail(message: str) -> int:
         print(f"trex or-data tokenizer: {message}", file=sys.stderr)
@@ -217,6 +218,12 @@ def _tokenizer(args) -> int:
     if args.vocab_size < smallest_vocab_size():
         return fail(f"--vocab-size {args.vocab_size} is below the byte alphabet plus the special tokens; "
                     f"pass --vocab-size >= {smallest_vocab_size()}")
+    if args.vocab_size > LARGEST_VOCAB_SIZE:
+        return fail(f"--vocab-size {args.vocab_size} is above {LARGEST_VOCAB_SIZE}; pass --vocab-size in "
+                    f"[{smallest_vocab_size()}, {LARGEST_VOCAB_SIZE}]")
+    unwritable = writable_or_error(args.out)
+    if unwritable:
+        return fail(f"--out {args.out}: {unwritable}; pass a writable path")
     missing = [f for f in args.corpus if not Path(f).is_file()]
     if missing:
         return fail(f"--corpus: {missing} not found; pass existing JSONL or text files")
