@@ -135,7 +135,11 @@ def test_tuned_never_worse_than_the_cost_model(pattern, target, store_path, veri
 
 def test_budgets_and_early_stopping(store_path, verifier):
     b = _PoorStart("ascend910b", "rms_norm", "bf16", {"ROWS": 24, "D": 64})
-    only_root = Search(b, Store(store_path), time_budget_s=0.0, verifier=verifier).run(use_store=False)
+    for bad in ({"time_budget_s": 0.0}, {"time_budget_s": -5.0}, {"max_candidates": 0}, {"max_candidates": -3},
+                {"patience": 0}, {"patience": -1}, {"checks": 0}):
+        with pytest.raises(ValueError, match=f"{next(iter(bad))} must be positive"):
+            Search(b, Store(store_path), verifier=verifier, **bad)
+    only_root = Search(b, Store(store_path), time_budget_s=1e-9, verifier=verifier).run(use_store=False)
     assert only_root.stop_reason == "time budget (0 s) used" and len(only_root.nodes) == 1
     two = Search(b, Store(store_path), max_candidates=3, verifier=verifier).run(use_store=False)
     assert two.stop_reason == "candidate budget (3) used" and two.compiled == 3   # root + 2 children
@@ -166,7 +170,7 @@ def test_calibration_scales_the_pipes_and_is_named_in_the_label(tmp_path):
     cfg = plain.initial()[0]
     p0, p1 = plain.profile(plain.compile(cfg)), fitted.profile(fitted.compile(cfg))
     assert p0["label"] == "modeled (uncalibrated: trex/cost_models/hardware.py constants)"
-    assert p1["label"] == f"modeled (calibrated: {cal})"
+    assert p1["label"].startswith(f"modeled (calibrated: {cal}, sha256 ")
     assert p1["pipes_s"]["launch"] == 2e-6
     for k in ("mte2", "mte3", "gm"):
         assert p1["pipes_s"][k] == pytest.approx(2 * p0["pipes_s"][k])

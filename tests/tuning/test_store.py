@@ -6,14 +6,15 @@ import pytest
 
 from trex.compiler import targets
 from trex.tuning import harness
-from trex.tuning.store import Store, backend_lookup, shape_bucket, store_key
+from trex.tuning.store import Store, StoreError, backend_lookup, printer_sha256, shape_bucket, store_key
 
 
 def _entry(program, config, target="ascend910b", sizes=None):
     sizes = sizes or {"ROWS": 37, "D": 256}
     return {"op": "rms_norm", "sizes": sizes, "dtype": "bf16", "target": target, "program": program.name,
             "fingerprint": program.fingerprint(), "config": config, "time_s": 1e-6, "profile": "modeled (test)",
-            "baseline": {"config": config, "time_s": 1e-6}, "gain": 0.0, "candidates": 1}
+            "baseline": {"config": config, "time_s": 1e-6}, "gain": 0.0, "candidates": 1,
+            "kernel_sha256": printer_sha256(target, program, config) or "a cuda kernel's hash"}
 
 
 def test_bucket_rounds_rows_up_to_a_power_of_two_and_keeps_columns():

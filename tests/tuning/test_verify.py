@@ -1,12 +1,10 @@
 """The verifier process: fresh inputs per check, poisoned outputs, fp64 reference."""
 import pytest
 import torch
-from hypothesis import given, settings
-
 from trex.codegen_ascendc.emulator import compiler_available
 from trex.tuning import harness
 from trex.tuning.ascend import AscendBackend
-from trex.tuning.verify import input_cases
+from trex.tuning.verify import SCALES, draw_case
 
 # A generator bug that makes a kernel faster and wrong: the row-tile loop stops before the partial
 # last tile, so the tail rows (rows % rows_per_tile of each core) are never computed or stored.
@@ -32,7 +30,8 @@ def test_correct_kernel_passes_and_skipped_tail_rows_are_rejected(verifier):
     b = AscendBackend("ascend910b", "rms_norm", "bf16", {"ROWS": 13, "D": 64})
     cfg = {"rows_per_tile": 4, "buffer_depth": 2, "cores": 2}      # 7 + 6 rows: both cores have a tail tile
     good = verifier.verify(_request(b, b.compile(cfg)))
-    assert good == {"ok": True, "checks": 2}
+    assert good["ok"] and good["checks"] == 2, good
+    assert good["rows_checked"] == list(range(9, 17))      # the searched 13 and every other count of its bucket
     bad = verifier.verify(_request(b, b.compile(cfg, skip_tail_rows)))
     assert not bad["ok"]
     assert "non-finite" in bad["reason"]          # the NaN poison of the unwritten rows is what gives it away
@@ -60,19 +59,22 @@ def test_fp64_reference_restores_the_dtype_table():
     assert harness.reference_eager(p, ins, {"eps": 1e-6})["y"].dtype == torch.bfloat16
 
 
-@settings(max_examples=20, derandomize=False, database=None)
-@given(case=input_cases())
-def test_input_cases_make_inputs_of_the_program_shapes(case):
+def test_drawn_cases_make_inputs_of_the_program_shapes_and_are_never_the_same():
     p = harness.build_program("swiglu_limited", "fp16")
-    ins = harness.make_inputs(p, {"ROWS": 5, "F": 48}, case["seed"], case["scale"], case["distribution"])
-    assert {k: tuple(v.shape) for k, v in ins.items()} == harness.input_shapes(p, {"ROWS": 5, "F": 48})
-    assert all(v.dtype == p.tensor(k).dtype.torch and torch.isfinite(v.float()).all() for k, v in ins.items())
+    cases = [draw_case() for _ in range(200)]
+    # the issue saw seed 0 first in 200 of 200 verifications: the draws come from the OS now
+    assert len({c["seed"] for c in cases}) == 200 and all(c["seed"] != 0 for c in cases)
+    assert {c["distribution"] for c in cases} == set(harness.DISTRIBUTIONS) and {c["scale"] for c in cases} == set(SCALES)
+    for case in cases[:20]:
+        ins = harness.make_inputs(p, {"ROWS": 5, "F": 48}, case["seed"], case["scale"], case["distribution"])
+        assert {k: tuple(v.shape) for k, v in ins.items()} == harness.input_shapes(p, {"ROWS": 5, "F": 48})
+        assert all(v.dtype == p.tensor(k).dtype.torch and torch.isfinite(v.float()).all() for k, v in ins.items())
 
 
 @needs_emulator
-def test_a_verifier_process_that_dies_is_a_rejection_with_its_stderr():
-    """A candidate that kills the verifier process is rejected with the process's exit status and last
-    words, and the next request gets a fresh process."""
+def test_a_kernel_that_kills_its_process_is_a_rejection_with_the_exit_status():
+    """A candidate that kills the process it runs in (its library aborts on load) is rejected with the
+    worker's exit status; the judge is untouched and the next request gets a fresh worker."""
     from trex.tuning.verify import Verifier
     with Verifier() as v:
         ans = v.verify({"target": "ascend910b", "pattern": "rms_norm", "dtype": "bf16", "sizes": {"ROWS": 2, "D": 16},
@@ -80,12 +82,12 @@ def test_a_verifier_process_that_dies_is_a_rejection_with_its_stderr():
                         "kernel": {"source": ABORTING_KERNEL,
                                    "config": {"rows_per_tile": 1, "buffer_depth": 2, "cores": 1}}})
         assert not ans["ok"]
-        assert "verifier process died (exit -6)" in ans["reason"], ans["reason"]
+        assert "kernel worker: no result frame" in ans["reason"], ans["reason"]
         assert v.proc is None
         again = v.verify(_request(AscendBackend("ascend910b", "rms_norm", "bf16", {"ROWS": 2, "D": 16}),
                                   AscendBackend("ascend910b", "rms_norm", "bf16", {"ROWS": 2, "D": 16}).compile(
                                       {"rows_per_tile": 1, "buffer_depth": 2, "cores": 1}), checks=1))
-        assert again == {"ok": True, "checks": 1}
+        assert again["ok"] and again["checks"] == 1
 
 
 # loading the library aborts the process (a static initialiser): what a kernel that crashes the host does
@@ -133,4 +135,4 @@ def test_a_kernel_that_writes_into_its_inputs_is_rejected(verifier):
     art = b.compile(cfg, lambda s: s.replace(bind, bind + "\n    xGm_.SetValue(4 * 32 - 1, bfloat16_t(7.0f));"))
     ans = verifier.verify(_request(b, art, checks=1))
     assert not ans["ok"]
-    assert ans["reason"] == "at ROWS=4: the kernel wrote into its inputs ['x']"
+    assert ans["reason"] == "at ROWS=4 on 1 core (searched, sync checks on): the kernel wrote into its inputs ['x']"

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from . import search, space
-from .store import Store
+from .store import Store, StoreError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,10 +46,32 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+# budgets and counts that must be positive: (option, attribute)
+POSITIVE = (("--max-candidates", "max_candidates"), ("--time-budget", "time_budget"), ("--patience", "patience"),
+            ("--checks", "checks"))
+
+
+def _fail(msg: str) -> int:
+    print(f"trex tune: {msg}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = _parser()
     a = ap.parse_args(argv)
-    store = Store(a.store)
+    for opt, attr in POSITIVE:
+        value = getattr(a, attr)
+        if not value > 0:
+            return _fail(f"{opt} must be positive (got {value:g}); give the most {opt[2:].replace('-', ' ')} "
+                         f"the search may use, e.g. {opt} {ap.get_default(attr):g}")
+    if a.resume and not Path(a.resume).is_file():
+        return _fail(f"--resume {a.resume}: no such file; give a --json result of an earlier search")
+    if a.calibration and not Path(a.calibration).is_file():
+        return _fail(f"--calibration {a.calibration}: no such file; give a JSON file of fitted constants")
+    try:
+        store = Store(a.store)
+    except StoreError as e:
+        return _fail(str(e))
     if a.show:
         print(json.dumps(store.data, indent=2, sort_keys=True))
         return 0
@@ -71,15 +93,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"trex tune: --target cuda skipped: {why}", file=sys.stderr)
             return 3
     log = None if a.quiet else (lambda s: print(s, flush=True))
-    earlier = search.TuneResult.from_dict(json.loads(Path(a.resume).read_text())) if a.resume else None
+    try:
+        earlier = search.TuneResult.from_dict(json.loads(Path(a.resume).read_text())) if a.resume else None
+    except (json.JSONDecodeError, TypeError, KeyError, AttributeError) as e:
+        return _fail(f"--resume {a.resume}: not a --json result of trex tune ({type(e).__name__}: {e})")
     try:
         res = search.tune(a.target, a.pattern, a.dtype, sizes, store=store, use_store=not a.retune,
                           backend_kw=backend_kw, branch_from=earlier, node_id=a.from_node,
                           max_candidates=a.max_candidates, time_budget_s=a.time_budget,
                           patience=a.patience, checks=a.checks, log=log)
     except ValueError as e:
-        print(f"trex tune: {e}", file=sys.stderr)
-        return 2
+        return _fail(str(e))
     src = "store" if res.from_store else f"search ({res.compiled} candidates compiled; {res.stop_reason})"
     print(f"{res.key}: {res.config}  {res.time_s * 1e6:.3f} us [{res.profile_label}] from {src}")
     print(f"  cost model's choice {res.baseline_config}: {res.baseline_time_s * 1e6:.3f} us; gain {res.gain:.1%}")

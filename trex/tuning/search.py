@@ -110,7 +110,7 @@ class Search:
                  planted: list[Planted] = (), log: Callable[[str], None] | None = None, remeasure: int = 5):
         for name, value in (("max_candidates", max_candidates), ("patience", patience), ("checks", checks)):
             if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer (got {value!r})")
+                raise ValueError(f"{name} must be positive (got {value!r}): a positive integer")
         if not time_budget_s > 0:
             raise ValueError(f"time_budget_s must be positive (got {time_budget_s!r})")
         self.remeasure = remeasure

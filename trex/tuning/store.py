@@ -23,7 +23,17 @@ Shape bucket: every column size exact, ROWS rounded up to a power of two (`ROWS<
 best tiling changes with the number of rows per core, slowly. An entry whose program fingerprint no
 longer matches the Kernel IR (a pass changed) is ignored. Writes are atomic (temp file + os.replace).
 
-Two searches may share a file: `save` re-reads it and merges this search's configs and skill counts.
+Two searches may share a file: `save` takes an exclusive lock (fcntl.flock on `<store>.lock`), re-reads
+the file and merges this search's configs and skill counts, then replaces it atomically keeping the
+file's mode (a shared 0644 store stays 0644). A file that is empty, truncated or not JSON is refused
+with one message naming it (StoreError).
+
+An entry records how it was made (`made_with`: candidate and time budgets, patience, checks, the
+profile's label with its calibration) and the SHA-256 of the printer's kernel source it was verified
+and timed with (`kernel_sha256`). A request is answered from the store only when the entry was made
+with the same profile and at least the requested budgets, or its search tried every move
+(`why_not_answer`); codegen's lookup (Ascend) serves an entry only while the printer still prints the
+kernel it was timed with.
 
 `backend_lookup(target, program, sizes)` is what codegen reaches through the `trex.tuned_configs`
 entry point (trex.compiler.targets.tuned_config): the stored config for that program and shape, or None
@@ -31,9 +41,13 @@ entry point (trex.compiler.targets.tuned_config): the stored config for that pro
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import fcntl
+import hashlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -70,6 +84,10 @@ def skill_key(family: str, regime: str, move: str) -> str:
     return f"{family}|{regime}|{move}"
 
 
+class StoreError(ValueError):
+    """The store file cannot be used; the message names the file and what to do."""
+
+
 def _new_skill() -> dict:
     return {"tries": 0, "wins": 0, "sum_gain": 0.0, "best_gain": 0.0, "ops": []}
 
@@ -86,32 +104,88 @@ class Store:
     def _read(self) -> dict:
         if not self.path.exists():
             return {"format": FORMAT, "version": VERSION, "configs": {}, "skills": {}}
-        d = json.loads(self.path.read_text())
-        if d.get("format") != FORMAT or d.get("version") != VERSION:
-            raise ValueError(f"{self.path}: not a {FORMAT} v{VERSION} file (format={d.get('format')!r}, "
-                             f"version={d.get('version')!r}); move it away or point {ENV} at another file")
+        try:
+            text = self.path.read_text()
+        except OSError as e:
+            raise StoreError(f"tuning store {self.path}: cannot read it ({e.strerror}); fix its permissions or "
+                             f"point {ENV} at another file") from None
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as e:
+            what = "empty" if not text.strip() else f"not valid JSON (truncated or corrupt: {e.msg} at line {e.lineno})"
+            raise StoreError(f"tuning store {self.path} is {what}; move it away (a new one is started) or point "
+                             f"{ENV} at another file") from None
+        if not isinstance(d, dict) or d.get("format") != FORMAT or d.get("version") != VERSION:
+            got = (d.get("format"), d.get("version")) if isinstance(d, dict) else (type(d).__name__, None)
+            raise StoreError(f"{self.path}: not a {FORMAT} v{VERSION} file (format={got[0]!r}, "
+                             f"version={got[1]!r}); move it away or point {ENV} at another file")
+        if not isinstance(d.get("configs", {}), dict) or not isinstance(d.get("skills", {}), dict):
+            raise StoreError(f"tuning store {self.path}: 'configs' and 'skills' must be objects (corrupt); move it "
+                             f"away or point {ENV} at another file")
         d.setdefault("configs", {})
         d.setdefault("skills", {})
         return d
 
-    def save(self) -> None:
-        base = self._read()
-        base["configs"].update({k: self.data["configs"][k] for k in self._put_keys})
-        for key, d in self._skill_delta.items():
-            s = base["skills"].setdefault(key, _new_skill())
-            s["tries"] += d["tries"]
-            s["wins"] += d["wins"]
-            s["sum_gain"] += d["sum_gain"]
-            s["best_gain"] = max(s["best_gain"], d["best_gain"])
-            s["ops"] += [op for op in d["ops"] if op not in s["ops"]]
-        self.data = base
-        self._put_keys, self._skill_delta = set(), {}
+    @contextlib.contextmanager
+    def _locked(self):
+        """An exclusive lock of the store for one read-merge-write (concurrent writers queue here)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name + ".")
-        with os.fdopen(fd, "w") as f:
-            json.dump(self.data, f, indent=2, sort_keys=True)
-            f.write("\n")
-        os.replace(tmp, self.path)
+        with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def save(self) -> None:
+        with self._locked():
+            base = self._read()
+            base["configs"].update({k: self.data["configs"][k] for k in self._put_keys})
+            for key, d in self._skill_delta.items():
+                s = base["skills"].setdefault(key, _new_skill())
+                s["tries"] += d["tries"]
+                s["wins"] += d["wins"]
+                s["sum_gain"] += d["sum_gain"]
+                s["best_gain"] = max(s["best_gain"], d["best_gain"])
+                s["ops"] += [op for op in d["ops"] if op not in s["ops"]]
+            self.data = base
+            self._put_keys, self._skill_delta = set(), {}
+            try:
+                mode = stat.S_IMODE(self.path.stat().st_mode)
+            except FileNotFoundError:       # a new store: the mode open() would give it (0666 less the umask)
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name + ".")
+            try:
+                with os.fdopen(fd, "w") as f:
+                    json.dump(self.data, f, indent=2, sort_keys=True)
+                    f.write("\n")
+                os.chmod(tmp, mode)
+                os.replace(tmp, self.path)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+                raise
+
+    @staticmethod
+    def why_not_answer(entry: dict, made_with: dict) -> str:
+        """'' when `entry` may answer a request made with `made_with` (Search.made_with), else why not:
+        another profile (calibration), or a search cut short by budgets smaller than the request's."""
+        have = entry.get("made_with")
+        if not have:
+            return "the entry does not record how it was made"
+        if have.get("profile") != made_with.get("profile"):
+            return f"the entry was timed on another profile ({have.get('profile')!r})"
+        if have.get("checks", 0) < made_with.get("checks", 0):
+            return f"the entry was verified with fewer checks ({have.get('checks')} < {made_with.get('checks')})"
+        if str(entry.get("stop_reason", "")).startswith("every move"):
+            return ""
+        for k in ("max_candidates", "time_budget_s", "patience"):
+            if have.get(k, 0) < made_with.get(k, 0):
+                return (f"the entry's search stopped early ({entry.get('stop_reason')}) with a smaller {k} "
+                        f"({have.get(k)} < {made_with.get(k)})")
+        return ""
 
     # ------------------------------------------------------------------------------ configs
     def get(self, op: str, named_sizes: dict, dtype: str, target: str, fingerprint: str | None = None) -> dict | None:
@@ -170,7 +244,7 @@ def backend_lookup(target: str, program, sizes: dict) -> dict | None:
     if hit is None or hit[0] != mtime:
         try:
             hit = (mtime, Store(path).data)
-        except (ValueError, OSError):
+        except (StoreError, OSError):
             return None
         _CACHE[path] = hit
     named = {str(k): int(v) for k, v in sizes.items()}
@@ -178,5 +252,27 @@ def backend_lookup(target: str, program, sizes: dict) -> dict | None:
     fp = program.fingerprint()
     for e in hit[1]["configs"].values():
         if e.get("target") == target and e.get("fingerprint") == fp and e.get("bucket") == bucket:
+            if not _prints_what_was_timed(target, program, e):
+                return None
             return dict(e["config"])
     return None
+
+
+def printer_sha256(target: str, program, config: dict) -> str | None:
+    """SHA-256 of the kernel source codegen prints for `config` (Ascend: the AscendC printer at the
+    configuration's buffer depth); None where the lookup cannot print it cheaply (cuda)."""
+    if not target.startswith("ascend"):
+        return None
+    from trex.codegen_ascendc.lowering import plan_kernel
+    from trex.codegen_ascendc.printer import AscendCPrinter
+    src = AscendCPrinter(plan_kernel(program, int(config["buffer_depth"]))).print()
+    return hashlib.sha256(src.encode()).hexdigest()
+
+
+def _prints_what_was_timed(target: str, program, entry: dict) -> bool:
+    """An entry serves codegen only while the printer prints the kernel it was verified and timed with."""
+    want = entry.get("kernel_sha256")
+    if not want:
+        return False
+    have = printer_sha256(target, program, entry["config"])
+    return have is None or have == want
