@@ -59,9 +59,9 @@ def test_known_right_and_wrong_outcomes_every_format(data_root, name):
     optimal = [r for r in recs if r.reference_status is RefStatus.OPTIMAL and r.reference_objective is not None][:4]
     assert optimal
     for r in optimal:
-        # a program that prints every queried value (OptiBench needs them) and reaches the optimum
-        printed = "\n".join(f"{k}: {v}" for k, v in (r.queried_values or {}).items())
-        right = score(r, Outcome(RunStatus.OPTIMAL, r.reference_objective, printed))
+        # a model whose solution holds every queried value (OptiBench needs them) at the optimum
+        solution = {f"v{k}": v for k, v in enumerate((r.queried_values or {}).values())}
+        right = score(r, Outcome(RunStatus.OPTIMAL, r.reference_objective, values=solution))
         wrong = score(r, Outcome(RunStatus.OPTIMAL, _perturb(r.reference_objective), ""))
         infeasible = score(r, Outcome(RunStatus.INFEASIBLE))
         crashed = score(r, Outcome(RunStatus.ERROR))
@@ -115,14 +115,22 @@ def test_rule_edges():
 def test_optibench_needs_every_queried_value():
     p = ORProblem(id="o", benchmark="optibench", question="q", reference_objective=395000.0,
                   reference_status=RefStatus.OPTIMAL,
-                  queried_values={"Trucks X": 10.0, "Trucks Y": 15.0, "Total Profit": 395000.0})
+                  queried_values={"Trucks X": 10.0, "Trucks Y": 15.0, "Total Profit": 395000.0},
+                  meta={"answer_key": "Total Profit"})
     rule = "optibench_all_queried_abs1e-4"
-    assert score(p, Outcome(RunStatus.OPTIMAL, 395000.0, "Trucks X = 10\nTrucks Y = 15.00000\n")).correct[rule]
-    only_obj = score(p, Outcome(RunStatus.OPTIMAL, 395000.0, "Trucks X = 10\n")).correct
+    solved = {"trucks_x": 10.0, "trucks_y": 15.0000001}
+    assert score(p, Outcome(RunStatus.OPTIMAL, 395000.0, values=solved)).correct[rule]
+    only_obj = score(p, Outcome(RunStatus.OPTIMAL, 395000.0, values={"trucks_x": 10.0})).correct
     assert only_obj[rule] is False and only_obj["strict_1e-6"] is True
+    # printed numbers count for nothing: the values come from the solver's solution
+    printed = score(p, Outcome(RunStatus.OPTIMAL, 395000.0, "Trucks X = 10\nTrucks Y = 15\n")).correct
+    assert printed[rule] is False
+    # the queried objective must be the solver's objective, not some variable's value
+    wrong_obj = score(p, Outcome(RunStatus.OPTIMAL, 1.0, values=dict(solved, total=395000.0))).correct
+    assert wrong_obj[rule] is False
     var_only = ORProblem(id="v", benchmark="optibench", question="q", reference_objective=None,
                          reference_status=RefStatus.OPTIMAL, queried_values={"x": 2.0})
-    verdicts = score(var_only, Outcome(RunStatus.OPTIMAL, 9.0, "x = 2")).correct
+    verdicts = score(var_only, Outcome(RunStatus.OPTIMAL, 9.0, values={"x": 2.0})).correct
     assert verdicts == {"strict_1e-6": None, "legacy_5pct_rounded": None, rule: True}
 
 

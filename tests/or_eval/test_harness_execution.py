@@ -14,12 +14,17 @@ BENCHES = ("nl4opt", "mamo_easy", "mamo_complex", "optibench", "optmath_bench", 
 HEADER = "import gurobipy as gp\nfrom gurobipy import GRB\nmodel = gp.Model()\n"
 
 
-def objective_program(value: float, printed: dict | None = None) -> str:
-    """A model whose optimum is exactly `value` (one fixed variable), printing `printed` values."""
-    lines = [HEADER, f"x = model.addVar(lb={value!r}, ub={value!r}, name='x')\n",
-             "model.setObjective(x, GRB.MINIMIZE)\n", "model.optimize()\n"]
-    for key, v in (printed or {}).items():
-        lines.append(f"print({key!r}, {v!r})\n")
+def objective_program(value: float, queried: dict | None = None) -> str:
+    """A real two-variable model whose optimum is exactly `value` (max x + y s.t. x + y <= value,
+    x <= y), with one decision variable per queried value, tied to x + y by a constraint so that
+    its optimal value is the queried one."""
+    lines = [HEADER, "x = model.addVar(lb=-GRB.INFINITY, name='x')\n",
+             "y = model.addVar(lb=-GRB.INFINITY, name='y')\n",
+             f"model.addConstr(x + y <= {value!r})\n", "model.addConstr(x - y <= 0)\n"]
+    for k, (key, v) in enumerate((queried or {}).items()):
+        lines.append(f"v{k} = model.addVar(lb=-GRB.INFINITY, name={key!r})\n")
+        lines.append(f"model.addConstr(v{k} - x - y == {v - value!r})\n")
+    lines += ["model.setObjective(x + y, GRB.MAXIMIZE)\n", "model.optimize()\n"]
     return "".join(lines)
 
 
@@ -148,4 +153,6 @@ def test_or_data_gold_formulations_score_correct(executor):
     wrong = [g.replace("model.setObjective(", "model.setObjective(3 * ", 1) for g in gold]
     assert all(w != g for w, g in zip(wrong, gold))
     report = evaluate(problems, lambda qs: wrong, executor)
-    assert not any(item["correct"]["strict_1e-6"] for item in report["items"]), report["items"]
+    # (scaling the objective leaves an infeasible instance infeasible, hence still correct)
+    optimal = [item for item in report["items"] if item["reference_status"] == "optimal"]
+    assert optimal and not any(item["correct"]["strict_1e-6"] for item in optimal), report["items"]

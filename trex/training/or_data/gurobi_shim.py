@@ -43,6 +43,10 @@ from trex.training.or_data.highs_backend import solve_canonical
 __version__ = "shim-over-highspy"
 SHIM = True  # lets code (and the sandbox) tell the shim from the real gurobipy
 
+# Inside the sandbox: where optimize() writes the model it was asked to solve (set by the sandbox
+# child).  The trusted parent solves that file itself; what this process reports is never read.
+EXPORT_PATH: str | None = None
+
 
 class GurobiError(Exception):
     def __init__(self, errno: int, message: str):
@@ -596,12 +600,43 @@ class Model:
         return int(self.NumQNZs > 0)
 
     # -- solving -------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """The model as plain data (the sandbox's ``model.json``, read by
+        trex.training.or_data.model_file): variables [name, lb, ub, vtype, obj], rows
+        [[indices], [coefficients], sense, rhs, name], the objective's linear part, constant and
+        quadratic terms [i, j, a] (a * x_i * x_j), and the sense."""
+        model_id = id(self)
+        obj = [v.Obj for v in self._vars]
+        const, quad = 0.0, []
+        if self._objective is not None:
+            lin, q, const = self._objective._parts()
+            obj = [0.0] * len(self._vars)
+            for k, a in lin.items():
+                if k[0] == model_id:
+                    obj[k[1]] += a
+            quad = [[ki[1], kj[1], a] for (ki, kj), a in q.items() if ki[0] == model_id and kj[0] == model_id]
+        return {"format": "trex-model-1", "maximize": self.ModelSense == GRB.MAXIMIZE,
+                "vars": [[v.VarName, v.LB, v.UB, v.VType, o] for v, o in zip(self._vars, obj)],
+                "obj_const": const, "quad": quad,
+                "rows": [[list(row), list(row.values()), sense, rhs, c.ConstrName]
+                         for (row, sense, rhs), c in zip(self._rows, self._constrs)]}
+
+    def _export(self, path: str) -> None:
+        import json
+        import os
+
+        with open(path + ".tmp", "w") as fh:
+            json.dump(self.to_dict(), fh)
+        os.replace(path + ".tmp", path)
+
     def optimize(self) -> None:
         start = time.perf_counter()
         n = len(self._vars)
         model_id = id(self)
         if any(v.VType in (GRB.SEMICONT, GRB.SEMIINT) for v in self._vars):
             raise GurobiError(10003, "semi-continuous variables are not supported by the HiGHS shim")
+        if EXPORT_PATH is not None:
+            self._export(EXPORT_PATH)
         c = np.array([v.Obj for v in self._vars], dtype=float)
         offset = 0.0
         q_lower = None

@@ -1,34 +1,33 @@
-"""Sandboxed execution of (model-written) Gurobi-style solver code.
+"""Sandboxed execution of (model-written) Gurobi-style solver code, with the verdict outside it.
 
 Contract (reused by trex.training.or_eval): ``execute_solver_code(code, limits=None) -> ExecutionResult``.
 The program is Python using the gurobipy API; it builds a model (any variable name) and calls
-``optimize()``.  Status and objective are read from the optimized model through a private pipe
-(``sandbox_runner``), never parsed from what the program prints.
+``optimize()``.  The solver module inside the sandbox writes that model into the run's work folder;
+this (trusted) process reads it as untrusted data (trex.training.or_data.model_file), solves it
+with its own solver (trex.training.or_data.solver) and reports status, objective and solution from
+that solve.  Nothing the program prints or reports is read, so a subclassed or patched ``Model``,
+a forged report, a patched solver or a printed answer changes nothing.
 
-Isolation layers, each reported in ``ExecutionResult.enforced`` when active:
+Layers, each listed in ``ExecutionResult.enforced`` when it held for the run:
 
-1. static check (``check_code_safety``): syntax, allow-listed imports, no eval/exec/open/
-   __import__/getattr..., no dunder attribute access.  Rejects before anything runs.
-2. a separate process per program: ``isolation="fork"`` (default) forks one fresh child per
-   program from a warm ``python -I`` zygote that has pre-imported the solvers (the child is never
-   reused); ``isolation="spawn"`` starts a brand-new ``python -I`` interpreter per program.
-3. new session / process group; the whole group is SIGKILLed at the wall-time limit or when the
-   program ends; any process left under the program's uid is killed too.
-4. rlimits: CPU seconds, address space (warm-interpreter size + ``memory_mb``), file size, open
-   files, processes (enforced because the program runs under its own unprivileged uid), no core.
-5. privilege drop to a per-run uid (when started as root) + no_new_privs: other processes'
-   /proc/<pid>/environ and the Python installation under /root become unreadable.
-6. audit hook: no socket creation/connect, no fork/exec/subprocess/kill, no ctypes, no writes or
-   file-system changes outside the program's temp dir, no reads of other processes' /proc.
-7. network namespace: the zygote (or each spawned interpreter) runs under ``unshare -n`` when that
-   works here (root or user namespaces), so there is no network interface at all.
-8. minimal environment (PATH, HOME=temp dir, one thread for OMP/OpenBLAS/MKL); a stray
-   ``GRB_LICENSE_FILE`` never reaches the program; gurobipy runs with Threads=1.
+- kernel (bubblewrap, the zygote runs inside it): ``mount_namespace`` (read-only binds of the
+  interpreter, its site-packages and a private copy of the three solver modules; no checkout, no
+  benchmark data, no /etc, no /home), ``pid_namespace``, ``network_namespace`` (no interface),
+  ``ipc_namespace``, ``private_tmp`` (/tmp and /dev/shm: empty tmpfs the program cannot write),
+  ``die_with_parent``; ``cgroup_memory`` and ``cgroup_pids`` (the whole run's memory and task
+  count; every process left in the cgroup after the run is killed); in the child ``seccomp`` (no
+  exec, ptrace, sockets, namespaces, mounts, bpf, io_uring), ``unprivileged_uid`` (as root: a
+  per-run uid, so RLIMIT_NPROC holds and nothing else is writable), ``no_new_privs``, rlimits,
+  ``fds_0_1_2_only``, ``process_group``, ``minimal_env``;
+- friendly early errors, not barriers: ``static_check`` (allow-listed imports, no eval/open/...),
+  ``audit_hook``.
 
-Solver backend: ``backend="auto"`` uses gurobipy when it imports and its license starts, else the
-HiGHS shim (trex.training.or_data.gurobi_shim).  When gurobipy raises "model too large for the
-size-limited license" (10010) or "no license" (10009), the program is re-run once on the shim and
-``ExecutionResult.fallback_reason`` says why.
+``host_layers()`` says which kernel layers this host provides (``trex doctor`` prints it).  A
+``Sandbox(require=KERNEL_LAYERS)`` refuses to start without them (or-eval does, unless the user
+opts in with ``--allow-weak-sandbox`` / ``TREX_ALLOW_WEAK_SANDBOX=1``).
+
+Replies of the zygote are length-prefixed frames carrying a per-request nonce the child never
+sees; a malformed or unmatched reply is a failed run and the zygote is replaced.
 """
 from __future__ import annotations
 
@@ -36,10 +35,12 @@ import ast
 import atexit
 import json
 import os
-import select
+import secrets
 import shutil
+import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -51,10 +52,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from trex.training.or_data import sandbox_runner
-from trex.training.or_data.sandbox_runner import ALLOWED_IMPORTS
-
-RUNNER_PATH = Path(sandbox_runner.__file__).resolve()
+from trex.training.or_data import highs_backend, gurobi_shim, sandbox_runner
+from trex.training.or_data.model_file import (ModelFileError, decision_values, hard_coded_objective,
+                                              model_from_json, model_from_mps, read_untrusted)
+from trex.training.or_data.sandbox_runner import ALLOWED_IMPORTS, FrameError, read_frame, write_frame
+from trex.training.or_data.solver import solve
 
 # Names the static check refuses to see called or referenced (escape hatches out of the model API).
 FORBIDDEN_NAMES = frozenset({
@@ -63,14 +65,25 @@ FORBIDDEN_NAMES = frozenset({
     "__loader__", "__spec__", "classmethod", "staticmethod", "super", "type", "object",
 })
 MAX_CODE_CHARS = 100_000
+MAX_INPUT_FILE_CHARS = 4_000_000
+
+# The kernel layers scoring untrusted code needs (Sandbox(require=...)).
+KERNEL_LAYERS = ("mount_namespace", "pid_namespace", "network_namespace", "private_tmp", "seccomp",
+                 "cgroup_memory", "cgroup_pids")
+WEAK_SANDBOX_ENV = "TREX_ALLOW_WEAK_SANDBOX"
+
+# The modules the zygote imports from this package: copied into a private folder the sandbox
+# mounts, so the rest of the checkout (the generators' reference builders) is not there.
+_SANDBOX_MODULES = (sandbox_runner, gurobi_shim, highs_backend)
+_SBX_LIB, _SBX_RUN = "/sbx/lib", "/sbx/run"
 
 
 @dataclass(frozen=True)
 class SandboxLimits:
     """Limits for one program.  ``wall_s`` is the hard kill; ``cpu_s`` the CPU-time rlimit;
-    ``memory_mb`` the address space the program may add; ``solver_time_limit_s`` is passed to the
-    solver (defaults to ``wall_s - 1``) so that a slow MILP ends with status time_limit instead of
-    being killed."""
+    ``memory_mb`` what the whole run may add to the warm interpreter (cgroup; also each process's
+    address space); ``solver_time_limit_s`` bounds the parent's solve of the program's model (and
+    the program's own solve; default ``wall_s - 1``)."""
 
     wall_s: float = 10.0
     cpu_s: int = 8
@@ -82,34 +95,33 @@ class SandboxLimits:
     max_solution_vars: int = 2000
     solver_time_limit_s: float | None = None
     backend: str = "auto"  # "auto" | "gurobipy" | "shim"
-    isolation: str = "fork"  # "fork" (warm zygote, fresh child per program) | "spawn" (fresh interpreter)
     static_check: bool = True
     audit_hook: bool = True
     drop_privileges: bool = True
-    network_namespace: bool = True
 
     def __post_init__(self) -> None:
         if self.backend not in ("auto", "gurobipy", "shim"):
             raise ValueError(f"SandboxLimits.backend={self.backend!r}: use 'auto', 'gurobipy' or 'shim'")
-        if self.isolation not in ("fork", "spawn"):
-            raise ValueError(f"SandboxLimits.isolation={self.isolation!r}: use 'fork' or 'spawn'")
         if self.wall_s <= 0 or self.cpu_s <= 0 or self.memory_mb <= 0:
             raise ValueError("SandboxLimits: wall_s, cpu_s and memory_mb must be positive")
 
+    @property
+    def solver_time_limit(self) -> float:
+        return self.solver_time_limit_s if self.solver_time_limit_s is not None else max(0.5, self.wall_s - 1.0)
+
     def for_child(self) -> dict:
-        d = asdict(self)
-        if d["solver_time_limit_s"] is None:
-            d["solver_time_limit_s"] = max(0.5, self.wall_s - 1.0)
-        return d
+        return dict(asdict(self), solver_time_limit_s=self.solver_time_limit)
 
 
 @dataclass
 class ExecutionResult:
-    """What one program did.  ``ok``: it ran to completion and an ``optimize()`` call produced a
-    status.  ``status`` is normalized ("optimal", "infeasible", "unbounded", "inf_or_unbd",
-    "time_limit", ..., or "error" when no status could be obtained).  ``error`` is None on success,
-    else a short reason ("timeout", "memory", "cpu_time", "file_size", "forbidden import os",
-    "sandbox: ... not allowed", "no optimize() call", or the tail of the traceback)."""
+    """What one program's model did, solved by this process.  ``ok``: the program ran to its end,
+    wrote a model, and the solve produced a status.  ``status`` is normalized ("optimal",
+    "infeasible", "unbounded", "inf_or_unbd", "time_limit", ..., or "error").  ``error`` is None on
+    success, else a short reason ("timeout", "memory", "cpu_time", "no optimize() call",
+    "hard-coded objective: ...", "sandbox: ... not allowed", the tail of the traceback, ...).
+    ``solution`` maps every variable name to its value (up to max_solution_vars);
+    ``decision_values`` only the model's decision variables (model_file.decision_values)."""
 
     ok: bool
     status: str | None
@@ -125,10 +137,12 @@ class ExecutionResult:
     num_int_vars: int | None = None
     num_qnzs: int | None = None
     solution: dict | None = None
+    decision_values: dict | None = None
     exit_code: int | None = None
     signal: int | None = None
     enforced: list = field(default_factory=list)
     violations: list = field(default_factory=list)
+    killed_after_run: int = 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -138,9 +152,8 @@ class ExecutionResult:
 # Static check
 # ----------------------------------------------------------------------------------------------
 def check_code_safety(code: str, allowed_imports: Iterable[str] = ALLOWED_IMPORTS, allow_open: bool = False) -> list[str]:
-    """Violations of the code safety rules (empty list = passes).  Cheap; runs before any process.
-    ``allow_open`` permits ``open`` (for programs that read input files placed in their temp dir;
-    the audit hook still refuses reads and writes outside it)."""
+    """Violations of the code safety rules (empty list = passes): an early, friendly error, not a
+    barrier (the kernel layers are).  ``allow_open`` permits ``open`` (programs reading data.json)."""
     forbidden = FORBIDDEN_NAMES - {"open"} if allow_open else FORBIDDEN_NAMES
     if len(code) > MAX_CODE_CHARS:
         return [f"code too long: {len(code)} characters > {MAX_CODE_CHARS}"]
@@ -152,9 +165,7 @@ def check_code_safety(code: str, allowed_imports: Iterable[str] = ALLOWED_IMPORT
     problems: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] not in allowed:
-                    problems.append(f"forbidden import {alias.name}")
+            problems += [f"forbidden import {a.name}" for a in node.names if a.name.split(".")[0] not in allowed]
         elif isinstance(node, ast.ImportFrom):
             if node.level or (node.module or "").split(".")[0] not in allowed:
                 problems.append(f"forbidden import {node.module or '.'}")
@@ -162,52 +173,215 @@ def check_code_safety(code: str, allowed_imports: Iterable[str] = ALLOWED_IMPORT
             problems.append(f"forbidden name {node.id}")
         elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr.endswith("__"):
             problems.append(f"forbidden attribute {node.attr}")
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            continue
     return sorted(set(problems))
 
 
-def imported_modules(code: str) -> list[str]:
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return []
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module.split(".")[0])
-    return sorted(names)
+# ----------------------------------------------------------------------------------------------
+# Host probes
+# ----------------------------------------------------------------------------------------------
+def _site_dirs() -> list[str]:
+    """site-packages folders the interpreter's solver modules (numpy, highspy) come from."""
+    import site
+
+    dirs = list(getattr(site, "getsitepackages", lambda: [])())
+    dirs += [sysconfig.get_paths().get(k, "") for k in ("purelib", "platlib")]
+    user = getattr(site, "getusersitepackages", lambda: "")()
+    if user and user in sys.path:
+        dirs.append(user)
+    return [d for d in dict.fromkeys(os.path.realpath(d) for d in dirs if d) if os.path.isdir(d)]
 
 
-# ----------------------------------------------------------------------------------------------
-# Environment probes
-# ----------------------------------------------------------------------------------------------
-@lru_cache(maxsize=1)
-def unshare_available() -> bool:
-    """Whether this interpreter starts inside `unshare -n` (a private, empty network namespace).
-    Probed with the interpreter itself, not `true`, in the sandbox's environment: a namespace that
-    `true` enters but Python cannot start in must not take the sandbox down (Sandbox._zygote also
-    falls back when a zygote dies there)."""
-    exe = shutil.which("unshare")
+def _interpreter_roots() -> list[str]:
+    """Folders bound read-only into the sandbox: the interpreter's prefixes and site-packages."""
+    roots = [os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, *_site_dirs())]
+    roots.append(os.path.dirname(os.path.realpath(sys.executable)))
+    keep: list[str] = []
+    for r in sorted(set(roots), key=len):
+        if not any(r == k or r.startswith(k + os.sep) for k in keep) and not r.startswith("/usr/"):
+            keep.append(r)
+    return keep
+
+
+def bwrap_command(worker_dir: str, lib_dir: str) -> list[str] | None:
+    """The bubblewrap command line that runs the zygote, or None when bwrap is not installed."""
+    exe = shutil.which("bwrap")
     if exe is None:
-        return False
+        return None
+    cmd = [exe]
+    for top in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin"):
+        if os.path.islink(top):
+            cmd += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            cmd += ["--ro-bind", top, top]
+    cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    for root in _interpreter_roots():
+        cmd += ["--ro-bind", root, root]
+    cmd += ["--perms", "0755", "--dir", os.path.dirname(_SBX_LIB),  # the per-run uid traverses it
+            "--ro-bind", lib_dir, _SBX_LIB, "--bind", worker_dir, _SBX_RUN,
+            "--proc", "/proc", "--dev", "/dev", "--perms", "0755", "--tmpfs", "/tmp",
+            "--perms", "0755", "--tmpfs", "/dev/shm",
+            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session", "--chdir", _SBX_RUN, "--clearenv"]
+    for key, value in sandbox_runner.minimal_env(_SBX_RUN).items():
+        cmd += ["--setenv", key, value]
+    if os.geteuid() == 0:  # the zygote needs these to give each program its own uid and clean up
+        cmd += ["--cap-drop", "ALL"]
+        for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_KILL"):
+            cmd += ["--cap-add", cap]
+    else:
+        cmd += ["--unshare-user"]
+    return cmd
+
+
+def _write_lib(lib_dir: str) -> None:
+    """A private copy of the sandbox's modules as a minimal trex package (empty __init__ files)."""
+    package = Path(lib_dir, "trex", "training", "or_data")
+    package.mkdir(parents=True, exist_ok=True)
+    for part in (Path(lib_dir, "trex"), Path(lib_dir, "trex", "training"), package):
+        (part / "__init__.py").write_text("")
+    for module in _SANDBOX_MODULES:
+        shutil.copyfile(module.__file__, package / os.path.basename(module.__file__))
+    os.chmod(lib_dir, 0o755)
+
+
+class _Cgroup:
+    """One memory + pids cgroup (v1 or v2) for a zygote and the programs it forks."""
+
+    def __init__(self, name: str):
+        self.memory_dir = self.pids_dir = None
+        self.v2 = False
+        own = self._own_paths()
+        unified = own.get("")
+        if os.path.exists("/sys/fs/cgroup/cgroup.controllers") and unified is not None:
+            self.v2 = True
+            self.memory_dir = self.pids_dir = self._make(f"/sys/fs/cgroup{unified}", name, "memory.max")
+        else:
+            if "memory" in own:
+                self.memory_dir = self._make(f"/sys/fs/cgroup/memory{own['memory']}", name, "memory.limit_in_bytes")
+            if "pids" in own:
+                self.pids_dir = self._make(f"/sys/fs/cgroup/pids{own['pids']}", name, "pids.max")
+        self.dirs = [d for d in dict.fromkeys((self.memory_dir, self.pids_dir)) if d]
+
+    @staticmethod
+    def _own_paths() -> dict[str, str]:
+        paths: dict[str, str] = {}
+        try:
+            for line in Path("/proc/self/cgroup").read_text().splitlines():
+                _, controllers, path = line.split(":", 2)
+                for c in controllers.split(",") if controllers else [""]:
+                    paths[c] = path
+        except (OSError, ValueError):
+            pass
+        return paths
+
+    @staticmethod
+    def _make(parent: str, name: str, probe: str) -> str | None:
+        path = os.path.join(parent, name)
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError:
+            return None
+        if os.path.exists(os.path.join(path, probe)):
+            return path
+        shutil.rmtree(path, ignore_errors=True)
+        return None
+
+    def _write(self, directory: str | None, name: str, value) -> bool:
+        if directory is None:
+            return False
+        try:
+            with open(os.path.join(directory, name), "w") as fh:
+                fh.write(str(value))
+            return True
+        except OSError:
+            return False
+
+    def _read(self, directory: str | None, name: str) -> str | None:
+        try:
+            return Path(directory, name).read_text() if directory else None
+        except OSError:
+            return None
+
+    def memory_usage(self) -> int | None:
+        text = self._read(self.memory_dir, "memory.current" if self.v2 else "memory.usage_in_bytes")
+        return int(text) if text and text.strip().isdigit() else None
+
+    def set_memory(self, limit: int) -> bool:
+        return self._write(self.memory_dir, "memory.max" if self.v2 else "memory.limit_in_bytes", limit)
+
+    def set_pids(self, limit: int) -> bool:
+        return self._write(self.pids_dir, "pids.max", limit)
+
+    def pids_current(self) -> int | None:
+        text = self._read(self.pids_dir, "pids.current")
+        return int(text) if text and text.strip().isdigit() else None
+
+    def oom_kills(self) -> int:
+        text = self._read(self.memory_dir, "memory.events" if self.v2 else "memory.oom_control") or ""
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill" and value.strip().isdigit():
+                return int(value)
+        return 0
+
+    def procs(self) -> set[int]:
+        out: set[int] = set()
+        for d in self.dirs:
+            text = self._read(d, "cgroup.procs") or ""
+            out.update(int(p) for p in text.split() if p.isdigit())
+        return out
+
+    def kill_except(self, keep: set[int]) -> int:
+        extra = self.procs() - keep
+        for pid in extra:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        return len(extra)
+
+    def remove(self) -> None:
+        for _ in range(50):
+            if not self.procs():
+                break
+            self.kill_except(set())
+            time.sleep(0.02)
+        for d in self.dirs:
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+
+
+@lru_cache(maxsize=1)
+def host_layers() -> dict[str, str | None]:
+    """Which kernel layers this host enforces: layer -> None when it holds, else why not.
+    Measured by starting one sandboxed zygote and running one program in it."""
+    reasons: dict[str, str | None] = {}
     try:
-        return subprocess.run([exe, "-n", sys.executable, "-I", "-c", "pass"], capture_output=True,
-                              timeout=60, env=sandbox_runner.minimal_env(tempfile.gettempdir()),
-                              cwd=tempfile.gettempdir()).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+        with Sandbox(workers=1) as sb:
+            r = sb.run("import gurobipy as gp\nm = gp.Model()\nx = m.addVar(ub=1)\nm.setObjective(x, -1)\nm.optimize()\n",
+                       SandboxLimits(backend="shim", wall_s=30))
+            held = set(r.enforced)
+            why = sb.missing_reasons
+    except Exception as exc:  # the probe itself failed: nothing is known to hold
+        held, why = set(), {layer: f"{type(exc).__name__}: {exc}" for layer in KERNEL_LAYERS}
+    for layer in KERNEL_LAYERS + ("ipc_namespace", "die_with_parent", "unprivileged_uid", "no_new_privs"):
+        reasons[layer] = None if layer in held else why.get(layer, "not reported by the probe run")
+    return reasons
 
 
 @lru_cache(maxsize=1)
 def probe_backends() -> dict:
-    """Which solver backends work in a clean interpreter: {'gurobipy': bool, 'gurobipy_error': str|None,
-    'shim': bool}.  Run in a subprocess so that a broken gurobipy cannot hurt the caller."""
-    env = sandbox_runner.minimal_env(tempfile.gettempdir())
-    proc = subprocess.run([sys.executable, "-I", str(RUNNER_PATH), "--probe"], capture_output=True,
-                          text=True, env=env, timeout=60)
+    """Which solver backends the sandbox's interpreter has: {'gurobipy', 'gurobipy_error', 'shim'}."""
+    lib = tempfile.mkdtemp(prefix="or-sandbox-probe-")
+    try:
+        _write_lib(lib)
+        proc = subprocess.run([sys.executable, "-I", "-S", os.path.join(lib, "trex/training/or_data/sandbox_runner.py"),
+                               "--probe", "--site", *_site_dirs()], capture_output=True, text=True,
+                              env=sandbox_runner.minimal_env(lib), timeout=120)
+    finally:
+        shutil.rmtree(lib, ignore_errors=True)
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith("{"):
             return json.loads(line)
@@ -224,104 +398,108 @@ def resolve_backend(backend: str) -> str:
 
 
 # ----------------------------------------------------------------------------------------------
-# Result interpretation
-# ----------------------------------------------------------------------------------------------
-_SIGNAL_ERRORS = {24: "cpu_time", 25: "file_size", 9: "killed", 11: "crash (SIGSEGV)", 6: "crash (SIGABRT)"}
-_EXCEPTION_ERRORS = (("MemoryError", "memory"), ("BlockingIOError", "process limit (fork failed)"))
-
-
-def _interpret(reply: dict, backend: str) -> ExecutionResult:
-    report = reply.get("report") or {}
-    error: str | None = None
-    if reply.get("zygote_error"):
-        error = f"sandbox failure: {reply['zygote_error']}"
-    elif reply.get("timed_out"):
-        error = "timeout"
-    elif reply.get("signal") is not None:
-        error = _SIGNAL_ERRORS.get(reply["signal"], f"killed by signal {reply['signal']}")
-    elif report.get("harness_error"):
-        error = f"sandbox failure: {report['harness_error']}"
-    elif report.get("exception"):
-        exc = report["exception"]
-        label = next((label for key, label in _EXCEPTION_ERRORS if key in exc), None)
-        if label is not None:
-            error = label
-        elif "sandbox:" in exc:
-            error = exc[exc.index("sandbox:"):]
-        else:
-            error = (report.get("traceback") or exc)[-1500:]
-    elif not report:
-        error = "no report from the program (crashed before reporting)"
-    elif not report.get("optimize_calls"):
-        error = "no optimize() call"
-    status = report.get("status")
-    if error and status is None:
-        status = "error"
-    ok = error is None and status not in (None, "error")
-    return ExecutionResult(
-        ok=ok, status=status, objective=report.get("objective"), error=error,
-        stdout=reply.get("stdout", ""), stderr=reply.get("stderr", ""), wall_s=reply.get("wall_s", 0.0),
-        backend=backend, fallback_reason=report.get("fallback"), num_vars=report.get("num_vars"),
-        num_constrs=report.get("num_constrs"), num_int_vars=report.get("num_int_vars"),
-        num_qnzs=report.get("num_qnzs"), solution=report.get("solution"), exit_code=reply.get("exit_code"),
-        signal=reply.get("signal"), enforced=list(report.get("enforced", [])),
-    )
-
-
-# ----------------------------------------------------------------------------------------------
-# Executors
+# The zygote (one per worker), started inside bubblewrap and a cgroup when the host has them
 # ----------------------------------------------------------------------------------------------
 class _Zygote:
-    """One warm `python -I` interpreter that forks a fresh child per request."""
-
-    def __init__(self, network_namespace: bool, tmp_root: str):
-        self.tmp_root = tmp_root
-        cmd = [sys.executable, "-I", str(RUNNER_PATH), "--zygote"]
-        self.network_namespace = bool(network_namespace and unshare_available())
-        if self.network_namespace:
-            cmd = [shutil.which("unshare"), "-n", *cmd]
-        # the zygote's stderr goes to a file: when it dies before its hello, the error says why
-        # (on the H200 image it died there once with nothing to show for it)
-        self.stderr_path = os.path.join(tmp_root, "zygote_stderr.txt")
+    def __init__(self, tmp_root: str, slot: int, lib_dir: str, use_bwrap: bool = True):
+        self.worker_dir = os.path.join(tmp_root, f"w{slot}")
+        os.makedirs(self.worker_dir, mode=0o711, exist_ok=True)
+        os.chmod(self.worker_dir, 0o711)
+        self.cgroup = _Cgroup(f"trex-sbx-{os.getpid()}-{slot}-{secrets.token_hex(3)}")
+        self.layers: list[str] = []
+        self.missing: dict[str, str] = {}
+        bwrap = bwrap_command(self.worker_dir, lib_dir) if use_bwrap else None
+        site_dirs = _site_dirs()
+        if bwrap is not None:
+            runner = f"{_SBX_LIB}/trex/training/or_data/sandbox_runner.py"
+            cmd = bwrap + [sys.executable, "-I", "-S", runner, "--zygote", "--site", *site_dirs]
+            self.inner_run_dir = _SBX_RUN
+        else:
+            runner = os.path.join(lib_dir, "trex/training/or_data/sandbox_runner.py")
+            cmd = [sys.executable, "-I", "-S", runner, "--zygote", "--site", *site_dirs]
+            self.inner_run_dir = self.worker_dir
+            reason = ("bubblewrap (bwrap) is not installed: apt-get install -y bubblewrap" if use_bwrap else
+                      "bubblewrap could not start the zygote on this host")
+            for layer in ("mount_namespace", "pid_namespace", "network_namespace", "ipc_namespace",
+                          "private_tmp", "die_with_parent"):
+                self.missing[layer] = reason
+        if self.cgroup.dirs:  # enter the cgroup before bwrap starts: every later process is in it
+            procs = [os.path.join(d, "cgroup.procs") for d in self.cgroup.dirs]
+            cmd = ["/bin/sh", "-c", 'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 97; done; '
+                   'while [ "$1" != -- ]; do shift; done; shift; exec "$@"', "sh", *procs, "--", *cmd]
+        self.stderr_path = os.path.join(tmp_root, f"zygote{slot}_stderr.txt")
         with open(self.stderr_path, "w") as err:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=err, text=True, bufsize=1,
-                                         env=sandbox_runner.minimal_env(tmp_root), cwd=tmp_root)
-        hello = self.proc.stdout.readline()
-        if not hello:
-            self.proc.wait()
-            try:
-                with open(self.stderr_path) as f:
-                    tail = f.read()[-1500:].strip()
-            except OSError:
-                tail = ""
-            raise RuntimeError(f"sandbox zygote failed to start (exit code {self.proc.returncode}, command "
-                               f"{' '.join(cmd)}): {tail or 'no stderr'}")
-        self.ready = json.loads(hello)["ready"]
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                         env=sandbox_runner.minimal_env(self.worker_dir), cwd=self.worker_dir,
+                                         bufsize=0)
+        try:
+            hello = read_frame(self.proc.stdout.fileno(), time.monotonic() + 120)
+        except (EOFError, TimeoutError, FrameError) as exc:
+            self.kill()
+            tail = Path(self.stderr_path).read_text(errors="replace")[-1500:].strip()
+            raise RuntimeError(f"sandbox zygote failed to start ({type(exc).__name__}: {exc}; command "
+                               f"{' '.join(cmd[:3])} ...): {tail or 'no stderr'}") from None
+        self.ready = hello.get("ready", {})
+        if bwrap is not None:
+            self.layers += ["mount_namespace", "pid_namespace", "network_namespace", "ipc_namespace",
+                            "private_tmp", "die_with_parent"]
+        self._cgroup_baseline()
+        self.keep = self.cgroup.procs()
+        self.memory_mb: int | None = None
         self.lock = threading.Lock()
+
+    def _cgroup_baseline(self) -> None:
+        if self.cgroup.memory_dir is None:
+            self.missing["cgroup_memory"] = "no writable memory cgroup here (run as root on a host with cgroups)"
+        if self.cgroup.pids_dir is None:
+            self.missing["cgroup_pids"] = "no writable pids cgroup here (run as root on a host with cgroups)"
+        self.baseline_memory = self.cgroup.memory_usage() or 0
+        self.baseline_tasks = self.cgroup.pids_current() or 0
+
+    def _apply_limits(self, limits: SandboxLimits) -> list[str]:
+        held = []
+        if self.cgroup.memory_dir is not None and self.cgroup.set_memory(self.baseline_memory + limits.memory_mb * 2**20):
+            held.append("cgroup_memory")
+        if self.cgroup.pids_dir is not None and self.cgroup.set_pids(self.baseline_tasks + limits.max_processes):
+            held.append("cgroup_pids")
+        return held
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def run(self, request: dict) -> dict:
-        # The zygote enforces the wall limit itself; this outer deadline only guards against a
-        # zygote that stopped answering (then it is killed and replaced on the next request).
-        deadline = float(request["limits"].get("wall_s", 10.0)) + 30.0
+    def run(self, request: dict, limits: SandboxLimits) -> dict:
+        """Send one request; the reply, or {"zygote_error": ...} (then this zygote is dead)."""
+        nonce = secrets.token_hex(16)
+        deadline = time.monotonic() + float(limits.wall_s) + 30.0
         with self.lock:
+            held = self._apply_limits(limits)
+            ooms = self.cgroup.oom_kills()
             try:
-                self.proc.stdin.write(json.dumps(request) + "\n")
-                self.proc.stdin.flush()
-            except BrokenPipeError:
-                return {"report": None, "zygote_error": "zygote exited"}
-            ready, _, _ = select.select([self.proc.stdout], [], [], deadline)
-            if not ready:
-                self.proc.kill()
-                self.proc.wait()
-                return {"report": None, "zygote_error": f"zygote did not answer within {deadline:.0f} s; restarted"}
-            line = self.proc.stdout.readline()
-        if not line:
-            return {"report": None, "zygote_error": "zygote exited"}
-        return json.loads(line)
+                write_frame(self.proc.stdin.fileno(), request)
+                write_frame(self.proc.stdin.fileno(), {"nonce": nonce})
+                reply = read_frame(self.proc.stdout.fileno(), deadline)
+            except (BrokenPipeError, EOFError):
+                self.kill()
+                return {"zygote_error": "zygote exited"}
+            except TimeoutError:
+                self.kill()
+                return {"zygote_error": "zygote did not answer in time; replaced"}
+            except FrameError as exc:
+                self.kill()
+                return {"zygote_error": f"malformed reply ({exc}); zygote replaced"}
+            if not isinstance(reply, dict) or not secrets.compare_digest(str(reply.get("nonce")), nonce):
+                self.kill()
+                return {"zygote_error": "reply without this request's nonce; zygote replaced"}
+            reply["killed_after_run"] = self.cgroup.kill_except(self.keep) if self.cgroup.dirs else 0
+            reply["oom_killed"] = self.cgroup.oom_kills() > ooms
+            reply["cgroup_layers"] = held
+        return reply
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.cgroup.remove()
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -329,35 +507,93 @@ class _Zygote:
                 self.proc.stdin.close()
                 self.proc.wait(timeout=5)
             except Exception:
-                self.proc.kill()
-                self.proc.wait()
+                pass
+        self.kill()
+
+
+_SIGNAL_ERRORS = {24: "cpu_time", 25: "file_size", 9: "killed", 11: "crash (SIGSEGV)", 6: "crash (SIGABRT)",
+                  31: "crash (SIGSYS: a syscall the sandbox forbids)"}
+_STDERR_ERRORS = (("MemoryError", "memory"), ("BlockingIOError", "process limit (fork failed)"))
+
+
+def _tail(path: str, limit: int) -> str:
+    try:
+        blob = read_untrusted(path, limit=1 << 40)
+    except ModelFileError:
+        return ""
+    if blob is None:
+        return ""
+    text = blob[-limit:].decode("utf-8", "replace")
+    return ("[... truncated ...]\n" + text) if len(blob) > limit else text
+
+
+def _program_error(reply: dict, stderr: str) -> str | None:
+    """Why the program did not run to its end (None: it did)."""
+    if reply.get("zygote_error"):
+        return f"sandbox failure: {reply['zygote_error']}"
+    setup = reply.get("setup")
+    if not isinstance(setup, dict):
+        return "sandbox failure: the child reported no setup"
+    if setup.get("setup_error"):
+        return f"sandbox failure: {setup['setup_error']}"
+    if reply.get("timed_out"):
+        return "timeout"
+    if reply.get("oom_killed"):
+        return "memory"
+    if reply.get("signal") is not None:
+        return _SIGNAL_ERRORS.get(reply["signal"], f"killed by signal {reply['signal']}")
+    if reply.get("exit_code") != 0:
+        label = next((label for key, label in _STDERR_ERRORS if key in stderr), None)
+        if label is not None:
+            return label
+        if "sandbox:" in stderr:
+            line = stderr[stderr.rindex("sandbox:"):].splitlines()[0]
+            return line
+        return stderr[-1500:].strip() or f"exit code {reply.get('exit_code')}"
+    return None
 
 
 class Sandbox:
-    """A pool of ``workers`` executors.  ``run`` executes one program; ``map`` runs many in parallel
-    (one program per fresh child process; workers only bound the parallelism)."""
+    """A pool of ``workers`` zygotes.  ``run`` executes one program; ``map`` runs many in parallel
+    (one fresh child per program; workers bound the parallelism).  ``require``: kernel layers that
+    must hold, else the constructor raises RuntimeError naming what is missing and how to add it."""
 
-    def __init__(self, workers: int = 1, tmp_root: str | None = None):
+    def __init__(self, workers: int = 1, tmp_root: str | None = None, require: Iterable[str] = ()):
         if workers < 1:
             raise ValueError(f"Sandbox(workers={workers}): need at least one worker")
         self.workers = workers
         self._own_tmp = tmp_root is None
         self.tmp_root = tmp_root or tempfile.mkdtemp(prefix="or-sandbox-")
-        os.chmod(self.tmp_root, 0o711)  # per-run uids must traverse it, not list it
+        os.chmod(self.tmp_root, 0o711)
+        self.lib_dir = os.path.join(self.tmp_root, "lib")
+        _write_lib(self.lib_dir)
         self._zygotes: list[_Zygote | None] = [None] * workers
-        self._netns_error: str | None = None  # why a zygote failed under `unshare -n`, once it has
         self._free: list[int] = list(range(workers))
         self._cond = threading.Condition()
+        self._runs = 0
+        self._runs_lock = threading.Lock()
+        self.missing_reasons: dict[str, str] = {}
+        self._bwrap_error: str | None = None
         self._pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
-        # Remove the temp root even when close() is never called (e.g. a pool worker that exits).
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.tmp_root, True) if self._own_tmp else None
+        required = tuple(require)
+        if required:
+            probe = self.run("import gurobipy as gp\nm = gp.Model()\nx = m.addVar(ub=1)\nm.setObjective(x, -1)\n"
+                             "m.optimize()\n", SandboxLimits(backend="shim", wall_s=30))
+            missing = [layer for layer in required if layer not in probe.enforced]
+            if missing:
+                self.close()
+                why = "; ".join(f"{layer}: {self.missing_reasons.get(layer, probe.error or 'did not hold')}"
+                                for layer in missing)
+                raise RuntimeError(f"the sandbox lacks kernel layers needed for untrusted code ({why}); install "
+                                   f"them (bash scripts/test.sh does, as root) or opt in to a weaker sandbox with "
+                                   f"--allow-weak-sandbox / {WEAK_SANDBOX_ENV}=1")
 
     @property
     def network_namespace_error(self) -> str | None:
-        """Why zygotes run without `unshare -n` in this sandbox (None: the layer works or was not asked for)."""
-        return self._netns_error
+        """Why programs run without a network namespace here (None: they have one)."""
+        return self.missing_reasons.get("network_namespace")
 
-    # -- zygote management -----------------------------------------------------------------------
     def _acquire(self) -> int:
         with self._cond:
             while not self._free:
@@ -369,23 +605,25 @@ class Sandbox:
             self._free.append(slot)
             self._cond.notify()
 
-    def _zygote(self, slot: int, network_namespace: bool) -> _Zygote:
-        netns = network_namespace and unshare_available() and self._netns_error is None
+    def _zygote(self, slot: int) -> _Zygote:
         z = self._zygotes[slot]
-        if z is None or not z.alive() or z.network_namespace != netns:
+        if z is None or not z.alive():
             if z is not None:
-                z.close()
+                z.kill()
             try:
-                z = _Zygote(netns, self.tmp_root)
+                z = _Zygote(self.tmp_root, slot, self.lib_dir, use_bwrap=self._bwrap_error is None)
             except RuntimeError as exc:
-                if not netns:
+                if self._bwrap_error is not None or shutil.which("bwrap") is None:
                     raise
-                # the namespace is one layer of eight (the audit hook still refuses sockets): run
-                # without it rather than score every program as a sandbox failure, and say so
-                self._netns_error = str(exc)
-                warnings.warn(f"sandbox: the zygote did not start under `unshare -n`, so programs run without "
-                              f"the network namespace ({exc})", RuntimeWarning, stacklevel=3)
-                z = _Zygote(False, self.tmp_root)
+                # gVisor-like hosts refuse the namespaces: run without them, say so once, and let
+                # Sandbox(require=...) refuse untrusted code
+                self._bwrap_error = str(exc)
+                warnings.warn(f"sandbox: bubblewrap could not start the zygote, so programs run without the "
+                              f"kernel namespaces ({exc})", RuntimeWarning, stacklevel=4)
+                z = _Zygote(self.tmp_root, slot, self.lib_dir, use_bwrap=False)
+            self.missing_reasons.update(z.missing)
+            if z.ready.get("seccomp") is False:
+                self.missing_reasons["seccomp"] = "libseccomp is not installed: apt-get install -y libseccomp2"
             self._zygotes[slot] = z
         return z
 
@@ -412,53 +650,87 @@ class Sandbox:
         result.wall_s = time.perf_counter() - t0
         return result
 
-    def _run_backend(self, code: str, limits: SandboxLimits, backend: str, files: dict[str, str]) -> ExecutionResult:
-        request = {"code": code, "backend": backend, "limits": limits.for_child(), "tmp_root": self.tmp_root,
-                   "files": files}
-        if limits.isolation == "fork":
-            slot = self._acquire()
-            try:
-                zygote = self._zygote(slot, limits.network_namespace)
-                reply = zygote.run(request)
-                netns = zygote.network_namespace
-            finally:
-                self._release(slot)
-        else:
-            reply, netns = self._spawn(request, code, limits)
-        result = _interpret(reply, backend)
-        if netns:
-            result.enforced.append("network_namespace")
-        result.enforced.append(f"isolation_{limits.isolation}")
-        return result
+    def _new_run_dir(self, zygote: _Zygote, files: dict[str, str]) -> tuple[str, str]:
+        with self._runs_lock:
+            self._runs += 1
+            name = f"r{self._runs}"
+        host = os.path.join(zygote.worker_dir, name)
+        os.makedirs(os.path.join(host, sandbox_runner.WORK_NAME), mode=0o755)
+        os.chmod(host, 0o755)
+        for fname, content in files.items():  # input files, read-only to the program
+            path = os.path.join(host, sandbox_runner.WORK_NAME, fname)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(content)
+            os.chmod(path, 0o444)
+        return host, os.path.join(zygote.inner_run_dir, name)
 
-    def _spawn(self, request: dict, code: str, limits: SandboxLimits) -> tuple[dict, bool]:
-        workdir = tempfile.mkdtemp(prefix="orsbx-", dir=self.tmp_root)
-        out_fd, err_fd = sandbox_runner._open_output_files(workdir)
-        result_r, result_w = os.pipe()
-        cmd = [sys.executable, "-I", str(RUNNER_PATH), "--one"]
-        netns = bool(limits.network_namespace and unshare_available())
-        if netns:
-            cmd = [shutil.which("unshare"), "-n", *cmd]
-        request = dict(request, workdir=workdir, result_fd=result_w, out_fd=out_fd, err_fd=err_fd,
-                       imports=imported_modules(code))
+    def _run_backend(self, code: str, limits: SandboxLimits, backend: str, files: dict[str, str]) -> ExecutionResult:
+        slot = self._acquire()
         try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, pass_fds=(result_w, out_fd, err_fd),
-                                    start_new_session=True, env=sandbox_runner.minimal_env(workdir),
-                                    cwd=workdir)
-            os.close(result_w)
-            proc.stdin.write((json.dumps(request) + "\n").encode())
-            proc.stdin.close()
-            # Imports of the solver happen inside the wall budget too (a fresh interpreter costs).
-            reply = sandbox_runner.supervise(proc.pid, result_r, float(limits.wall_s), out_fd, err_fd,
-                                             limits.max_output_bytes)
-            # supervise() reaped the child with wait4; tell Popen so it does not warn or re-wait.
-            proc.returncode = reply.get("exit_code")
-            return reply, netns
+            zygote = self._zygote(slot)
+            host_dir, inner_dir = self._new_run_dir(zygote, files)
+            try:
+                reply = zygote.run({"code": code, "backend": backend, "limits": limits.for_child(),
+                                    "run_dir": inner_dir}, limits)
+                layers = list(zygote.layers) + list(reply.get("cgroup_layers", []))
+                return self._result(reply, host_dir, limits, backend, layers)
+            finally:
+                shutil.rmtree(host_dir, ignore_errors=True)
         finally:
-            os.close(out_fd)
-            os.close(err_fd)
-            shutil.rmtree(workdir, ignore_errors=True)
+            self._release(slot)
+
+    def _result(self, reply: dict, host_dir: str, limits: SandboxLimits, backend: str,
+                layers: list[str]) -> ExecutionResult:
+        stdout = _tail(os.path.join(host_dir, sandbox_runner.STDOUT_NAME), limits.max_output_bytes)
+        stderr = _tail(os.path.join(host_dir, sandbox_runner.STDERR_NAME), limits.max_output_bytes)
+        setup = reply.get("setup") if isinstance(reply.get("setup"), dict) else {}
+        layers = layers + [str(x) for x in setup.get("layers", [])]
+        for layer in ("seccomp", "unprivileged_uid", "no_new_privs"):
+            if layer not in layers and setup.get("layers"):
+                self.missing_reasons.setdefault(layer, "the child could not apply it on this host")
+        work = os.path.join(host_dir, sandbox_runner.WORK_NAME)
+        result = ExecutionResult(ok=False, status="error", objective=None, error=None, stdout=stdout,
+                                 stderr=stderr, backend=backend, exit_code=reply.get("exit_code"),
+                                 signal=reply.get("signal"), enforced=layers,
+                                 killed_after_run=int(reply.get("killed_after_run") or 0))
+        try:
+            fallback = read_untrusted(os.path.join(work, sandbox_runner.FALLBACK_NAME), limit=4096)
+            if fallback and backend == "gurobipy":
+                result.fallback_reason = fallback.decode("utf-8", "replace")[:200]
+                return result
+            result.error = _program_error(reply, stderr)
+            if result.error is not None:
+                return result
+            blob = read_untrusted(os.path.join(work, sandbox_runner.MODEL_JSON))
+            if blob is not None:
+                model = model_from_json(blob)
+            elif read_untrusted(os.path.join(work, sandbox_runner.MODEL_MPS)) is not None:
+                model = model_from_mps(os.path.join(work, sandbox_runner.MODEL_MPS))
+            else:
+                result.error = "no optimize() call"
+                return result
+        except ModelFileError as exc:
+            result.error = f"model file: {exc}"
+            return result
+        result.num_vars, result.num_constrs = model.num_vars, len(model.rows)
+        result.num_int_vars, result.num_qnzs = model.num_int_vars, len(model.quad)
+        try:
+            solved = solve(model, backend={"shim": "highs"}.get(backend, "auto"), time_limit=limits.solver_time_limit)
+        except Exception as exc:  # the solver refused the model (e.g. nonconvex, MIQP on HiGHS)
+            result.error = f"solver: {type(exc).__name__}: {exc}"[:500]
+            return result
+        result.status = solved.status
+        objective = solved.objective if solved.status == "optimal" else None
+        reason = hard_coded_objective(model, objective) if solved.status == "optimal" else None
+        if reason is not None:
+            result.status, result.error = "error", reason
+            return result
+        result.objective = objective
+        if solved.x and model.num_vars <= limits.max_solution_vars:
+            result.solution = dict(zip(model.var_names, map(float, solved.x)))
+            result.decision_values = decision_values(model, solved.x)
+        result.ok = result.status not in (None, "error")
+        return result
 
     def map(self, codes: Iterable[str], limits: SandboxLimits | None = None) -> list[ExecutionResult]:
         """Run many programs (in parallel over the workers); results in input order."""
@@ -500,20 +772,19 @@ def default_sandbox() -> Sandbox:
 
 def execute_solver_code(code: str, limits: SandboxLimits | None = None, sandbox: Sandbox | None = None,
                         files: dict[str, str] | None = None) -> ExecutionResult:
-    """Run one Gurobi-style program in the sandbox and report status/objective from its model.
-    ``files`` ({name: text}) are written into the program's temp dir (its cwd) before it starts,
-    read-only, e.g. a Bench4Opt ``data.json``; with files the static check permits ``open``."""
+    """Run one Gurobi-style program in the sandbox and report status/objective from its model,
+    solved here.  ``files`` ({name: text}) are written read-only into the program's work folder
+    (its cwd) before it starts, e.g. a Bench4Opt ``data.json``; with files the static check
+    permits ``open``."""
     return (sandbox or default_sandbox()).run(code, limits, files)
-
-
-MAX_INPUT_FILE_CHARS = 4_000_000
 
 
 def _check_files(files: dict[str, str] | None) -> dict[str, str]:
     if not files:
         return {}
+    reserved = {sandbox_runner.MODEL_JSON, sandbox_runner.MODEL_MPS, sandbox_runner.FALLBACK_NAME}
     for name, content in files.items():
-        if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
+        if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith(".") or name in reserved:
             raise ValueError(f"files: bad file name {name!r}; use a plain name such as 'data.json'")
         if not isinstance(content, str):
             raise TypeError(f"files[{name!r}] must be text (str), got {type(content).__name__}")
@@ -523,4 +794,10 @@ def _check_files(files: dict[str, str] | None) -> dict[str, str]:
 
 
 __all__ = ["SandboxLimits", "ExecutionResult", "Sandbox", "execute_solver_code", "check_code_safety",
-           "probe_backends", "unshare_available", "default_sandbox"]
+           "probe_backends", "host_layers", "unshare_available", "default_sandbox", "KERNEL_LAYERS",
+           "WEAK_SANDBOX_ENV"]
+
+
+def unshare_available() -> bool:
+    """Whether programs here run in an empty network namespace (host_layers' network_namespace)."""
+    return host_layers().get("network_namespace") is None

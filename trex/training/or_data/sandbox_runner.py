@@ -1,22 +1,24 @@
-"""Child side of the sandbox: runs ONE untrusted solver program in this process and reports the
-optimized model's status/objective through a private pipe (the "side channel"), never by parsing
-what the program printed.
+"""Inside the sandbox: a warm zygote that forks ONE fresh child per untrusted program.
 
-Two ways in (see trex/training/or_data/sandbox.py for the harness):
+The program only *builds* its model: the solver module (the HiGHS shim, or gurobipy) writes the
+model it is asked to optimize into the run's work folder (``model.json`` / ``model.mps``) before
+solving it for the program's own use.  The trusted parent (trex/training/or_data/sandbox.py) reads
+that file, solves and checks the model itself and reports; nothing the program says about its
+result (objective, status, printed numbers, a forged report) is ever read.
 
-- ``python -I sandbox_runner.py --zygote``: a warm, clean interpreter that has imported the solver
-  modules once and then forks ONE fresh child per program (the child is never reused, so no state
-  leaks between programs).  Requests and replies are JSON lines on stdin/stdout.
-- ``python -I sandbox_runner.py --one``: a fresh interpreter that runs exactly one program
-  (request JSON on stdin), for callers that want a brand-new interpreter per program.
+    python -I -S sandbox_runner.py --zygote --site DIR ...
 
-Both call :func:`run_program_in_this_process`, which applies, in order: a new session (process
-group), cwd = a private temp dir, stdout/stderr to files, a scrubbed environment, resource limits
-(CPU, address space, file size, open files, processes, core), dropping root to a per-run uid (so
-RLIMIT_NPROC is enforced and other users' files, e.g. /proc/<parent>/environ, are unreadable),
-no_new_privs, an audit hook (no sockets, no process creation, no writes outside the temp dir, no
-ctypes), and finally exec of the program.  This module imports only the standard library at import
-time, because the harness imports it too.
+Protocol on the zygote's stdin/stdout: length-prefixed JSON frames (``write_frame``/``read_frame``).
+For each program the parent sends a request frame and then a nonce frame; the zygote reads the
+request (exactly its bytes), forks the child, and only then reads the nonce, so the child's memory
+never holds it.  The reply frame carries the nonce; the parent rejects any reply without it.
+
+The child, before the program runs: a new session, oom_score_adj 1000 (the cgroup's OOM killer
+picks it, not the zygote), fds 0/1/2 only (stdin /dev/null, stdout/stderr to files the program
+cannot remove), a scrubbed environment, rlimits, a per-run uid (root only), no_new_privs, a seccomp
+filter (no exec, ptrace, sockets, namespaces, mounts, io_uring, bpf, ...), the audit hook (friendly
+early errors only).  It reports which of these held through a setup pipe it closes before the
+program starts.  This module imports only the standard library at import time.
 """
 from __future__ import annotations
 
@@ -25,21 +27,20 @@ import os
 import resource
 import select
 import signal
-import site
+import struct
 import sys
-import sysconfig
 import time
 import traceback
 
-# Modules the program may import (top-level names).  They are imported BEFORE privileges are dropped:
-# afterwards the per-run uid cannot read the Python installation under /root.
+# Modules the program may import (top-level names), imported by the zygote before any fork.
 ALLOWED_IMPORTS = frozenset({
     "gurobipy", "math", "itertools", "functools", "collections", "json", "numpy", "typing",
     "dataclasses", "fractions", "decimal", "statistics", "operator", "heapq", "bisect", "random",
     "re", "string", "copy", "enum", "abc",
 })
 
-# Audit events refused outright inside the sandbox (process creation, signals, native code, env).
+# Audit events refused with a clear message (the kernel layers are the barrier; this is the
+# friendly early error).
 BLOCKED_EVENTS = frozenset({
     "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
     "subprocess.Popen", "os.kill", "os.killpg",
@@ -48,25 +49,39 @@ BLOCKED_EVENTS = frozenset({
     "pty.spawn", "os.startfile", "webbrowser.open", "urllib.Request", "ftplib.connect",
     "smtplib.connect", "http.client.connect", "os.listxattr", "mmap.__new__",
 })
-
-# Audit events that take a path first argument and modify the file system.
 PATH_MUTATING_EVENTS = frozenset({
     "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.truncate", "os.utime",
     "shutil.rmtree", "shutil.move", "shutil.copyfile", "shutil.copytree", "os.mkfifo", "os.mknod",
 })
-
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 UID_BASE = 200_000
 UID_SPAN = 1_000_000
 
-# Fallback to the HiGHS shim when gurobipy raises one of these (errno -> reason).
+# The files a run leaves for the parent: in the run folder (root-owned) and its work folder.
+STDOUT_NAME, STDERR_NAME, WORK_NAME = "stdout", "stderr", "work"
+MODEL_JSON, MODEL_MPS, FALLBACK_NAME = "model.json", "model.mps", "fallback.txt"
+
+# gurobipy errors after which the program is re-run on the shim (errno -> reason).
 GUROBI_FALLBACK_ERRNOS = {10009: "gurobipy: no license", 10010: "gurobipy: model too large for the size-limited license"}
 
-_STATUS_NAMES = {1: "loaded", 2: "optimal", 3: "infeasible", 4: "inf_or_unbd", 5: "unbounded",
-                 6: "cutoff", 7: "iteration_limit", 8: "node_limit", 9: "time_limit",
-                 10: "solution_limit", 11: "interrupted", 12: "numeric", 13: "suboptimal",
-                 14: "inprogress", 15: "user_obj_limit", 16: "work_limit", 17: "memory"}
+MAX_FRAME = 8 << 20
+
+# Syscalls the seccomp filter refuses with EPERM: new programs, other processes' memory, sockets,
+# namespaces and mounts, kernel interfaces a solver program never needs.
+SECCOMP_DENY = (
+    "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise",
+    "pidfd_getfd", "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "bpf", "perf_event_open",
+    "userfaultfd", "keyctl", "add_key", "request_key", "kexec_load", "kexec_file_load",
+    "init_module", "finit_module", "delete_module", "io_uring_setup", "io_uring_enter",
+    "io_uring_register", "open_by_handle_at", "name_to_handle_at", "swapon", "swapoff", "reboot",
+    "settimeofday", "clock_settime", "quotactl", "acct", "iopl", "ioperm", "syslog", "vhangup",
+    "fsopen", "fsmount", "move_mount", "open_tree", "mount_setattr",
+)
+# clone() flags that would create namespaces (one masked-equality rule each); clone3 passes its
+# flags in memory a filter cannot read, so it answers ENOSYS and the C library falls back to clone.
+CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 
 
 def uid_for_pid(pid: int) -> int:
@@ -75,9 +90,7 @@ def uid_for_pid(pid: int) -> int:
 
 
 def minimal_env(home: str) -> dict[str, str]:
-    """The only environment a program (and the zygote) sees; GRB_LICENSE_FILE never passes.
-    LD_LIBRARY_PATH passes when set: an interpreter built against a shared libpython outside the
-    loader's default paths cannot start without it (it is a search path, not a secret)."""
+    """The only environment a program (and the zygote) sees; GRB_LICENSE_FILE never passes."""
     env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "NUMEXPR_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
@@ -87,43 +100,85 @@ def minimal_env(home: str) -> dict[str, str]:
 
 
 # ----------------------------------------------------------------------------------------------
-# Solver preparation (parent side, before any fork / privilege drop)
+# Framing (shared with the parent)
+# ----------------------------------------------------------------------------------------------
+class FrameError(ValueError):
+    pass
+
+
+def write_frame(fd: int, obj) -> None:
+    data = json.dumps(obj, default=str).encode()
+    view = memoryview(struct.pack(">I", len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise TimeoutError("no frame before the deadline")
+        data = os.read(fd, n - got)
+        if not data:
+            if got == 0 and not chunks:
+                raise EOFError
+            raise FrameError(f"stream ended inside a frame ({got} of {n} bytes)")
+        chunks.append(data)
+        got += len(data)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int, deadline: float | None = None):
+    """One frame from fd: reads exactly its bytes (never more), EOFError at a clean end."""
+    (size,) = struct.unpack(">I", _read_exact(fd, 4, deadline))
+    if size > MAX_FRAME:
+        raise FrameError(f"frame of {size} bytes > {MAX_FRAME}")
+    try:
+        return json.loads(_read_exact(fd, size, deadline))
+    except EOFError:
+        raise FrameError("stream ended inside a frame") from None
+    except ValueError as exc:
+        raise FrameError(f"frame is not JSON: {exc}") from None
+
+
+# ----------------------------------------------------------------------------------------------
+# Zygote preparation (before any fork)
 # ----------------------------------------------------------------------------------------------
 _SOLVERS: dict[str, object] = {}
 _GUROBI_ERROR: str | None = None
+_LIBSECCOMP = None
 
 
 def prepare_solvers(want_gurobi: bool = True, want_shim: bool = True, extra_imports=()) -> dict:
-    """Import the solver modules and start gurobipy's default environment (reads the bundled
-    license file) while still privileged.  Returns which backends are ready."""
-    global _GUROBI_ERROR
+    """Import the solver modules (and start gurobipy's license) while still privileged."""
+    global _GUROBI_ERROR, _LIBSECCOMP
     if want_gurobi and "gurobipy" not in _SOLVERS and _GUROBI_ERROR is None:
         try:
             import gurobipy
 
-            gurobipy.setParam("OutputFlag", 0)  # starts the default env: license read happens here
+            gurobipy.setParam("OutputFlag", 0)
             gurobipy.setParam("Threads", 1)
-            gurobipy.setParam("MIPGap", 0.0)
-            gurobipy.setParam("MIPGapAbs", 0.0)
             _SOLVERS["gurobipy"] = gurobipy
         except Exception as exc:  # ImportError, or GurobiError when no license
             _GUROBI_ERROR = f"{type(exc).__name__}: {exc}"
     if want_shim and "shim" not in _SOLVERS:
         from trex.training.or_data import gurobi_shim
-
-        import highspy  # noqa: F401  (loaded now: cannot be read after the privilege drop)
-
         from trex.training.or_data.highs_backend import _silence_banner
 
         _silence_banner()  # the banner would otherwise appear in every program's stdout
-
         _SOLVERS["shim"] = gurobi_shim
-    import ctypes  # noqa: F401  (used by _no_new_privs after the privilege drop)
+    import ctypes
+    import ctypes.util
 
+    try:
+        _LIBSECCOMP = ctypes.CDLL(ctypes.util.find_library("seccomp") or "libseccomp.so.2", use_errno=True)
+    except OSError:
+        _LIBSECCOMP = None
     _static_readable_roots()
-    # socket is loaded on purpose: a network attempt must be stopped by the network layers (audit
-    # hook, empty network namespace), not by the accident of an unreadable module file.  The static
-    # check still refuses `import socket` in submitted code.
+    # socket is loaded on purpose: a network attempt must be stopped by the kernel (seccomp, the
+    # empty network namespace), not by the accident of an unreadable module file.
     import socket  # noqa: F401
 
     for name in extra_imports:
@@ -132,24 +187,34 @@ def prepare_solvers(want_gurobi: bool = True, want_shim: bool = True, extra_impo
                 __import__(name)
             except ImportError:
                 pass
-    return {"gurobipy": "gurobipy" in _SOLVERS, "gurobipy_error": _GUROBI_ERROR, "shim": "shim" in _SOLVERS}
+    return {"gurobipy": "gurobipy" in _SOLVERS, "gurobipy_error": _GUROBI_ERROR, "shim": "shim" in _SOLVERS,
+            "seccomp": _LIBSECCOMP is not None}
 
 
 # ----------------------------------------------------------------------------------------------
-# The child: runs one program and never returns
+# The child's layers
 # ----------------------------------------------------------------------------------------------
+def _vm_size_bytes() -> int:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def _set_limits(limits: dict, own_uid: bool) -> list[str]:
-    """Apply the rlimits.  RLIMIT_NPROC counts every task of the real uid, so it is only set when
-    the program gets its own uid (else it would count the caller's other processes and threads)."""
+    """rlimits (per process; the cgroup bounds the whole run).  RLIMIT_NPROC counts every task of
+    the real uid, so it is only set when the program gets its own uid."""
     enforced = []
     vm_now = _vm_size_bytes()
     table = [
         ("cpu", resource.RLIMIT_CPU, limits.get("cpu_s"), lambda v: (int(v), int(v) + 1)),
-        # Address space = what the warm interpreter already maps + the program's allowance.
         ("memory", resource.RLIMIT_AS, limits.get("memory_mb"),
          lambda v: (vm_now + int(v) * 2**20, vm_now + int(v) * 2**20)),
-        ("file_size", resource.RLIMIT_FSIZE, limits.get("file_size_mb"),
-         lambda v: (int(v) * 2**20, int(v) * 2**20)),
+        ("file_size", resource.RLIMIT_FSIZE, limits.get("file_size_mb"), lambda v: (int(v) * 2**20,) * 2),
         ("open_files", resource.RLIMIT_NOFILE, limits.get("max_open_files"), lambda v: (int(v), int(v))),
         ("processes", resource.RLIMIT_NPROC, limits.get("max_processes") if own_uid else None,
          lambda v: (int(v), int(v))),
@@ -166,17 +231,6 @@ def _set_limits(limits: dict, own_uid: bool) -> list[str]:
     return enforced
 
 
-def _vm_size_bytes() -> int:
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
 def _drop_privileges(uid: int, workdir: str) -> bool:
     if os.geteuid() != 0:
         return False
@@ -191,25 +245,65 @@ def _no_new_privs() -> bool:
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+        return ctypes.CDLL(None, use_errno=True).prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
     except Exception:
         return False
+
+
+def install_seccomp() -> bool:
+    """Load the seccomp filter (libseccomp through ctypes) into this process and its future
+    children; False when libseccomp is missing or the kernel refuses."""
+    if _LIBSECCOMP is None:
+        return False
+    import ctypes
+
+    class ArgCmp(ctypes.Structure):
+        _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
+                    ("datum_b", ctypes.c_uint64)]
+
+    lib = _LIBSECCOMP
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                                           ctypes.POINTER(ArgCmp)]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    allow, eperm, enosys, masked_eq = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38, 7
+    ctx = lib.seccomp_init(allow)
+    if not ctx:
+        return False
+    try:
+        for name in SECCOMP_DENY:
+            nr = lib.seccomp_syscall_resolve_name(name.encode())
+            if nr >= 0 and lib.seccomp_rule_add_array(ctx, eperm, nr, 0, None) != 0:
+                return False
+        nr_clone3 = lib.seccomp_syscall_resolve_name(b"clone3")
+        if nr_clone3 >= 0 and lib.seccomp_rule_add_array(ctx, enosys, nr_clone3, 0, None) != 0:
+            return False
+        nr_clone = lib.seccomp_syscall_resolve_name(b"clone")
+        for flag in CLONE_NAMESPACE_FLAGS:
+            cmp = ArgCmp(0, masked_eq, flag, flag)
+            if lib.seccomp_rule_add_array(ctx, eperm, nr_clone, 1, ctypes.byref(cmp)) != 0:
+                return False
+        return lib.seccomp_load(ctx) == 0
+    finally:
+        lib.seccomp_release(ctx)
 
 
 _STATIC_READABLE: tuple[str, ...] | None = None
 
 
 def _static_readable_roots() -> tuple[str, ...]:
-    """Where a program may read besides its temp dir: the Python installation (stdlib,
-    site-packages), this package, system libraries and a few device files.  Everything else (the
-    checkout, shared data such as benchmark answers, /etc, other users' files) is refused by the
-    audit hook.  Computed once while still privileged (sysconfig imports lazily)."""
+    """Where the audit hook lets a program read besides its work folder (computed once)."""
     global _STATIC_READABLE
     if _STATIC_READABLE is None:
-        roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(__file__)),
+        import site
+        import sysconfig
+
+        roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path,
                  "/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/share/zoneinfo", "/etc/localtime",
-                 "/dev/null", "/dev/urandom", "/dev/random", "/dev/zero", "/dev/shm",
+                 "/dev/null", "/dev/urandom", "/dev/random", "/dev/zero",
                  "/sys/devices/system/cpu", "/proc/cpuinfo", "/proc/meminfo"}
         roots.update(sysconfig.get_paths().get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib"))
         roots.update(getattr(site, "getsitepackages", lambda: [])())
@@ -219,7 +313,6 @@ def _static_readable_roots() -> tuple[str, ...]:
 
 def _make_audit_hook(workdir: str):
     workdir_real = os.path.realpath(workdir)
-    own_proc = (f"/proc/{os.getpid()}/", "/proc/self/", "/proc/thread-self/")
     readable = (workdir_real,) + _static_readable_roots()
 
     def under(path, roots) -> bool:
@@ -229,9 +322,6 @@ def _make_audit_hook(workdir: str):
             return False
         return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
-    def inside(path) -> bool:
-        return under(path, (workdir_real,))
-
     def hook(event: str, args: tuple) -> None:
         if event in BLOCKED_EVENTS or event.startswith("socket."):
             raise PermissionError(f"sandbox: '{event}' is not allowed")
@@ -239,163 +329,124 @@ def _make_audit_hook(workdir: str):
             path, mode, flags = (tuple(args) + (None, None, None))[:3]
             if isinstance(path, int):
                 return
+            spath = os.fsdecode(path) if isinstance(path, (str, bytes)) else ""
             writes = (isinstance(mode, str) and any(ch in mode for ch in "wax+")) or (
                 isinstance(flags, int) and flags & _WRITE_FLAGS)
-            if writes and not inside(path):
-                raise PermissionError(f"sandbox: writing outside the temp dir is not allowed: {path!r}")
-            spath = os.fsdecode(path) if isinstance(path, (str, bytes)) else ""
-            if spath.startswith(own_proc):
-                return
-            if spath.startswith("/proc/") and not under(spath, readable):
-                raise PermissionError(f"sandbox: reading other processes' /proc entries is not allowed: {spath!r}")
+            if writes and not under(path, (workdir_real,)):
+                raise PermissionError(f"sandbox: writing outside the temp dir is not allowed: {spath!r}")
             if not under(path, readable):
                 raise PermissionError(f"sandbox: reading outside the allowed directories is not allowed: {spath!r}")
         elif event in PATH_MUTATING_EVENTS:
             for arg in args[:2]:
-                if isinstance(arg, (str, bytes, os.PathLike)) and not inside(arg):
+                if isinstance(arg, (str, bytes, os.PathLike)) and not under(arg, (workdir_real,)):
                     raise PermissionError(f"sandbox: '{event}' outside the temp dir is not allowed")
 
     return hook
 
 
-def _install_recorder(module, recorded: list, fallback: list) -> None:
-    """Wrap Model.optimize so the harness finds the optimized model whatever the program names it."""
+def _install_gurobipy_export(module, workdir: str) -> None:
+    """gurobipy: write the model to model.mps before each optimize() (the shim writes model.json
+    itself); a license error leaves fallback.txt so the parent re-runs the program on the shim."""
     model_cls = module.Model
-    original = model_cls.optimize
-    if getattr(original, "_sandbox_wrapped", False):
-        original = original._sandbox_original
+    original = getattr(model_cls.optimize, "_sandbox_original", model_cls.optimize)
     error_cls = getattr(module, "GurobiError", Exception)
 
     def optimize(self, *args, **kwargs):
-        recorded.append(self)
+        self.update()
+        self.write(os.path.join(workdir, MODEL_MPS))
         try:
             return original(self, *args, **kwargs)
         except error_cls as exc:
-            errno = getattr(exc, "errno", None)
-            if errno in GUROBI_FALLBACK_ERRNOS:
-                fallback.append(GUROBI_FALLBACK_ERRNOS[errno])
+            reason = GUROBI_FALLBACK_ERRNOS.get(getattr(exc, "errno", None))
+            if reason is not None:
+                with open(os.path.join(workdir, FALLBACK_NAME), "w") as fh:
+                    fh.write(reason)
             raise
 
-    optimize._sandbox_wrapped = True
     optimize._sandbox_original = original
     model_cls.optimize = optimize
 
 
-def _model_report(model, max_solution: int) -> dict:
-    def attr(name, default=None):
-        try:
-            return getattr(model, name)
-        except Exception:
-            return default
-
-    code = attr("Status")
-    report = {"status_code": code, "status": _STATUS_NAMES.get(code, f"code_{code}") if code is not None else None,
-              "num_vars": attr("NumVars"), "num_constrs": attr("NumConstrs"),
-              "num_int_vars": attr("NumIntVars"), "num_qnzs": attr("NumQNZs", 0),
-              "objective": None, "solution": None}
-    sol_count = attr("SolCount", 0) or 0
-    if code == 2 and sol_count > 0:
-        obj = attr("ObjVal")
-        report["objective"] = float(obj) if obj is not None else None
-    if sol_count > 0:
-        try:
-            variables = model.getVars()
-            if len(variables) <= max_solution:
-                report["solution"] = {v.VarName: float(v.X) for v in variables}
-        except Exception:
-            pass
-    return report
-
-
-def run_program_in_this_process(request: dict, result_fd: int, workdir: str, out_fd: int, err_fd: int) -> None:
-    """Set up the isolation layers, exec the program, write the JSON report to result_fd, _exit."""
-    t0 = time.perf_counter()
-    own_pid = os.getpid()
-    report: dict = {"enforced": []}
-    code = 0
+def run_child(request: dict, run_dir: str, setup_w: int, out_fd: int, err_fd: int) -> None:
+    """Forked child: apply the layers, report them on setup_w, close it, run the program, _exit.
+    Exit status: 0 the program ended normally, 1 it raised (traceback on stderr)."""
+    setup = {"layers": []}
+    layers = setup["layers"]
     try:
         limits = request.get("limits", {})
-        backend = request.get("backend", "gurobipy")
-        if os.getpid() != os.getsid(0):
-            os.setsid()
-        report["enforced"].append("process_group")
-        os.chdir(workdir)
-        for name, content in (request.get("files") or {}).items():  # input files, read-only to the program
-            path = os.path.join(workdir, os.path.basename(name))
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(content)
-            os.chmod(path, 0o444)
+        os.setsid()
+        layers.append("process_group")
+        try:
+            with open("/proc/self/oom_score_adj", "w") as fh:
+                fh.write("1000")
+        except OSError:
+            pass
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(out_fd, 1)
         os.dup2(err_fd, 2)
+        os.closerange(3, setup_w)  # the zygote's request/reply pipes, the output files' originals
+        os.closerange(setup_w + 1, 1 << 16)
+        layers.append("fds_0_1_2_only")
         sys.stdin = open(0, closefd=False)
         sys.stdout = open(1, "w", closefd=False, buffering=1)
         sys.stderr = open(2, "w", closefd=False, buffering=1)
+        workdir = os.path.join(run_dir, WORK_NAME)
+        os.chdir(workdir)
         os.environ.clear()
         os.environ.update(minimal_env(workdir))
-        report["enforced"].append("minimal_env")
-
+        layers.append("minimal_env")
+        backend = request.get("backend", "shim")
         module = _SOLVERS.get(backend)
         if module is None:
             raise RuntimeError(f"backend {backend!r} is not prepared in this interpreter")
-        sys.modules["gurobipy"] = module  # the program's `import gurobipy` gets the chosen backend
-        if backend == "gurobipy" and limits.get("solver_time_limit_s") is not None:
-            module.setParam("TimeLimit", float(limits["solver_time_limit_s"]))
+        sys.modules["gurobipy"] = module
         if backend == "shim":
-            module.setParam("TimeLimit", limits.get("solver_time_limit_s"))
-        recorded: list = []
-        fallback: list = []
-        _install_recorder(module, recorded, fallback)
-
+            module.EXPORT_PATH = os.path.join(workdir, MODEL_JSON)
+        else:
+            _install_gurobipy_export(module, workdir)
+        module.setParam("TimeLimit", limits.get("solver_time_limit_s"))
         own_uid = bool(limits.get("drop_privileges", True)) and os.geteuid() == 0
-        report["enforced"] += _set_limits(limits, own_uid)
+        layers += _set_limits(limits, own_uid)
         if own_uid and _drop_privileges(uid_for_pid(os.getpid()), workdir):
-            report["enforced"].append("unprivileged_uid")
+            layers.append("unprivileged_uid")
         if _no_new_privs():
-            report["enforced"].append("no_new_privs")
+            layers.append("no_new_privs")
+        if install_seccomp():
+            layers.append("seccomp")
         if limits.get("audit_hook", True):
             sys.addaudithook(_make_audit_hook(workdir))
-            report["enforced"].append("audit_hook")
-
+            layers.append("audit_hook")
         compiled = compile(request["code"], "<solver_code>", "exec")
-        namespace = {"__name__": "__main__", "__builtins__": __builtins__}
-        try:
-            exec(compiled, namespace)
-        except SystemExit as exc:
-            if exc.code not in (None, 0):
-                report["exception"] = f"SystemExit({exc.code!r})"
-        except BaseException as exc:  # the program's own failure, reported, not fatal to us
-            tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
-            report["exception"] = f"{type(exc).__name__}: {exc}"
-            report["traceback"] = "".join(tb)[-4000:]
-        report["fallback"] = fallback[-1] if fallback else None
-        report["optimize_calls"] = len(recorded)
-        if recorded:
-            report.update(_model_report(recorded[-1], int(limits.get("max_solution_vars", 2000))))
-    except BaseException as exc:  # a failure of the harness itself inside the child
-        report["harness_error"] = f"{type(exc).__name__}: {exc}"
-        code = 70
-    report["child_wall_s"] = time.perf_counter() - t0
-    if os.getpid() != own_pid:  # a process the program forked: only the program itself reports
-        os._exit(0)
+        setup["ready"] = True
+    except BaseException as exc:  # a failure of the harness itself: the program never runs
+        setup["setup_error"] = f"{type(exc).__name__}: {exc}"
     try:
-        data = json.dumps(report, default=str).encode()
-        view = memoryview(data)
-        while view:
-            written = os.write(result_fd, view)
-            view = view[written:]
+        write_frame(setup_w, setup)
     finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except Exception:
-            pass
-        os._exit(code)
+        os.close(setup_w)
+    if not setup.get("ready"):
+        os._exit(70)
+    code = 0
+    own_pid = os.getpid()
+    try:
+        exec(compiled, {"__name__": "__main__", "__builtins__": __builtins__})
+    except SystemExit as exc:
+        code = 0 if exc.code in (None, 0) else 1
+        if code:
+            print(f"SystemExit({exc.code!r})", file=sys.stderr)
+    except BaseException as exc:  # the program's own failure
+        code = 1
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code if os.getpid() == own_pid else 0)
 
 
 # ----------------------------------------------------------------------------------------------
-# Supervision: used by the zygote (forked children) and by the harness (spawned interpreters)
+# Supervision (zygote side)
 # ----------------------------------------------------------------------------------------------
 def _kill_uid_processes(uid: int) -> int:
     """Kill every process still running as the per-run uid (escapees from the process group)."""
@@ -416,28 +467,16 @@ def _kill_uid_processes(uid: int) -> int:
     return killed
 
 
-def _read_tail(fd: int, limit: int) -> str:
-    size = os.fstat(fd).st_size
-    start = max(0, size - limit)
-    data = os.pread(fd, min(size, limit), start)
-    text = data.decode("utf-8", "replace")
-    return ("[... truncated ...]\n" + text) if start else text
-
-
-def supervise(pid: int, result_r: int, wall_s: float, out_fd: int, err_fd: int, max_output: int) -> dict:
-    """Wait for the child with a wall-clock limit, kill its whole process group (and anything left
-    running under its uid), and collect the report, exit status and output tails."""
+def supervise(pid: int, setup_r: int, wall_s: float) -> dict:
+    """Wait for the child with a wall-clock limit, kill its group and anything under its uid,
+    reap, and return its exit status and the setup report."""
     t0 = time.perf_counter()
     deadline = t0 + wall_s
     chunks: list[bytes] = []
-    pipe_open = True
-    status = None
+    setup_open = True
+    status = rusage = None
     timed_out = False
-    rusage = None
-    try:  # a pidfd becomes readable when the child exits: wait on it and the pipe together
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pidfd = None
+    pidfd = os.pidfd_open(pid)
     try:
         while True:
             done, st, ru = os.wait4(pid, os.WNOHANG)
@@ -448,161 +487,127 @@ def supervise(pid: int, result_r: int, wall_s: float, out_fd: int, err_fd: int, 
             if remaining <= 0:
                 timed_out = True
                 break
-            watch = ([result_r] if pipe_open else []) + ([pidfd] if pidfd is not None else [])
-            poll = remaining if pidfd is not None else min(remaining, 0.002)
-            ready, _, _ = select.select(watch, [], [], poll)
-            if result_r in ready:
-                data = os.read(result_r, 1 << 16)
-                if data:
+            ready, _, _ = select.select(([setup_r] if setup_open else []) + [pidfd], [], [], remaining)
+            if setup_r in ready:
+                data = os.read(setup_r, 1 << 16)
+                if data and sum(map(len, chunks)) < MAX_FRAME:
                     chunks.append(data)
-                else:
-                    pipe_open = False
+                elif not data:
+                    setup_open = False
     finally:
-        if pidfd is not None:
-            os.close(pidfd)
-    group_left = True
+        os.close(pidfd)
     try:
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        group_left = False
-    except PermissionError:
+    except (ProcessLookupError, PermissionError):
         pass
     if status is None:
         _, status, rusage = os.wait4(pid, 0)
-    escaped = 0
-    if group_left or timed_out or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-        escaped = _kill_uid_processes(uid_for_pid(pid))
-    # Reap anything re-parented to us (we are a child subreaper in the zygote).
-    while True:
+    escaped = _kill_uid_processes(uid_for_pid(pid))
+    while True:  # reap what was re-parented to us (we are the child subreaper)
         try:
             reaped, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             break
         if reaped == 0:
             break
-    os.set_blocking(result_r, False)
-    while True:
+    os.set_blocking(setup_r, False)
+    try:
+        while setup_open:
+            data = os.read(setup_r, 1 << 16)
+            if not data:
+                break
+            chunks.append(data)
+    except BlockingIOError:
+        pass
+    os.close(setup_r)
+    setup = None
+    blob = b"".join(chunks)
+    if len(blob) >= 4:
+        (size,) = struct.unpack(">I", blob[:4])
         try:
-            data = os.read(result_r, 1 << 16)
-        except BlockingIOError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(result_r)
-    report = None
-    if chunks:
-        try:
-            report = json.loads(b"".join(chunks))
+            setup = json.loads(blob[4:4 + size]) if size == len(blob) - 4 else None
         except ValueError:
-            report = None
+            setup = None
     return {
-        "report": report,
-        "timed_out": timed_out,
+        "setup": setup, "timed_out": timed_out,
         "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         "wall_s": time.perf_counter() - t0,
         "cpu_s": (rusage.ru_utime + rusage.ru_stime) if rusage else None,
         "max_rss_kb": rusage.ru_maxrss if rusage else None,
         "killed_escapees": escaped,
-        "stdout": _read_tail(out_fd, max_output),
-        "stderr": _read_tail(err_fd, max_output),
     }
 
 
-def _open_output_files(workdir: str) -> tuple[int, int]:
-    flags = os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
-    return os.open(os.path.join(workdir, ".stdout"), flags, 0o600), os.open(os.path.join(workdir, ".stderr"), flags, 0o600)
-
-
-def _rmtree(path: str) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def serve_one_forked(request: dict) -> dict:
-    """Zygote side: fork one fresh child for this program and supervise it."""
-    import tempfile
-
-    workdir = tempfile.mkdtemp(prefix="orsbx-", dir=request.get("tmp_root"))
-    out_fd, err_fd = _open_output_files(workdir)
-    result_r, result_w = os.pipe()
+def serve_one(request: dict, stdin_fd: int, deadline_s: float) -> dict:
+    """Fork one child for this program, then read the request's nonce, then supervise."""
+    run_dir = request["run_dir"]
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+    out_fd = os.open(os.path.join(run_dir, STDOUT_NAME), flags, 0o644)
+    err_fd = os.open(os.path.join(run_dir, STDERR_NAME), flags, 0o644)
+    setup_r, setup_w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
-        os.close(result_r)
-        run_program_in_this_process(request, result_w, workdir, out_fd, err_fd)
+        os.close(setup_r)
+        run_child(request, run_dir, setup_w, out_fd, err_fd)
         os._exit(71)  # not reached
-    os.close(result_w)
-    limits = request.get("limits", {})
+    os.close(setup_w)
+    os.close(out_fd)
+    os.close(err_fd)
     try:
-        return supervise(pid, result_r, float(limits.get("wall_s", 10.0)), out_fd, err_fd,
-                         int(limits.get("max_output_bytes", 65536)))
-    finally:
-        os.close(out_fd)
-        os.close(err_fd)
-        _rmtree(workdir)
+        nonce = read_frame(stdin_fd, time.monotonic() + deadline_s)["nonce"]
+    except (EOFError, TimeoutError, FrameError, KeyError, TypeError):
+        nonce = None
+    reply = supervise(pid, setup_r, float(request.get("limits", {}).get("wall_s", 10.0)))
+    reply["nonce"] = nonce
+    return reply
 
 
 def _become_subreaper() -> None:
-    # No PR_SET_PDEATHSIG: it fires when the *thread* that started us exits, which would kill a
-    # zygote started from a short-lived thread.  The zygote ends when its stdin closes instead.
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of a program come back to us
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     except Exception:
         pass
 
 
 def zygote_main() -> int:
     # Replies go to a private copy of stdout; fd 1 itself is sent to stderr so that banners printed
-    # by solver libraries ("Restricted license ...") cannot corrupt the protocol.
-    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    # by solver libraries cannot corrupt the protocol.
+    reply_fd = os.dup(1)
+    os.set_inheritable(reply_fd, False)
     os.dup2(2, 1)
     _become_subreaper()
     ready = prepare_solvers(want_gurobi=True, want_shim=True, extra_imports=sorted(ALLOWED_IMPORTS))
-    # Move everything imported so far out of the collector's reach: a collection in a forked child
-    # would otherwise touch (and copy-on-write) every object page of the warm interpreter.
     import gc
 
     gc.collect()
-    gc.freeze()
-    proto.write(json.dumps({"ready": ready, "pid": os.getpid()}) + "\n")
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
+    gc.freeze()  # forked children would otherwise copy-on-write every page of the warm interpreter
+    write_frame(reply_fd, {"ready": ready, "pid": os.getpid()})
+    while True:
         try:
-            reply = serve_one_forked(request)
+            request = read_frame(0)
+        except EOFError:
+            return 0
+        try:
+            reply = serve_one(request, 0, 30.0)
         except Exception as exc:  # never let one request take the zygote down
-            reply = {"report": None, "zygote_error": f"{type(exc).__name__}: {exc}"}
-        proto.write(json.dumps(reply, default=str) + "\n")
-    return 0
-
-
-def one_main() -> int:
-    """Fresh-interpreter mode: request on stdin (with workdir and fds prepared by the harness)."""
-    request = json.loads(sys.stdin.readline())
-    backend = request.get("backend", "gurobipy")
-    prepare_solvers(want_gurobi=backend == "gurobipy", want_shim=backend == "shim",
-                    extra_imports=request.get("imports", ()))
-    run_program_in_this_process(request, int(request["result_fd"]), request["workdir"],
-                                int(request["out_fd"]), int(request["err_fd"]))
-    return 71  # not reached
+            reply = {"zygote_error": f"{type(exc).__name__}: {exc}", "nonce": None}
+        write_frame(reply_fd, reply)
 
 
 if __name__ == "__main__":
-    mode = sys.argv[1] if len(sys.argv) > 1 else ""
-    if mode == "--zygote":
+    args = sys.argv[1:]
+    if "--site" in args:  # site-packages on sys.path without running their .pth files (-S)
+        sys.path.extend(args[args.index("--site") + 1:])
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    if args[:1] == ["--zygote"]:
         sys.exit(zygote_main())
-    if mode == "--one":
-        sys.exit(one_main())
-    if mode == "--probe":
+    if args[:1] == ["--probe"]:
         print(json.dumps(prepare_solvers()))
         sys.exit(0)
-    print("usage: sandbox_runner.py --zygote | --one | --probe", file=sys.stderr)
+    print("usage: sandbox_runner.py --zygote | --probe [--site DIR ...]", file=sys.stderr)
     sys.exit(2)

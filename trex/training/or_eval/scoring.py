@@ -21,11 +21,19 @@ appended trailer prints "No Best Solution" whenever the status is not OPTIMAL, s
 solver status (e.g. a time limit) counts for a no-optimum reference; a crash or timeout of the
 program never counts. SIRL's "a timeout is correct when gt is infeasible" is not adopted.
 
+Every value a rule looks at comes from the sandbox's own solve of the model the program built
+(trex/training/or_data/sandbox.py): the objective and the decision variables' values by name. What
+the program prints is never read, so printing candidates, enumerating numbers, hard-coding an
+objective (refused by the sandbox as "hard-coded objective") or patching the solver in the program
+scores 0 under every rule (tests/or_eval/test_scoring_adversarial.py).
+
 Deviations, stated where they apply:
 - OptiBench: the authors ask an LLM to read each queried value from the program output. Here the
-  extraction is deterministic: each queried value must equal (within 1e-4) the solver objective or
-  a number the program printed. Items whose queried values are only decision variables are
-  therefore scored from printed numbers alone.
+  extraction is deterministic and reads the solution, not the output: the queried objective
+  (``answer_key``) must equal the solver objective within 1e-4, and every other queried value must
+  equal (within 1e-4) the objective or the value of one of the model's decision variables (free
+  variables joined to the objective through constraints; trex.training.or_data.model_file).
+  Like the authors' rule, this rejects a correct alternative optimum whose variable values differ.
 - Bench4Opt: the authors' metric (ORGEval graph isomorphism of the built model) is not implemented;
   its "native" rule here is objective/status match under strict_1e-6 (the project's "B4O-Feasible"
   reading, extended to the infeasible items through status matching).
@@ -33,7 +41,6 @@ Deviations, stated where they apply:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -96,8 +103,9 @@ class Outcome:
     """The part of an execution that scoring looks at."""
     status: RunStatus
     objective: float | None = None
-    stdout: str = ""
+    stdout: str = ""             # kept for the record; no rule reads it
     error: str | None = None     # the sandbox's reason when the program did not run to a status
+    values: dict[str, float] | None = None   # decision variables' values (name -> value), solver's
 
     @classmethod
     def from_execution(cls, result) -> "Outcome":
@@ -111,8 +119,9 @@ class Outcome:
             run_status = _ERROR_KINDS.get(str(error or "").strip().lower(), RunStatus.ERROR)
         objective = getattr(result, "objective", None)
         objective = float(objective) if objective is not None and math.isfinite(float(objective)) else None
+        values = getattr(result, "decision_values", None) if run_status is RunStatus.OPTIMAL else None
         return cls(run_status, objective if run_status is RunStatus.OPTIMAL else None,
-                   str(getattr(result, "stdout", "") or ""), error)
+                   str(getattr(result, "stdout", "") or ""), error, dict(values) if values else None)
 
 
 # Reference status -> run statuses that match it (strict). A no-optimum reference accepts any
@@ -161,13 +170,6 @@ def mamo_close(pred: float, ref: float, answer_str: str | None) -> bool:
     return abs(pred - ref) / abs(ref) <= 1e-4
 
 
-_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
-
-
-def printed_numbers(text: str) -> list[float]:
-    return [float(m) for m in _NUMBER.findall(text)]
-
-
 # ------------------------------------------------------------------------------------ the rules
 def _status_gate(problem: ORProblem, outcome: Outcome, table) -> bool | None:
     """Shared handling of non-optimal references; None means: optimal reference, compare values."""
@@ -193,17 +195,16 @@ def _optibench_rule(problem: ORProblem, outcome: Outcome) -> bool | None:
     gate = _status_gate(problem, outcome, STATUS_MATCH)
     if gate is not None:
         return gate
-    if outcome.status is not RunStatus.OPTIMAL:
+    if outcome.status is not RunStatus.OPTIMAL or outcome.objective is None:
         return False
-    targets = list((problem.queried_values or {}).values())
-    if not targets:
-        if problem.reference_objective is None:
-            return None
-        targets = [problem.reference_objective]
-    candidates = printed_numbers(outcome.stdout)
-    if outcome.objective is not None:
-        candidates.append(outcome.objective)
-    return all(any(abs(c - t) < 1e-4 for c in candidates) for t in targets)
+    queried = dict(problem.queried_values or {})
+    objective_target = queried.pop(problem.meta.get("answer_key"), problem.reference_objective)
+    if objective_target is None and not queried:
+        return None
+    if objective_target is not None and abs(outcome.objective - objective_target) >= 1e-4:
+        return False
+    candidates = [outcome.objective, *(outcome.values or {}).values()]
+    return all(any(abs(c - t) < 1e-4 for c in candidates) for t in queried.values())
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,7 @@ RULES: dict[str, Rule] = {r.name: r for r in (
     Rule("mamo_decimals", "Mamo authors: |p-g|*10^d < 1 (d = answer decimals, >= 2) or rel <= 1e-4",
          _objective_rule(lambda p, g, prob: mamo_close(p, g, prob.answer_str), STATUS_MATCH)),
     Rule("optibench_all_queried_abs1e-4", "OptiBench authors: every queried value within 1e-4 abs "
-         "(deterministic extraction from solver objective + printed numbers, not an LLM)",
+         "(read from the solver's objective and decision variables, not printed text or an LLM)",
          _optibench_rule),
 )}
 
