@@ -7,12 +7,22 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from trex.training.or_data.families import DIFFICULTIES, Family, fmt, get_family
+from trex.training.or_data.numbers_text import digits_for_words
 from trex.training.or_data.skins import SKINS, phrase, pick_skin
 from trex.training.or_data.solver import LinearModel, SolveResult, objectives_agree, solve
+from trex.training.or_data.surface import vary
 
 # A dropped or flipped constraint group must move the optimum by more than this (relative, same
 # scale as the acceptance tolerance) or change the status; otherwise the group is redundant.
 INFORMATIVE_MARGIN = 1e-5
+
+# Instances deliberately without an optimum (benchmarks have 5-8%: NL4OPT's "No Best Solution").
+# They come from a feasible draw with one quantity key stressed (scaled up, down, or to zero) until
+# the reference says infeasible or unbounded; the text and the gold code render the stressed data.
+NO_OPTIMUM_SHARE = 0.2
+NO_OPTIMUM_STATUSES = ("infeasible", "unbounded")
+STRESS_FACTORS = (0.1, 0.25, 0.5, 2.0, 3.0, 5.0)
+STRESS_ATTEMPTS = 12     # then the instance is an ordinary one (a knapsack is never infeasible)
 
 # A number token in text: digits with an optional decimal part, not glued to other digits/dots.
 _NUMBER_TOKEN = re.compile(r"(?<![\d.])-?\d+(?:\.\d+)?(?![\d])(?!\.\d)")
@@ -72,8 +82,9 @@ def quantity_numbers(family: Family, data: dict) -> list[float]:
 
 
 def missing_numbers(text: str, numbers) -> list[str]:
-    """Numbers (formatted as in problem text) that do not appear in ``text`` as whole tokens."""
-    present = set(_NUMBER_TOKEN.findall(text))
+    """Numbers (formatted as in problem text) that do not appear in ``text`` as whole tokens
+    (spelled-out numbers and "twice"-style multipliers count as their digits)."""
+    present = set(_NUMBER_TOKEN.findall(digits_for_words(text)))
     return sorted({fmt(v) for v in numbers} - present)
 
 
@@ -93,34 +104,63 @@ def informativeness(model: LinearModel, base: SolveResult) -> dict:
     return report
 
 
+def _stressed(fam: Family, data: dict, rng: np.random.Generator) -> dict:
+    """``data`` with one quantity key scaled by a stress factor (whole numbers stay whole)."""
+    keys = [k for k in data if k not in fam.structure_keys and k not in fam.frozen_keys
+            and flatten_numbers({k: data[k]})]
+    key = keys[int(rng.integers(len(keys)))]
+    factor = STRESS_FACTORS[int(rng.integers(len(STRESS_FACTORS)))]
+
+    def scale(v):
+        if isinstance(v, list):
+            return [scale(x) for x in v]
+        if isinstance(v, dict):
+            return {k: scale(x) for k, x in v.items()}
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            return v
+        out = v * factor
+        return int(round(out)) if isinstance(v, (int, np.integer)) else round(float(out), 6)
+
+    return {**data, key: scale(data[key])}
+
+
 def generate_instance(family: str | Family, seed: int, difficulty: int | None = None, skin: str | None = None,
                       max_attempts: int = 40, require_informative: bool = True,
-                      backend: str = "auto") -> Instance | None:
+                      backend: str = "auto", no_optimum_share: float = NO_OPTIMUM_SHARE) -> Instance | None:
     """Sample (seeded) until the instance is optimal, every number survives rendering and, when
     ``require_informative``, every constraint group is essential (dropping or flipping it changes
-    the optimum).  Returns None if no such instance is found in ``max_attempts`` draws."""
+    the optimum).  With probability ``no_optimum_share`` the instance is instead one without an
+    optimum (infeasible or unbounded; its expected answer is that status).  Returns None if no
+    such instance is found in ``max_attempts`` draws."""
     fam = get_family(family) if isinstance(family, str) else family
     rng = np.random.default_rng([seed, sum(map(ord, fam.name))])
     if difficulty is None:
         difficulty = int(rng.choice(DIFFICULTIES))
     if difficulty not in DIFFICULTIES:
         raise ValueError(f"difficulty={difficulty}: use one of {DIFFICULTIES}")
-    skin_obj = SKINS[skin] if skin else pick_skin(rng)
-    for attempt in range(1, max_attempts + 1):
+    skin_obj = (SKINS[skin] if skin else pick_skin(rng)).with_names(rng)
+    want_no_optimum = rng.random() < no_optimum_share
+    for attempt in range(1, max_attempts + 1 + (STRESS_ATTEMPTS if want_no_optimum else 0)):
+        want_no_optimum = want_no_optimum and attempt <= STRESS_ATTEMPTS
         data, options = fam.sample(rng, difficulty)
+        if want_no_optimum:
+            data = _stressed(fam, data, rng)
         model = fam.build(data, options)
         quick = solve(model, backend="highs", time_limit=10)
-        if quick.status != "optimal":
+        if quick.status not in (NO_OPTIMUM_STATUSES if want_no_optimum else ("optimal",)):
             continue
+        # (for an instance without an optimum: dropping or flipping any group must change the status,
+        # so a formulation that leaves a group out cannot reach the same verdict)
         info = informativeness(model, quick) if require_informative else {}
-        if require_informative and not all(v["drop"] and v["flip"] for v in info.values()):
+        if info and not all(v["drop"] and v["flip"] for v in info.values()):
             continue
         framing = phrase(rng, "framing")  # an optional opening sentence (surface variety, no numbers)
         text = (framing + "\n" if framing else "") + fam.render(data, options, skin_obj, rng)
+        text = vary(text, model.integer, rng)
         if missing_numbers(text, quantity_numbers(fam, data)):
             continue
         ref = solve(model, backend=backend, time_limit=30)
-        if ref.status != "optimal":
+        if ref.status != quick.status:
             continue
         return Instance(fam.name, seed, difficulty, skin_obj.name, data, options, text, ref.status,
                         ref.objective, ref.backend, ref.fallback_reason, attempt, info)

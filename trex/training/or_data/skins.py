@@ -2,7 +2,9 @@
 
 A skin maps abstract roles (the things a family talks about: sources, products, workers, ...) to
 nouns of one industry.  Every family uses every skin, so the skin never gives the family away.
-Entity labels are letters (``Plant C``), never digits, so names add no numbers to the text.
+Entities are named (``the Dayton plant``, ``Maria``, ``Aurora``, ``the third week``) from the
+pools below, drawn per instance by :meth:`Skin.with_names`; a plain skin labels them with letters
+(``Plant C``). Names never hold digits or number words, so they add no numbers to the text.
 """
 from __future__ import annotations
 
@@ -83,16 +85,61 @@ _SKIN_TABLE: dict[str, dict[str, str]] = {
 }
 
 
+# Name pools (no digits, no number words). Which pool a role draws from, and how a name is joined
+# to the role's noun, is the table ROLE_NAMING.
+PLACES = ("Dayton", "Fresno", "Tulsa", "Boise", "Reno", "Akron", "Austin", "Denver", "Omaha", "Toledo", "Spokane",
+          "Macon", "Laredo", "Provo", "Tacoma", "Mobile", "Eugene", "Salem", "Peoria", "Joliet", "Madison", "Aurora",
+          "Durham", "Raleigh", "Savannah", "Albany", "Bangor", "Duluth", "Fargo", "Helena", "Juneau", "Lansing",
+          "Newark", "Ogden", "Pueblo", "Quincy", "Racine", "Topeka", "Utica", "Waco", "Yuma", "Elgin", "Flint",
+          "Gary", "Hilo", "Irvine", "Kenosha", "Lowell", "Medford", "Norman", "Orem", "Pasco", "Rockford", "Sparks")
+PEOPLE = ("Maria", "James", "Aisha", "Chen", "Fatima", "Lucas", "Priya", "Omar", "Sofia", "Daniel", "Yuki", "Ahmed",
+          "Elena", "Kwame", "Ingrid", "Mateo", "Leila", "Noah", "Hana", "Ravi", "Olga", "Diego", "Grace", "Tariq",
+          "Amara", "Felix", "Mei", "Jonas", "Zara", "Hugo", "Nadia", "Pablo", "Ines", "Kofi", "Lena", "Arjun",
+          "Chloe", "Sami", "Vera", "Emil", "Rosa", "Theo", "Anya", "Bruno", "Dalia", "Ezra", "Freya", "Gus")
+BRANDS = ("Aurora", "Summit", "Cedar", "Falcon", "Harbor", "Juniper", "Maple", "Nova", "Orchid", "Pioneer", "Quartz",
+          "Ridge", "Sierra", "Tundra", "Vertex", "Willow", "Zenith", "Alder", "Beacon", "Comet", "Delta", "Ember",
+          "Fjord", "Granite", "Horizon", "Iris", "Jasper", "Kestrel", "Lotus", "Meadow", "Nimbus", "Onyx", "Prairie",
+          "Raven", "Saffron", "Tidal", "Umber", "Violet", "Aspen", "Birch", "Coral", "Dune", "Elm", "Flint", "Glacier",
+          "Hazel", "Indigo", "Lark", "Mesa", "Oak", "Pine", "Sage", "Spruce", "Thistle", "Vale", "Wren")
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+            "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
+            "eighteenth", "nineteenth", "twentieth")
+# role -> (pool, how the name and the singular noun combine); roles not named keep letter labels.
+ROLE_NAMING = {
+    "source": (PLACES, "{name} {noun}"), "sink": (PLACES, "{name} {noun}"), "facility": (PLACES, "{name} site"),
+    "customer": (PLACES, "{name} {noun}"), "node": (PLACES, "{name} {noun}"), "zone": (PLACES, "{name}"),
+    "worker": (PEOPLE, "{name}"), "product": (BRANDS, "{name}"), "item": (BRANDS, "{name}"),
+    "project": (BRANDS, "the {name} {noun}"), "asset": (BRANDS, "the {name} {noun}"),
+    "ingredient": (BRANDS, "{name}"), "raw": (BRANDS, "{name}"), "blend": (BRANDS, "{name}"),
+    "container": (BRANDS, "{name}"), "service": (BRANDS, "the {name} {noun}"), "task": (BRANDS, "the {name} {noun}"),
+    "period": (ORDINALS, "{Name} {noun}"), "shift": (ORDINALS, "{Name} {noun}"),
+}
+NAMED_SHARE = 0.85   # the other instances keep letter labels ("Plant C"), as some benchmarks do
+
+
 @dataclass(frozen=True)
 class Skin:
     name: str
     table: dict
+    name_seed: int | None = None     # None: letter labels; else entity names drawn with this seed
 
     def noun(self, role: str, plural: bool = False) -> str:
         singular, _, many = self.table[role].partition("/")
         return many if plural else singular
 
+    def with_names(self, rng: np.random.Generator) -> "Skin":
+        """This skin naming its entities (most of the time) with names drawn from ``rng``."""
+        if rng.random() >= NAMED_SHARE:
+            return self
+        return Skin(self.name, self.table, int(rng.integers(2**31)))
+
     def names(self, role: str, n: int) -> list[str]:
+        if self.name_seed is not None and role in ROLE_NAMING and n <= len(ROLE_NAMING[role][0]):
+            pool, pattern = ROLE_NAMING[role]
+            rng = np.random.default_rng([self.name_seed, sum(map(ord, role))])
+            picked = [pool[i] for i in (range(n) if pool is ORDINALS else rng.permutation(len(pool))[:n])]
+            noun = self.noun(role).split(" ")[-1]
+            return [pattern.format(name=p, Name=p[:1].upper() + p[1:], noun=noun) for p in picked]
         base = self.noun(role).split(" ")[-1] if role in ("project", "asset") else self.noun(role)
         return [f"{base[0].upper() + base[1:]} {label}" for label in letter_labels(n)]
 
@@ -124,8 +171,8 @@ def pick_skin(rng: np.random.Generator) -> Skin:
 
 # Phrase variants, chosen at random when rendering (surface variety, same meaning).
 PHRASES = {
-    "<=": ("at most", "no more than", "not more than", "a maximum of"),
-    ">=": ("at least", "no less than", "a minimum of", "not less than"),
+    "<=": ("at most", "no more than", "not more than", "a maximum of", "up to"),
+    ">=": ("at least", "no less than", "a minimum of", "not less than", "no fewer than"),
     "==": ("exactly", "precisely"),
     "minimize": ("minimize", "keep as low as possible", "make as small as possible"),
     "maximize": ("maximize", "make as large as possible", "get the highest possible"),
