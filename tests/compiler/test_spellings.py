@@ -70,9 +70,9 @@ def swiglu_sigmoid_clamp_max(g, u, r):
     return ((gf * torch.sigmoid(gf)) * u.float().clamp(min=-L, max=L) * r).to(g.dtype)
 
 
-def swiglu_minimum_maximum(g, u, r):
-    gf = torch.minimum(g.to(torch.float32), torch.tensor(L))
-    uf = torch.maximum(torch.minimum(u.to(torch.float32), torch.tensor(L)), torch.tensor(-L))
+def swiglu_clamp_min_max_late_route(g, u, r):
+    gf = g.to(torch.float32).clamp_max(L)
+    uf = u.to(torch.float32).clamp_min(-L).clamp_max(L)
     return (F.silu(gf) * uf).to(g.dtype) * r.to(g.dtype)        # routing weight after the down-cast
 
 
@@ -82,7 +82,7 @@ def swiglu_exp_form_unrouted(g, u, r):
 
 
 SWIGLU_SPELLINGS = [(swiglu_reference_style, True), (swiglu_sigmoid_clamp_max, True),
-                    (swiglu_minimum_maximum, True), (swiglu_exp_form_unrouted, False)]
+                    (swiglu_clamp_min_max_late_route, True), (swiglu_exp_form_unrouted, False)]
 
 
 # ---------------------------------------------------------------------------------------- RoPE

@@ -2,9 +2,22 @@
 
 Runs on model graphs and on traced pattern chains alike (graph.py), so a pattern written with one
 spelling matches all spellings that canonicalise to the same form. Each rule is a small function in
-the ``RULES`` table keyed by the ATen overload it looks at; it returns the replacement node (already
-inserted) or ``None``. Every rule is an exact rewrite (same values, same dtype), never an
-approximation:
+one of two tables keyed by the ATen overload it looks at; it returns the replacement node (already
+inserted) or ``None``. Two kinds of rules, because a compiled graph must compute what eager computes
+wherever nothing fuses (values AND gradients, ties, nan and inf included):
+
+* ``EXACT_RULES`` give bit-identical values and gradients (a no-op cast or clone removed, ``clamp_max``
+  spelt ``clamp``); they rewrite the graph for good.
+* ``MATCHING_RULES`` give the same mathematics but not the same bits (``1 / sqrt(v)`` and ``rsqrt(v)``
+  round differently, ``g / (1 + exp(-g))`` has a nan gradient at -inf where ``silu`` has 0). In a model
+  graph (``canonicalize(graph, keep_originals=True)``) the original node stays in the graph beside its
+  canonical form (marked, without users); after the patterns ran, ``restore_unfused`` puts every
+  original whose canonical form did not end up inside a fused op back in place. Pattern chains are
+  canonicalised for good (they are never run).
+
+Not a rule: ``minimum/maximum(x, c)`` to ``clamp``. At a tie eager splits the gradient in half
+(``minimum(g, 10) * 3`` at g = 10 has gradient 1.5; ``clamp`` passes 3) and at nan ``maximum``
+passes the gradient where ``clamp`` blocks it, so no fused op with clamp semantics may take it either.
 
 ==================================  ============================================
 spelling                            canonical form
@@ -15,7 +28,6 @@ spelling                            canonical form
 ``sum(x, d, keepdim) / n``          ``mean(x, d, keepdim)`` (n = reduced numel)
 ``g * sigmoid(g)``, ``g/(1+e^-g)``  ``silu(g)``
 ``clamp_max``/``clamp_min``         ``clamp(x, lo, hi)``; nested clamps merged
-``minimum/maximum(x, const)``       ``clamp``
 ``x * 1``, no-op casts, ``clone``   removed (clone only of dense tensors)
 ``x[..., -n:]`` over all of x       ``x`` (no ``slice_backward`` copy in the backward)
 ``sum/mean(x, dtype=x.dtype)``      ``sum/mean(x)`` (CUDA autocast's spelling)
@@ -31,7 +43,7 @@ from typing import Callable
 import torch
 import torch.fx as fx
 
-from .graph import aten, insert_call, remove_dead_code, same_size, val
+from .graph import ASIDE, KEPT_ORIGINAL, aten, insert_call, live_nodes, remove_dead_code, same_size, users, val
 
 Rule = Callable[[fx.Node], "fx.Node | None"]
 
@@ -42,26 +54,6 @@ def _is_node(x) -> bool:
 
 def _scalar(x) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
-
-
-def constant_value(node) -> float | None:
-    """The value of a 0-d constant tensor node (a lifted ``torch.tensor(c)``, ``scalar_tensor``, ``full``)."""
-    while _is_node(node) and node.op == "call_function" and node.target in (
-            aten.detach.default, aten.lift_fresh_copy.default, aten.clone.default, aten.alias.default):
-        node = node.args[0]
-    if not _is_node(node):
-        return None
-    if node.op == "get_attr":
-        owner = node.graph.owning_module
-        t = getattr(owner, node.target, None) if owner is not None else None
-        if isinstance(t, torch.Tensor) and t.numel() == 1 and not isinstance(t, torch._subclasses.FakeTensor):
-            return float(t.item())
-        return None
-    if node.op == "call_function" and node.target == aten.scalar_tensor.default:
-        return _scalar(node.args[0])
-    if node.op == "call_function" and node.target == aten.full.default and list(node.args[0]) == []:
-        return _scalar(node.args[1])
-    return None
 
 
 def _same_meta(a, b) -> bool:
@@ -166,13 +158,18 @@ def _clone(node):
     return node.args[0]
 
 
+def _mul_by_one(node):
+    a, b = node.args[0], node.args[1] if len(node.args) > 1 else None
+    for x, y in ((a, b), (b, a)):
+        if _is_node(x) and _scalar(y) == 1.0 and _same_meta(node, x) and not escapes(node):
+            return x
+    return None
+
+
 def _mul(node):
     a, b = node.args[0], node.args[1] if len(node.args) > 1 else None
     if _is_node(a) and a is b:
         return _insert(node, aten.pow.Tensor_Scalar, (a, 2))
-    for x, y in ((a, b), (b, a)):
-        if _is_node(x) and _scalar(y) == 1.0 and _same_meta(node, x) and not escapes(node):
-            return x
     for x, y in ((a, b), (b, a)):  # g * sigmoid(g) -> silu(g)
         if _is_node(y) and y.op == "call_function" and y.target == aten.sigmoid.default and y.args[0] is x:
             return _insert(node, aten.silu.default, (x,))
@@ -242,7 +239,7 @@ def _mul_by_inverse_numel(node):
 def _clamp_bound(node, lo, hi):
     """clamp(x, lo, hi), merging into a single-user inner clamp that leaves the other bound free."""
     x = node.args[0]
-    if (_is_node(x) and x.op == "call_function" and x.target == aten.clamp.default and len(x.users) == 1):
+    if (_is_node(x) and x.op == "call_function" and x.target == aten.clamp.default and len(users(x)) == 1):
         ilo = x.args[1] if len(x.args) > 1 else None
         ihi = x.args[2] if len(x.args) > 2 else None
         # max(min(x, ihi), lo) is clamp(x, lo, ihi) only when lo <= ihi: torch.clamp applies max last,
@@ -260,7 +257,7 @@ def _clamp(node):
     if _is_node(lo) or _is_node(hi):
         return None
     x = node.args[0]
-    if not (_is_node(x) and x.op == "call_function" and x.target == aten.clamp.default and len(x.users) == 1):
+    if not (_is_node(x) and x.op == "call_function" and x.target == aten.clamp.default and len(users(x)) == 1):
         if node.kwargs:
             return _insert(node, aten.clamp.default, (x, lo, hi))
         return None
@@ -275,25 +272,12 @@ def _clamp_min(node):
     return None if _is_node(node.args[1]) else _clamp_bound(node, node.args[1], None)
 
 
-def _min_max(is_min: bool) -> Rule:
-    def rule(node):
-        a, b = node.args
-        for x, c in ((a, b), (b, a)):
-            value = constant_value(c)
-            if value is not None and _is_node(x) and val(x).dtype.is_floating_point and _same_meta(node, x):
-                return _clamp_bound(node, None, value) if is_min else _clamp_bound(node, value, None)
-        return None
-    return rule
-
-
-RULES: dict[object, list[Rule]] = {
+# Bit-identical rewrites (values and gradients): applied for good.
+EXACT_RULES: dict[object, list[Rule]] = {
     aten._to_copy.default: [_to_copy],
     aten.clone.default: [_clone],
     aten.slice.Tensor: [_full_slice],
-    aten.mul.Tensor: [_mul, _mul_by_inverse_numel],
-    aten.reciprocal.default: [_reciprocal],
-    aten.pow.Tensor_Scalar: [_pow],
-    aten.div.Tensor: [_div],
+    aten.mul.Tensor: [_mul_by_one],
     aten.clamp.default: [_clamp],
     aten.clamp_max.default: [_clamp_max],
     aten.clamp_min.default: [_clamp_min],
@@ -301,8 +285,14 @@ RULES: dict[object, list[Rule]] = {
     aten.sum.default: [_reduction_dtype],
     aten.mean.dim: [_reduction_dtype],
     aten.mean.default: [_reduction_dtype],
-    aten.minimum.default: [_min_max(True)],
-    aten.maximum.default: [_min_max(False)],
+}
+
+# Same mathematics, other rounding or other special-value gradients: kept only inside fused ops.
+MATCHING_RULES: dict[object, list[Rule]] = {
+    aten.mul.Tensor: [_mul, _mul_by_inverse_numel],
+    aten.reciprocal.default: [_reciprocal],
+    aten.pow.Tensor_Scalar: [_pow],
+    aten.div.Tensor: [_div],
 }
 
 
@@ -335,12 +325,34 @@ def _cse_key(node: fx.Node):
     return key
 
 
-def eliminate_common_subexpressions(graph: fx.Graph) -> int:
-    """Merge pure nodes with the same op and inputs (``x[..., -r:]`` written twice, ``x.float()`` twice)."""
+ORIGINAL = KEPT_ORIGINAL   # meta key on a kept original: the canonical node that stands in for it
+_FORMER_USERS = "trex_former_users"   # meta key on a kept original: who used it when it was replaced
+_STANDS_FOR = "trex_stands_for"   # meta key on a canonical node: the originals kept beside it
+
+
+def _replace(graph: fx.Graph, node: fx.Node, new: fx.Node, keep_original: bool) -> None:
+    """``node``'s users use ``new`` from now on; ``node`` is erased, or kept aside for restore_unfused."""
+    former = [(user, user.args, user.kwargs) for user in node.users]
+    node.replace_all_uses_with(new)
+    # originals kept for ``node`` (a canonical form rewritten again) now stand beside ``new``
+    for original in node.meta.pop(_STANDS_FOR, ()):
+        original.meta[ORIGINAL] = new
+        new.meta.setdefault(_STANDS_FOR, []).append(original)
+    if keep_original:
+        node.meta.update({ORIGINAL: new, ASIDE: True, _FORMER_USERS: former})
+        new.meta.setdefault(_STANDS_FOR, []).append(node)
+    else:
+        graph.erase_node(node)
+
+
+def eliminate_common_subexpressions(graph: fx.Graph, keep_originals: bool = False) -> int:
+    """Merge pure nodes with the same op and inputs (``x[..., -r:]`` written twice, ``x.float()`` twice).
+    Not exact for gradients (merged paths sum their gradients before the op's backward, in its
+    dtype, instead of after it), so a matching rule: merged nodes are kept aside like theirs."""
     seen: dict = {}
     merged = 0
     for node in list(graph.nodes):
-        if node.op != "call_function":
+        if node.op != "call_function" or ASIDE in node.meta:
             continue
         key = _cse_key(node)
         if key is None:
@@ -348,37 +360,88 @@ def eliminate_common_subexpressions(graph: fx.Graph) -> int:
         if key in seen and escapes(node) and escapes(seen[key]):
             continue  # two equal outputs must stay two tensors (the caller may update one in place)
         if key in seen:
-            node.replace_all_uses_with(seen[key])
-            graph.erase_node(node)
+            _replace(graph, node, seen[key], keep_originals)
             merged += 1
         else:
             seen[key] = node
     return merged
 
 
-def canonicalize(graph: fx.Graph, max_rounds: int = 6) -> int:
-    """Apply ``RULES`` (and CSE) to a fixpoint; returns the number of rewrites."""
+def is_kept_original(node: fx.Node) -> bool:
+    """Whether ``node`` is an original kept beside its canonical form (see the module docstring): it has
+    no users until ``restore_unfused`` decides, and no pass may count it as a user or merge it."""
+    return ORIGINAL in node.meta
+
+
+def _rewrite(graph: fx.Graph, node: fx.Node, rules: list, keep_original: bool) -> bool:
+    for rule in rules:
+        new = rule(node)
+        if new is None or new is node:
+            continue
+        if not _same_meta(node, new):
+            # not the same dtype/shape (``b * b`` on bools is and, ``pow(b, 2)`` is int64): not an
+            # equal rewrite after all; keep the original node
+            if not new.users:
+                graph.erase_node(new)
+            continue
+        _replace(graph, node, new, keep_original)
+        return True
+    return False
+
+
+def canonicalize(graph: fx.Graph, max_rounds: int = 6, *, keep_originals: bool = False) -> int:
+    """Apply the rule tables (and CSE) to a fixpoint; returns the number of rewrites.
+
+    ``keep_originals``: keep each node a matching rewrite (``MATCHING_RULES``, CSE) replaced, see the
+    module docstring; the caller must call ``restore_unfused`` once the patterns ran."""
     total = 0
     for _ in range(max_rounds):
-        changed = eliminate_common_subexpressions(graph)
+        changed = eliminate_common_subexpressions(graph, keep_originals)
         for node in list(graph.nodes):
-            if node.op != "call_function" or getattr(node, "_erased", False) or not node.users:
+            if node.op != "call_function" or getattr(node, "_erased", False) or not users(node):
                 continue
-            for rule in RULES.get(node.target, ()):
-                new = rule(node)
-                if new is not None and new is not node and not _same_meta(node, new):
-                    # not the same dtype/shape (``b * b`` on bools is and, ``pow(b, 2)`` is int64):
-                    # not an exact rewrite after all; keep the original node
-                    if not new.users:
-                        graph.erase_node(new)
-                    continue
-                if new is not None and new is not node:
-                    node.replace_all_uses_with(new)
-                    graph.erase_node(node)
-                    changed += 1
-                    break
+            if _rewrite(graph, node, EXACT_RULES.get(node.target, ()), keep_original=False) or _rewrite(
+                    graph, node, MATCHING_RULES.get(node.target, ()), keep_original=keep_originals):
+                changed += 1
         remove_dead_code(graph)
         total += changed
         if not changed:
             break
     return total
+
+
+def _put_back(old, now, canonical, original):
+    if isinstance(old, (list, tuple)) and isinstance(now, (list, tuple)) and len(old) == len(now):
+        return type(now)(_put_back(o, n, canonical, original) for o, n in zip(old, now))
+    if isinstance(old, dict) and isinstance(now, dict):
+        return {k: _put_back(old.get(k), v, canonical, original) for k, v in now.items()}
+    return original if old is original and now is canonical else now
+
+
+def restore_unfused(graph: fx.Graph) -> int:
+    """Hand every former user of a kept original that still computes outside a fused op its original
+    input back (so the unfused graph computes exactly what eager computes); drop the other originals.
+    Returns how many uses came back."""
+    restored, changed = 0, True
+    while changed:
+        changed = False
+        live = live_nodes(graph)
+        for original in [n for n in graph.nodes if is_kept_original(n)]:
+            canonical = original.meta[ORIGINAL]
+            for user, old_args, old_kwargs in original.meta[_FORMER_USERS]:
+                if user not in live or canonical not in user.all_input_nodes:
+                    continue
+                # only the argument slots that held the original (``x * x`` merged by CSE: one of two)
+                args = _put_back(old_args, user.args, canonical, original)
+                kwargs = _put_back(old_kwargs, user.kwargs, canonical, original)
+                if args != user.args or kwargs != user.kwargs:
+                    user.args, user.kwargs = args, kwargs
+                    restored += 1
+                    changed = True
+    for node in reversed(list(graph.nodes)):
+        for key in (ASIDE, _STANDS_FOR, _FORMER_USERS):
+            node.meta.pop(key, None)
+        if node.meta.pop(ORIGINAL, None) is not None and not node.users:
+            graph.erase_node(node)
+    remove_dead_code(graph)
+    return restored

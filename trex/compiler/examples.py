@@ -12,7 +12,7 @@ SpellingA follows the reference code (deepseek_v4.md): complex RoPE with in-plac
 ``.float()``/``rsqrt``/``pow``/``mean``, ``F.silu`` with ``clamp``. SpellingB writes every chain
 differently: ``.to(torch.float32)``/``type_as``, ``x * x``, ``sum / n``, ``1 / sqrt``, weight
 applied after the down-cast, real pairwise RoPE with ``cat`` and ``-sin`` for the inverse,
-``g * sigmoid(g)``, ``torch.minimum``/``maximum``, ``clamp_max``.
+``g * sigmoid(g)``, ``clamp_max``/``clamp_min``.
 """
 from __future__ import annotations
 
@@ -215,9 +215,10 @@ class SpellingB(_Params):
         h = self.rms(li, self.ffn_norm)
         route = F.softplus(self.up(h) @ self.up(self.wr))
         g = (h @ self.w1).to(self.acc)
-        g = torch.minimum(g, torch.tensor(c.limit))
-        u = torch.maximum(torch.minimum((h @ self.w3).to(self.acc), torch.tensor(c.limit)),
-                          torch.tensor(-c.limit))
+        # clamp, not torch.minimum/maximum against a constant: those split the gradient at a tie
+        # (other mathematics, never fused; see trex.compiler.canonical)
+        g = g.clamp_max(c.limit)
+        u = (h @ self.w3).to(self.acc).clamp_min(-c.limit).clamp_max(c.limit)
         act = ((g * torch.sigmoid(g)) * u * route).to(h.dtype)
         return self.hc_post(act @ self.w2, x, post, comb)
 

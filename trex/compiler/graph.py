@@ -145,25 +145,52 @@ def make_differentiable(graph: fx.Graph) -> None:
 
 
 _SIDE_EFFECT_TARGETS = {aten.copy_.default}
+KEPT_ORIGINAL = "trex_original_of"   # canonical.py's mark on an original kept beside its canonical form
+ASIDE = "trex_aside"   # a kept original, or a node only kept originals still need: no pass may use it
+
+
+def users(node: fx.Node) -> list:
+    """The users of ``node`` that compute something (not what canonical.py keeps aside)."""
+    return [u for u in node.users if ASIDE not in u.meta]
+
+
+def has_side_effect(node: fx.Node) -> bool:
+    """In-place ops (``copy_`` into inputs), runtime asserts, RNG and grad-mode calls: never dead."""
+    target = node.target
+    if target in _SIDE_EFFECT_TARGETS or target is operator.setitem or target in (torch._C._set_grad_enabled,):
+        return True
+    if target in getattr(fx.node, "_side_effectful_functions", ()):
+        return True  # runtime asserts (torch._check -> _assert_scalar), profiler ranges: no users, not dead
+    schema = getattr(target, "_schema", None)
+    return schema is not None and (schema.is_mutable or "rand" in str(target) or "bernoulli" in str(target)
+                                   or "dropout" in str(target))
+
+
+def live_nodes(graph: fx.Graph) -> set:
+    """Nodes the graph's outputs and side effects need, not counting uses by kept originals."""
+    stack = [n for n in graph.nodes if n.op == "output" or (
+        n.op == "call_function" and KEPT_ORIGINAL not in n.meta and has_side_effect(n))]
+    live: set = set()
+    while stack:
+        n = stack.pop()
+        if n not in live:
+            live.add(n)
+            stack.extend(n.all_input_nodes)
+    return live
 
 
 def remove_dead_code(graph: fx.Graph) -> None:
-    """DCE that keeps in-place ops (``copy_`` into inputs) and anything impure."""
+    """DCE that keeps side effects (``has_side_effect``) and the originals canonical.py keeps; a node
+    only kept originals still need is marked ``ASIDE`` (matching must neither count nor anchor on it)."""
     for node in reversed(list(graph.nodes)):
-        if node.op != "call_function" or node.users:
-            continue
-        target = node.target
-        if target in _SIDE_EFFECT_TARGETS or target is operator.setitem:
-            continue
-        if target in getattr(fx.node, "_side_effectful_functions", ()):
-            continue  # runtime asserts (torch._check -> _assert_scalar), profiler ranges: no users, not dead
-        schema = getattr(target, "_schema", None)
-        if schema is not None and (schema.is_mutable or "rand" in str(target) or "bernoulli" in str(target)
-                                   or "dropout" in str(target)):
-            continue
-        if target in (torch._C._set_grad_enabled,):
-            continue
-        graph.erase_node(node)
+        if node.op == "call_function" and not node.users and KEPT_ORIGINAL not in node.meta \
+                and not has_side_effect(node):
+            graph.erase_node(node)
+    if any(KEPT_ORIGINAL in n.meta for n in graph.nodes):
+        live = live_nodes(graph)
+        for node in graph.nodes:
+            if node.op == "call_function" and node not in live:
+                node.meta[ASIDE] = True
 
 
 def graph_has_global_state_changes(gm: fx.GraphModule) -> str | None:

@@ -43,7 +43,7 @@ import torch
 import torch.fx as fx
 
 from .canonical import canonicalize
-from .graph import aten, requires_grad, same_size, trace_to_aten, val
+from .graph import ASIDE, aten, requires_grad, same_size, trace_to_aten, users, val
 
 FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 _MAGIC_BASE = 0.0123456789
@@ -211,7 +211,8 @@ def _strip_lossless(n, seen: list):
 def anchor_candidates(graph: fx.Graph, target) -> list[fx.Node]:
     """Graph nodes a chain whose output op is ``target`` may end at (all reshape kinds for a view)."""
     targets = _VIEWS if target in _VIEWS else (target,)
-    nodes = [n for t in targets for n in graph.find_nodes(op="call_function", target=t)]
+    nodes = [n for t in targets for n in graph.find_nodes(op="call_function", target=t)
+             if ASIDE not in n.meta]
     if len(targets) > 1:
         order = {n: i for i, n in enumerate(graph.nodes)}
         nodes.sort(key=order.__getitem__)
@@ -329,8 +330,8 @@ class Matcher:
     def _extend_output_casts(self, g: fx.Node) -> fx.Node:
         """Take a following down-cast (fp32 -> bf16/fp16) into the fused op: it then rounds once to the
         narrow dtype, exactly like eager. Up-casts are left alone (they would skip eager's rounding)."""
-        while len(g.users) == 1:
-            user = next(iter(g.users))
+        while len(users(g)) == 1:
+            user = users(g)[0]
             if _is_cast(user) and user.kwargs["dtype"].itemsize < val(g).dtype.itemsize:
                 self.covered.add(g)
                 g = user
@@ -343,7 +344,7 @@ class Matcher:
         for n in self.covered:
             if n in outputs or n in bound_inputs:
                 continue
-            for user in n.users:
+            for user in users(n):
                 if user not in self.covered:
                     raise MatchFailure(f"intermediate {n.name} ({n.target}) is also used outside the chain "
                                        f"(by {user.name}); fusing would compute it twice", self.depth)
@@ -515,7 +516,7 @@ def build_replacement(match: Match) -> list[fx.Node]:
         # before it.
         insert_before = last_input.next
         for old in match.outputs:
-            early = [u.name for u in old.users if u not in match.nodes and order[u] <= order[last_input]]
+            early = [u.name for u in users(old) if u not in match.nodes and order[u] <= order[last_input]]
             if early:
                 raise MatchFailure(f"operand {last_input.name} is computed after output {old.name}, which "
                                    f"{', '.join(early)} already use", depth=10 ** 6)

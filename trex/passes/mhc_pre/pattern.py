@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from trex.compiler.graph import aten, same_size, val
+from trex.compiler.graph import aten, same_size, users, val
 from trex.compiler.pattern import Pattern
 from trex.compiler.registry import register_pattern
 
@@ -56,21 +56,21 @@ def _is_call(n, target) -> bool:
 
 def _norm_pass(m: torch.fx.Node, dim: int, hc_eps: float) -> tuple[torch.fx.Node, list] | None:
     """If ``m`` feeds exactly ``m / (m.sum(dim, keepdim=True) + hc_eps)``, return (result, nodes)."""
-    users = list(m.users)
-    if len(users) != 2:
+    consumers = users(m)
+    if len(consumers) != 2:
         return None
-    sums = [u for u in users if _is_call(u, aten.sum.dim_IntList)]
-    divs = [u for u in users if _is_call(u, aten.div.Tensor)]
+    sums = [u for u in consumers if _is_call(u, aten.sum.dim_IntList)]
+    divs = [u for u in consumers if _is_call(u, aten.div.Tensor)]
     if len(sums) != 1 or len(divs) != 1:
         return None
     s, div = sums[0], divs[0]
     rank = val(m).dim()
     dims = [k - rank if k >= 0 else k for k in s.args[1]]
     keepdim = s.args[2] if len(s.args) > 2 else False
-    if dims != [dim] or not keepdim or len(s.users) != 1:
+    if dims != [dim] or not keepdim or len(users(s)) != 1:
         return None
-    add = next(iter(s.users))
-    if not _is_call(add, aten.add.Tensor) or add.args[0] is not s or add.args[1] != hc_eps or len(add.users) != 1:
+    add = users(s)[0]
+    if not _is_call(add, aten.add.Tensor) or add.args[0] is not s or add.args[1] != hc_eps or len(users(add)) != 1:
         return None
     if div.args[0] is not m or div.args[1] is not add:
         return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from trex.compiler.graph import aten, val
+from trex.compiler.graph import aten, users, val
 from trex.compiler.pattern import Chain, Pattern
 from trex.compiler.registry import register_pattern
 
@@ -69,7 +69,7 @@ def _refine(match) -> str | None:
             match.inputs[name] = table
             match.consts["inverse"] = not match.consts.get("inverse", False)
     x = match.inputs["x"]
-    if not _is_call(x, aten.slice.Tensor) or len(match.outputs[0].users) != 1:
+    if not _is_call(x, aten.slice.Tensor) or len(users(match.outputs[0])) != 1:
         return None
     base, dim = x.args[0], x.args[1]
     start = x.args[2] if len(x.args) > 2 else 0
@@ -84,7 +84,7 @@ def _refine(match) -> str | None:
         return None
     start = start + head if start < 0 else start
     rope_dim = head - start
-    user = next(iter(match.outputs[0].users))
+    user = users(match.outputs[0])[0]
     absorbed = None
     if _is_call(user, aten.cat.default):
         parts = user.args[0]

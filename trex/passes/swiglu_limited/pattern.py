@@ -1,8 +1,8 @@
 """The eager limited-SwiGLU chains the backend replaces by ``trex::swiglu_limited`` (the op is in op.py).
 
-Spellings covered: ``clamp(max=L)`` / ``clamp_max`` / ``torch.minimum(g, tensor(L))`` on the gate;
-``clamp(-L, L)`` / ``clamp(min=..).clamp(max=..)`` / ``torch.maximum(torch.minimum(u, L), -L)`` on the up
-projection; ``F.silu(g)`` / ``g * sigmoid(g)`` / ``g / (1 + exp(-g))``; fp32 casts anywhere; the routing
+Spellings covered: ``clamp(max=L)`` / ``clamp_max`` on the gate; ``clamp(-L, L)`` /
+``clamp(min=..).clamp(max=..)`` on the up projection (not ``torch.minimum/maximum`` against a constant:
+they split the gradient at a tie, which the op's clamp backward does not); ``F.silu(g)`` / ``g * sigmoid(g)`` / ``g / (1 + exp(-g))``; fp32 casts anywhere; the routing
 weight multiplied before or after the down-cast.
 """
 from __future__ import annotations
