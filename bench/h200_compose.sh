@@ -3,7 +3,7 @@
 # under its own limit so a part ends inside the call's 10 minutes. transformers >= 5.18 (DeepSeek-V4)
 # travels in .whl/ (cp it there; name `.whl` in the device call's carry).
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh A   # composition tests, gpu_patterns, e2e eager+trex (~8 min)
-#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # e2e inductor peers + trex_ro, train_step small (~9 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # composition tests, gpu_patterns, SwiGLU's Inductor code, train_step small (~9.5 min)
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
 OUT=${OUT:?set OUT to the folder whose files come back}
@@ -25,9 +25,27 @@ case "$part" in
     timeout -k 5 200 python3 bench/e2e_hf.py --out "$OUT" eager trex > "$OUT/e2e_log.txt" 2>&1
     echo "e2e rc=$?"; grep -v "^{" "$OUT/e2e_log.txt" | tail -15 ;;
   B)
-    timeout -k 5 330 python3 bench/e2e_hf.py --out "$OUT" inductor inductor_ro trex_ro > "$OUT/e2e_log.txt" 2>&1
-    echo "e2e rc=$?"; grep -v "^{" "$OUT/e2e_log.txt" | tail -12
-    timeout -k 5 200 python3 bench/train_step.py --modes eager,inductor,trex --budget-s 180 \
+    timeout -k 5 120 python3 -m pytest tests/gpu/test_inductor_cuda.py -v -m cuda -p no:cacheprovider --timeout 40 \
+      --tb=short -rfs > "$OUT/compose_tests.txt" 2>&1; echo "compose tests rc=$?" | tee -a "$OUT/compose_tests.txt"
+    grep -E "PASSED|FAILED|ERROR|passed|failed" "$OUT/compose_tests.txt" | tail -22
+    timeout -k 5 170 python3 bench/gpu_patterns.py --out "$OUT" --sweep 0 \
+      --variants eager,inductor,inductor_ro,trex_aten,trex_compile,trex_ro > "$OUT/gpu_patterns_log.txt" 2>&1
+    echo "gpu_patterns rc=$?"; tail -16 "$OUT/gpu_patterns_log.txt" | cut -c1-400
+    # Inductor's code for SwiGLU forward+backward through trex (run 7: its device time was 4x trex_aten's)
+    timeout -k 5 40 python3 - > "$OUT/swiglu_output_code.txt" 2>&1 <<'PY'
+import sys, torch
+sys.path.insert(0, "bench")
+from torch._inductor.utils import run_and_get_code
+import gpu_patterns as G, trex.compiler.backend  # noqa: F401
+case = [c for c in G.build_cases(16384, "cuda") if c.name == "swiglu_limited"][0]
+gen = torch.Generator(device="cuda").manual_seed(0)
+args = [a.detach().requires_grad_(g) for a, g in zip(case.make_inputs(gen), case.needs_grad)]
+f = torch.compile(case.chain, backend="trex")
+_, codes = run_and_get_code(lambda: torch.autograd.backward(G.as_tuple(f(*args)), [torch.ones_like(o) for o in G.as_tuple(f(*args))]))
+print("\n#####\n".join(codes))
+PY
+    echo "swiglu code rc=$? $(grep -c . "$OUT/swiglu_output_code.txt") lines"
+    timeout -k 5 185 python3 bench/train_step.py --modes inductor,trex --budget-s 170 \
       --out "$OUT/train_step.json" > "$OUT/train_step_log.txt" 2>&1
     echo "train_step rc=$?"; tail -12 "$OUT/train_step_log.txt" ;;
   *) echo "bench/h200_compose.sh: unknown part '$part' (A|B)"; exit 2 ;;

@@ -47,35 +47,31 @@ def _ops_with_cuda_kernels():
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("name", _ops_with_cuda_kernels())
 def test_each_fused_op_is_inlined_into_inductor(name, dtype):
+    """Compiled, the op is the inlined kernel (no extern call left) and returns what the op's eager
+    call on CUDA returns (the same printed kernel launched from Python; its accuracy against the
+    reference is test_gpu_cuda.py's). Two samples per op and dtype: each is an Inductor compile."""
     from trex.compiler import registry
     fop = registry.fused_ops()[name]
-    saved = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = name.startswith("mhc")   # mHC's projection is TF32 (issue 6)
-    try:
-        ran = 0
-        for args in _samples(name, dtype):
-            tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    ran = 0
+    for args in list(_samples(name, dtype))[:2]:
+        tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
 
-            def call(*ts, args=args, tensors=tensors):
-                full = list(args)
-                for i, t in zip(tensors, ts):
-                    full[i] = t
-                return fop.op(*full)
-            torch._dynamo.reset()
-            compiled = torch.compile(call, backend="trex", fullgraph=True)
-            out, (code, *_) = run_and_get_code(compiled, *[args[i] for i in tensors])
-            assert f"torch.ops.trex.{name}.default(" not in code, code[-3000:]
-            ref = fop.reference(*[a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-                                  for a in args])
-            outs = out if isinstance(out, (tuple, list)) else (out,)
-            refs = ref if isinstance(ref, (tuple, list)) else (ref,)
-            for o, r in zip(outs, refs):
-                if o is not None and o.is_floating_point():
-                    _close(o, r, dtype if o.dtype != torch.float32 else torch.float32)
-            ran += 1
-        assert ran, f"no sample of {name} has a kernel"
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = saved
+        def call(*ts, args=args, tensors=tensors):
+            full = list(args)
+            for i, t in zip(tensors, ts):
+                full[i] = t
+            return fop.op(*full)
+        torch._dynamo.reset()
+        compiled = torch.compile(call, backend="trex", fullgraph=True)
+        out, (code, *_) = run_and_get_code(compiled, *[args[i] for i in tensors])
+        assert f"torch.ops.trex.{name}.default(" not in code, code[-3000:]
+        want = fop.op(*args)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        wants = want if isinstance(want, (tuple, list)) else (want,)
+        for o, w in zip(outs, wants):
+            torch.testing.assert_close(o, w)
+        ran += 1
+    assert ran, f"no sample of {name} has a kernel"
 
 
 def rms_block(x, w, up):

@@ -377,6 +377,16 @@ def _inductor_patches(opts: TrexOptions) -> dict:
     return patches
 
 
+def _eager_backward_lowering():
+    import contextlib
+
+    import torch._functorch.config as functorch_config
+
+    if not hasattr(functorch_config, "force_non_lazy_backward_lowering"):   # older torch: lazy only
+        return contextlib.nullcontext()
+    return functorch_config.patch(force_non_lazy_backward_lowering=True)
+
+
 def _compile_inductor(prepared: fx.GraphModule, example_inputs: list, opts: TrexOptions,
                       report: logs.GraphReport):
     """Inductor for the rest of the graph, with the fused ops' kernels inlined where their target can
@@ -386,7 +396,9 @@ def _compile_inductor(prepared: fx.GraphModule, example_inputs: list, opts: Trex
     patches = _inductor_patches(opts)
     if any(getattr(n.target, "namespace", None) == registry.NAMESPACE for n in prepared.graph.nodes):
         try:
-            with targets.inlining_kernels():
+            # the backward is lowered now, not at the first backward call (AOTAutograd's default), so
+            # an inlined kernel Inductor cannot build fails here, where the fallback below catches it
+            with targets.inlining_kernels(), _eager_backward_lowering():
                 return compile_fx(prepared, example_inputs, config_patches=patches)
         except Exception as e:  # noqa: BLE001 - e.g. Inductor cannot codegen an inlined kernel
             reason = f"{type(e).__name__}: {str(e)[:300]}"
