@@ -331,21 +331,25 @@ class _Cgroup:
             out.update(int(p) for p in text.split() if p.isdigit())
         return out
 
-    def kill_except(self, keep: set[int]) -> int:
-        extra = self.procs() - keep
-        for pid in extra:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        return len(extra)
+    def kill_except(self, keep: set[int], wait_s: float = 2.0) -> int:
+        """SIGKILL every process of the cgroup not in ``keep`` and wait until they are gone."""
+        killed: set[int] = set()
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            extra = self.procs() - keep
+            if not extra:
+                break
+            for pid in extra:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            killed |= extra
+            time.sleep(0.005)
+        return len(killed)
 
     def remove(self) -> None:
-        for _ in range(50):
-            if not self.procs():
-                break
-            self.kill_except(set())
-            time.sleep(0.02)
+        self.kill_except(set())
         for d in self.dirs:
             try:
                 os.rmdir(d)

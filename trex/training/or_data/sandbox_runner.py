@@ -417,7 +417,6 @@ def run_child(request: dict, run_dir: str, setup_w: int, out_fd: int, err_fd: in
         if limits.get("audit_hook", True):
             sys.addaudithook(_make_audit_hook(workdir))
             layers.append("audit_hook")
-        compiled = compile(request["code"], "<solver_code>", "exec")
         setup["ready"] = True
     except BaseException as exc:  # a failure of the harness itself: the program never runs
         setup["setup_error"] = f"{type(exc).__name__}: {exc}"
@@ -430,7 +429,7 @@ def run_child(request: dict, run_dir: str, setup_w: int, out_fd: int, err_fd: in
     code = 0
     own_pid = os.getpid()
     try:
-        exec(compiled, {"__name__": "__main__", "__builtins__": __builtins__})
+        exec(compile(request["code"], "<solver_code>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
     except SystemExit as exc:
         code = 0 if exc.code in (None, 0) else 1
         if code:
@@ -503,13 +502,17 @@ def supervise(pid: int, setup_r: int, wall_s: float) -> dict:
     if status is None:
         _, status, rusage = os.wait4(pid, 0)
     escaped = _kill_uid_processes(uid_for_pid(pid))
-    while True:  # reap what was re-parented to us (we are the child subreaper)
+    # Reap what was re-parented to us (we are the child subreaper) until nothing of the run is
+    # left: a killed process stays visible (a zombie, still under the run's uid) until reaped.
+    reap_deadline = time.monotonic() + 5.0
+    while time.monotonic() < reap_deadline:
         try:
             reaped, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             break
         if reaped == 0:
-            break
+            escaped += _kill_uid_processes(uid_for_pid(pid))  # forked while we were killing
+            time.sleep(0.002)
     os.set_blocking(setup_r, False)
     try:
         while setup_open:
