@@ -169,6 +169,31 @@ def pick_skin(rng: np.random.Generator) -> Skin:
     return SKINS[names[int(rng.integers(len(names)))]]
 
 
+# Opening sentences and closing questions are built from parts (every combination is one sentence,
+# so a corpus does not repeat the same few): opener x request, and verb x quantity x qualifier.
+_OPENERS = ("Consider the following planning problem", "Read the situation below", "A planner has asked for help",
+            "The following case comes from day-to-day operations", "Here is a decision problem from practice",
+            "The management team faces the decision described below", "A consultant was handed the case below",
+            "This scenario comes from an operations review", "The analysts describe the situation as follows",
+            "The case below was raised at a planning meeting", "An operations manager describes a decision",
+            "The following situation needs a quantitative answer")
+_REQUESTS = ("formulate it as an optimization model", "build a mathematical model of it",
+             "write it as a linear or integer program", "model it and solve it", "set it up as an optimization problem",
+             "state the decision variables, objective and constraints", "find the best plan",
+             "work out the optimal decision")
+_ASK_VERBS = ("What is", "Find", "Determine", "Compute", "Work out", "Report", "Calculate", "Give")
+_MIN_QUANTITIES = ("the minimum total cost", "the lowest possible total cost", "the smallest achievable total cost",
+                   "the least total cost")
+_MAX_QUANTITIES = ("the maximum total profit", "the largest achievable total profit", "the highest possible total profit",
+                   "the greatest total profit")
+_QUALIFIERS = ("", " of an optimal plan", " that can be achieved", " under these conditions")
+
+
+def _asks(quantities):
+    return tuple(f"{verb} {q}{tail}{'?' if verb == 'What is' else '.'}"
+                 for verb in _ASK_VERBS for q in quantities for tail in _QUALIFIERS)
+
+
 # Phrase variants, chosen at random when rendering (surface variety, same meaning).
 PHRASES = {
     "<=": ("at most", "no more than", "not more than", "a maximum of", "up to"),
@@ -176,12 +201,10 @@ PHRASES = {
     "==": ("exactly", "precisely"),
     "minimize": ("minimize", "keep as low as possible", "make as small as possible"),
     "maximize": ("maximize", "make as large as possible", "get the highest possible"),
-    "framing": ("", "", "Consider the following planning problem.", "Read the situation below and formulate it as an optimization model.",
-                "A planner has asked for help with a decision.", "The following case comes from day-to-day operations."),
-    "goal_min": ("What is the minimum total cost?", "Find the lowest possible total cost.",
-                 "Determine the plan with the smallest total cost and report that cost."),
-    "goal_max": ("What is the maximum total profit?", "Find the largest achievable total profit.",
-                 "Determine the plan with the highest total profit and report that profit."),
+    "framing": ("",) * 32 + tuple(f"{o}; {r}." if k % 2 else f"{o}, and {r}." for k, o in enumerate(_OPENERS)
+                                  for r in _REQUESTS),
+    "goal_min": _asks(_MIN_QUANTITIES),
+    "goal_max": _asks(_MAX_QUANTITIES),
 }
 
 

@@ -21,7 +21,7 @@ from trex.training.or_data.numbers_text import to_words
 WORDS_UP_TO = 100
 SPELL_SHARE = 0.5          # instances whose small whole numbers may be spelled out
 SPELL_EACH = 0.6           # in such an instance, the chance each eligible number is
-MERGE_SHARE = 0.7          # chance a run of parallel sentences is merged into one
+MERGE_SHARE = 0.9          # chance a run of parallel sentences is merged into one
 
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
 _TOKEN = re.compile(r"\$?\d+(?:\.\d+)?%?|[A-Z][\w'-]*(?: [A-Z][\w'-]*)*|[\w'-]+|[^\w\s]")
@@ -31,6 +31,50 @@ _SMALL_INT = re.compile(r"(?<![\d.$,])\b(\d{1,3})\b(?![\d.,]\d|%)")
 # Text that already says whether quantities are whole (a family's own sentence, a yes/no decision).
 INTEGRALITY_CUES = re.compile(r"\bwhole\b|integer|fraction|indivisible|cannot be split|partial|binary|"
                               r"either .{0,40} or not|yes-or-no", re.IGNORECASE)
+
+# Fixed sentences of the families, each with wordings of the same meaning (one is drawn per problem).
+PARAPHRASES = {
+    "Only whole units can be produced.": ("Production happens in whole units only.", "Fractional units cannot be made.",
+                                          "Only complete units can be produced."),
+    "Amount each serving contributes to each requirement:": ("What one serving of each provides:",
+                                                             "Content per serving:", "Each serving supplies:"),
+    "Percentage of each measure contained in each input:": ("Share (in percent) of each measure in each input:",
+                                                            "Composition of the inputs, in percent:",
+                                                            "Each input contains, in percent:"),
+    "Shipping cost in dollars per unit:": ("Cost of shipping one unit, in dollars:", "Per-unit shipping costs ($):",
+                                           "Shipping one unit costs (dollars):"),
+    "Cost in dollars of each pairing:": ("What each pairing costs, in dollars:", "Pairing costs ($):",
+                                         "The cost of each possible pairing (dollars):"),
+    "Amount each one consumes of each budget (thousand dollars):": (
+        "Use of each budget by each one, in thousand dollars:", "Budget consumption (thousand dollars):",
+        "How much of each budget each one takes (thousand dollars):"),
+    "What is the maximum total return?": ("What is the largest total return that can be achieved?",
+                                          "Find the maximum total return.", "Determine the highest total return."),
+    "Delivery cost in dollars per unit:": ("Cost of delivering one unit, in dollars:", "Per-unit delivery costs ($):",
+                                           "Delivering one unit costs (dollars):"),
+    "Available one-way links:": ("The one-way links that can be used:", "One-way connections available:",
+                                 "Links (one direction each):"),
+    "Covariance of returns:": ("The covariance matrix of the returns:", "Return covariances:",
+                               "Covariances between the returns:"),
+    "What is the best achievable value of this objective?": ("What is the best value of this objective?",
+                                                             "Find the optimal value of this objective.",
+                                                             "Report the best objective value that can be reached."),
+    "Spending (thousand dollars) needed in each period:": ("Money needed in each period (thousand dollars):",
+                                                           "Outlays per period, in thousand dollars:",
+                                                           "Each period requires (thousand dollars):"),
+    "What is the maximum total net present value?": ("Find the largest total net present value.",
+                                                     "What is the highest achievable total net present value?",
+                                                     "Determine the maximum total net present value."),
+    "Fractional servings are allowed.": ("Servings may be fractional.", "Partial servings are fine.",
+                                         "Servings need not be whole."),
+    "Each is either fully funded or not at all.": ("Each one is funded completely or not at all.",
+                                                   "Partial funding is not possible.",
+                                                   "A project is either taken in full or rejected."),
+    "Flows may be fractional.": ("Flows need not be whole numbers.", "Fractional flows are allowed.",
+                                 "Any non-negative flow, whole or fractional, is possible."),
+    "Staff numbers must be whole.": ("Only whole numbers of people can be assigned.", "People cannot be split.",
+                                     "Staff counts are whole numbers."),
+}
 
 INTEGRAL = ("All decision quantities must be whole numbers.", "Fractional amounts are not allowed: every quantity "
             "is a whole number.", "Only integer quantities make sense here.", "Each decision must take an "
@@ -54,7 +98,11 @@ def _merge(sentences: list[str]) -> str | None:
         if len(set(position)) == 1:
             out.append(position[0])
         elif all(_SLOT.match(p) for p in position):
-            out.append(_join(list(position)))
+            heads = {p.split(" ", 1)[0] for p in position}
+            if len(heads) == 1 and all(" " in p for p in position):   # "The Oak, Elm and Ash project"
+                out.append(heads.pop() + " " + _join([p.split(" ", 1)[1] for p in position]))
+            else:
+                out.append(_join(list(position)))
             varied += 1
         else:
             return None
@@ -79,10 +127,19 @@ def _same_phrases(parts: list[str]) -> list[str]:
     return out
 
 
+def _paraphrase(sentence: str, rng: np.random.Generator) -> str:
+    options = PARAPHRASES.get(sentence)
+    if options is None:
+        return sentence
+    pick = int(rng.integers(len(options) + 1))
+    return sentence if pick == len(options) else options[pick]
+
+
 def vary_line(line: str, rng: np.random.Generator) -> str:
     if line.lstrip().startswith("|"):
         return line
-    parts = [p[:1].upper() + p[1:] for p in _SENTENCE_END.split(line.strip())]   # "the Oak project ..."
+    parts = [_paraphrase(p[:1].upper() + p[1:], rng)                 # "the Oak project ..." -> "The Oak ..."
+             for p in _SENTENCE_END.split(line.strip())]
     if len(parts) < 2:
         return " ".join(parts)
     skeletons = [re.sub(r"\$?\d+(?:\.\d+)?|[A-Z][\w'-]*", "_", p) for p in parts]
