@@ -43,7 +43,7 @@ class ModelConfig:
 
 @dataclass
 class DataConfig:
-    kind: str = "cpt"                  # cpt (packed documents) | sft (prompt/response, prompt masked)
+    kind: str = "cpt"                  # cpt (packed documents) | sft (prompt/response, prompt masked) | sft_packed (pairs packed)
     paths: list[str] = field(default_factory=list)  # files or glob patterns (in a TOML file: relative to it)
     format: str = "auto"               # auto (by suffix) | jsonl | text
     text_field: str = "text"           # JSONL field for CPT documents
@@ -140,7 +140,7 @@ class Config:
 CHOICES: dict[str, tuple[str, ...]] = {
     "model.compile": ("eager", "inductor", "trex", "trex_inductor"),
     "model.compile_moe_dispatch": ("per_expert", "eager", "traced"),
-    "data.kind": ("cpt", "sft"),
+    "data.kind": ("cpt", "sft", "sft_packed"),
     "data.format": ("auto", "jsonl", "text"),
     "optim.name": ("adamw", "swap_adamw"),
     "train.precision": ("fp32", "bf16"),

@@ -9,6 +9,9 @@
   inside a window (plain packing).
 * SFT: `bos prompt response eos`, one pair per row, truncated/padded to the window; the loss mask is
   0 on prompt and padding positions, so only response tokens (and eos) are learned.
+* SFT packed (``sft_packed``): consecutive pairs fill a window end to end (a pair that does not fit
+  starts the next row), loss on response tokens only; attention crosses pair boundaries inside a
+  row (plain packing, as CPT), so no window is mostly padding.
 * Order: a per-epoch permutation drawn from (seed, epoch); the loader's state is the number of
   samples consumed, so resuming continues with exactly the next batch.
 """
@@ -139,12 +142,60 @@ class SFTDataset:
         return Sample(full[:-1].clone(), full[1:].clone(), mask)
 
 
+class PackedSFTDataset(SFTDataset):
+    """SFT pairs packed into full windows: ``bos prompt response eos`` after one another, a pair
+    that does not fit the rest of a window starting the next one (a pair longer than a window is
+    cut, as in SFTDataset); the loss mask is 1 on response tokens (and eos) only."""
+
+    def __init__(self, records: Iterator[dict], tokenizer: Tokenizer, seq_len: int,
+                 prompt_field: str = "prompt", response_field: str = "response"):
+        super().__init__(records, tokenizer, seq_len, prompt_field, response_field)
+        window = seq_len + 1
+        packed: list[tuple[torch.Tensor, torch.Tensor]] = []
+        ids_now: list[torch.Tensor] = []
+        learn_now: list[torch.Tensor] = []
+        used = 0
+
+        def flush():
+            if ids_now:
+                packed.append((torch.cat(ids_now), torch.cat(learn_now)))
+                ids_now.clear()
+                learn_now.clear()
+
+        for ids, first_response in self.rows:
+            ids = ids[:window]
+            if used + len(ids) > window:
+                flush()
+                used = 0
+            learn = torch.zeros(len(ids), dtype=torch.bool)
+            learn[first_response:] = True                      # token j is learned if it is a response token
+            ids_now.append(ids)
+            learn_now.append(learn)
+            used += len(ids)
+        flush()
+        self.packed = packed
+
+    def __len__(self) -> int:
+        return len(self.packed)
+
+    def __getitem__(self, i: int) -> Sample:
+        ids, learn = self.packed[i]
+        window = self.seq_len + 1
+        full = torch.full((window,), self.pad_id, dtype=torch.int64)
+        full[:len(ids)] = ids
+        learned = torch.zeros(window, dtype=torch.bool)
+        learned[:len(learn)] = learn
+        # position j of labels holds token j + 1
+        return Sample(full[:-1].clone(), full[1:].clone(), learned[1:].float())
+
+
 def build_dataset(cfg, tokenizer: Tokenizer):
     """cfg: trex.training.config.DataConfig."""
     records = read_records(cfg.paths, cfg.format)
     if cfg.kind == "cpt":
         return PackedDataset(records, tokenizer, cfg.seq_len, cfg.text_field)
-    return SFTDataset(records, tokenizer, cfg.seq_len, cfg.prompt_field, cfg.response_field)
+    dataset = PackedSFTDataset if cfg.kind == "sft_packed" else SFTDataset
+    return dataset(records, tokenizer, cfg.seq_len, cfg.prompt_field, cfg.response_field)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -93,6 +93,7 @@ class StageConfig:
     warmup_steps: int = 20
     precision: str = "fp32"
     device: str = "auto"
+    sft_packed: bool = False           # SFT pairs packed end to end into full windows (data.kind sft_packed)
 
 
 @dataclass
@@ -197,6 +198,39 @@ PRESETS["h200_10min"] = dict(
     public_limit=8, work_dir="/tmp/or_cpt_ablation_work", time_budget_s=540.0, reserve_s=20.0,
     stage=StageConfig(compile="trex", seq_len=1536, micro_batch=16, precision="bf16", warmup_steps=10,
                       model_overrides={"vocab_size": 8192}, device="cuda"))
+
+
+# A V4-architecture model widened for the task, whose attention sees the whole sequence: every layer
+# is a sliding-window layer (compress ratio 0) with the window as long as the training sequence, so
+# no untrained indexer chooses what a position may read (tiny attends over 16 raw tokens plus top-4
+# compressed entries, while the task copies ~20 numbers from 300-1000 tokens back). mHC, the limited
+# SwiGLU MoE (dense dispatch: static shapes), partial RoPE and the MTP head are kept. ~22M
+# parameters in the blocks, 5M in the embeddings (8192 x 320, tied in and out).
+ABLATION_SEQ_LEN = 2048
+WIDE_V4 = {"vocab_size": 8192, "dim": 320, "n_layers": 6, "n_mtp_layers": 1, "n_heads": 5, "head_dim": 64,
+           "rope_head_dim": 16, "q_lora_rank": 160, "o_groups": 1, "o_lora_rank": 96,
+           "window_size": ABLATION_SEQ_LEN, "compress_ratios": [0] * 7, "index_n_heads": 4, "index_head_dim": 32,
+           "index_topk": 4, "n_routed_experts": 8, "n_activated_experts": 2, "n_shared_experts": 1,
+           "moe_inter_dim": 384, "n_hash_layers": 1, "max_seq_len": ABLATION_SEQ_LEN, "moe_dispatch": "dense"}
+
+# The h200_arm preset: ONE arm per 10-minute device call. Run it three times with the same seed,
+# --arms sft_only, --arms cpt_pure_sft, --arms cpt_balanced_sft (and --name per arm); the data, the
+# tokenizer and the test items are the same seeded draws in every run, so `--combine` pairs the three
+# runs item by item (exact McNemar). Per arm: (550 + 365) steps x 16 x 2048 tokens = 30.0M tokens,
+# equal in every arm (sft_only trains SFT for all 915 steps); SFT rows packed (no padding windows).
+# Test: 70 problems per family, split (4 seen, 6 cpt_only, 4 held_out): 420 cpt_only and 280
+# held_out items (700 from families SFT never shows), 280 seen. Planning (not measured on an H200
+# for this model): data ~26k or_data instances at ~25/s/core on 16 cores ~65 s; BPE ~5 s; compile
+# ~40 s; a 32k-token step ~0.2 s (5.5 TFLOP per step) -> ~185 s; decoding ~700 steps of 980 rows in
+# two batches ~100-150 s; sandbox ~40 s. The guard (560 s) cuts decoding, never training, if it
+# runs long, and the JSON records what it cut.
+PRESETS["h200_arm"] = dict(
+    split_sizes=(4, 6, 4), cpt_docs_per_family=1500, sft_pairs_per_family=2500, test_per_family=70,
+    cpt_steps=550, sft_steps=365, tokenizer_vocab=8192, max_new_tokens=768, max_new_tokens_quantile=0.95,
+    max_new_tokens_margin=32, eval_workers=16, eval_batch_size=512, public_benchmarks=("nl4opt", "mamo_easy"),
+    public_limit=40, work_dir="/tmp/or_cpt_ablation_work", time_budget_s=560.0, reserve_s=20.0,
+    stage=StageConfig(compile="trex", seq_len=ABLATION_SEQ_LEN, micro_batch=16, precision="bf16", warmup_steps=30,
+                      sft_packed=True, model_overrides=WIDE_V4, device="cuda"))
 
 
 def preset(preset_name: str, **changes) -> ExperimentConfig:
@@ -564,15 +598,16 @@ def run_stage(cfg: ExperimentConfig, kind: str, data_path: Path, steps: int, out
 def train_arm(cfg: ExperimentConfig, arm: str, work: Path, tokenizer_path: Path) -> tuple[Path, list[dict]]:
     data = work / "data"
     runs = work / "arms" / arm
+    sft_kind = "sft_packed" if cfg.stage.sft_packed else "sft"
     if arm == "sft_only":
-        st = run_stage(cfg, "sft", data / "sft.jsonl", cfg.cpt_steps + cfg.sft_steps, runs / "sft",
+        st = run_stage(cfg, sft_kind, data / "sft.jsonl", cfg.cpt_steps + cfg.sft_steps, runs / "sft",
                        tokenizer_path, None)
         return Path(st["checkpoint"]), [st]
     cpt_file = {"cpt_balanced_sft": "cpt_balanced.jsonl", "cpt_pure_sft": "cpt_pure.jsonl"}.get(arm)
     if cpt_file is None:
         raise ValueError(f"unknown arm {arm!r}; choose from {ARMS}")
     cpt = run_stage(cfg, "cpt", data / cpt_file, cfg.cpt_steps, runs / "cpt", tokenizer_path, None)
-    sft = run_stage(cfg, "sft", data / "sft.jsonl", cfg.sft_steps, runs / "sft", tokenizer_path,
+    sft = run_stage(cfg, sft_kind, data / "sft.jsonl", cfg.sft_steps, runs / "sft", tokenizer_path,
                     Path(cpt["checkpoint"]))
     return Path(sft["checkpoint"]), [cpt, sft]
 
@@ -937,6 +972,53 @@ def _common_verdicts(verdicts: dict[str, dict[str, list]], n: int) -> dict[str, 
             for arm, by_rule in verdicts.items()}
 
 
+def combine_runs(run_jsons: Sequence[str | Path], out_dir: str | Path, name: str) -> dict:
+    """Pair single-arm runs (the h200_arm preset: one arm per device call) item by item: the
+    verdicts of each run's ``<name>_items.json``, aligned by item id, into one analysis (Wilson per
+    arm and split, exact McNemar against sft_only on the items every arm evaluated), tokens and
+    steps per arm, one JSON and one plot. The runs must share the seed, the split and the test set."""
+    runs = [json.loads(Path(p).read_text()) for p in run_jsons]
+    items_by_arm: dict[str, dict[str, dict]] = {}
+    arms: dict[str, dict] = {}
+    for path, run in zip(run_jsons, runs):
+        items = json.loads(Path(run["items_file"] if Path(run.get("items_file", "")).is_file()
+                                else Path(path).with_name(Path(path).stem + "_items.json")).read_text())
+        for arm, reports in items["arms"].items():
+            if arm in items_by_arm:
+                raise ValueError(f"arm {arm!r} appears in two runs; pass one run per arm")
+            generated = (reports.get("generated") or {}).get("items", [])
+            items_by_arm[arm] = {it["id"]: it for it in generated}
+            arms[arm] = {k: run["arms"][arm].get(k) for k in ("train_tokens", "train_steps", "stages",
+                                                                "public_benchmarks", "timing_s")}
+            arms[arm]["run"] = str(path)
+    splits = {json.dumps(r.get("family_split"), sort_keys=True) for r in runs}
+    if len(splits) != 1:
+        raise ValueError("the runs have different family splits; combine runs of one seed and preset")
+    ids = sorted(set.union(*(set(v) for v in items_by_arm.values()))) if items_by_arm else []
+    problems = []
+    for i in ids:
+        split = next(v[i]["split"] for v in items_by_arm.values() if i in v)
+        problems.append(types.SimpleNamespace(id=i, split=split))
+    rules = (PRIMARY_RULE, "legacy_5pct_rounded")
+    verdicts = {arm: {r: [(v[i]["correct"].get(r) if i in v else None) for i in ids] for r in rules}
+                for arm, v in items_by_arm.items()}
+    verdicts = _common_verdicts(verdicts, len(ids))
+    paired = sum(all(verdicts[a][PRIMARY_RULE][k] is not None for a in verdicts) for k in range(len(ids)))
+    result = {"experiment": name, "runs": [str(p) for p in run_jsons], "family_split": runs[0].get("family_split"),
+              "n_items": len(ids), "n_paired": paired, "arms": arms,
+              "equal_compute": len({a["train_tokens"] for a in arms.values()}) == 1
+              and len({a["train_steps"] for a in arms.values()}) == 1,
+              "analysis": analyse(problems, verdicts, rules) if ids else None}
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    note = plot(result["analysis"], out / f"{name}.png", f"{name}: greedy Pass@1 by family split") \
+        if result["analysis"] else "nothing to plot"
+    result["plot"] = None if note else str(out / f"{name}.png")
+    result["plot_note"] = note
+    atomic_write_json(out / f"{name}.json", result)
+    return result
+
+
 def make_source(name: str) -> ORDataSource:
     if name == "or_data":
         from trex.training.or_eval.or_data_source import ORDataPipelineSource
@@ -950,6 +1032,9 @@ def make_source(name: str) -> ORDataSource:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m trex.training.or_eval.experiment", description=__doc__.split("\n\n")[0])
     p.add_argument("--preset", default="toy", choices=sorted(PRESETS))
+    p.add_argument("--combine", nargs="+", default=None, metavar="RUN_JSON",
+                   help="pair single-arm runs (one JSON per arm, same seed and preset) into one analysis; "
+                        "writes <out-dir>/<name>.json and .png, runs nothing")
     p.add_argument("--source", default=None, choices=("or_data", "toy"),
                    help="data source (default: toy for the toy preset, or_data otherwise)")
     p.add_argument("--out-dir", default=None)
@@ -966,6 +1051,17 @@ def main(argv: list[str] | None = None) -> int:
                    help="override any config field, e.g. --set test_per_family=2 --set stage.seq_len=256 "
                         "(VALUE is read as JSON, else as a string)")
     args = p.parse_args(argv)
+    if args.combine:
+        missing = [f for f in args.combine if not Path(f).is_file()]
+        if missing:
+            p.error(f"argument --combine: {missing} not found; pass the JSON of each single-arm run")
+        try:
+            combined = combine_runs(args.combine, args.out_dir or "bench/results", args.name or "or_cpt_ablation")
+        except (ValueError, KeyError) as exc:
+            p.error(f"argument --combine: {exc}")
+        print(f"paired {combined['n_paired']} of {combined['n_items']} items over arms {sorted(combined['arms'])}; "
+              f"equal compute: {combined['equal_compute']}")
+        return 0
     changes = {k: v for k, v in {"out_dir": args.out_dir, "work_dir": args.work_dir, "name": args.name,
                                  "seed": args.seed, "cpt_steps": args.cpt_steps,
                                  "sft_steps": args.sft_steps}.items() if v is not None}
