@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import tomllib
 import typing
 from dataclasses import dataclass, field
@@ -396,6 +397,27 @@ def model_args(cfg: Config):
         raise ConfigError(f"distributed.ep = {cfg.distributed.ep} does not divide the model's "
                           f"{args.n_routed_experts} routed experts; choose a divisor of {args.n_routed_experts}")
     return args
+
+
+# output paths a run writes: key -> whether the value is a folder (else a file in a folder)
+OUTPUT_PATHS = {"checkpoint.dir": True, "log.jsonl": False, "log.summary": False, "log.profile_dir": True}
+
+
+def check_output_paths(cfg: Config) -> None:
+    """Every output path can be written, checked before the run builds anything: its nearest
+    existing ancestor folder is a folder the process may write into. Nothing is created here."""
+    for key, is_folder in OUTPUT_PATHS.items():
+        value = _get(cfg, key)
+        if not value:
+            continue
+        path = Path(value).absolute()
+        folder = path if is_folder else path.parent
+        existing = folder
+        while not existing.exists():
+            existing = existing.parent
+        if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+            what = "is not a folder" if not existing.is_dir() else "is not writable"
+            raise ConfigError(f"{key} = {value!r}: {existing} {what}; pass a writable path for --{key}")
 
 
 def validate_launch(cfg: Config, world_size: int) -> None:

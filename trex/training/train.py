@@ -39,7 +39,8 @@ import torch
 
 from .checkpoint import (Checkpointer, load_model_state, load_optimizer_state, model_state,
                          optimizer_state, rng_state, set_rng_state)
-from .config import Config, ConfigError, load_config, model_args, parse_overrides, validate_launch
+from .config import (Config, ConfigError, check_output_paths, load_config, model_args, parse_overrides,
+                     validate_launch)
 from .data import DataLoader, build_dataset
 from .tokenizer import load_tokenizer
 from .distributed import (ParallelDims, clip_grad_norm, destroy_distributed, init_distributed,
@@ -700,6 +701,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if not cfg.data.paths:
             raise ConfigError("data.paths is empty; name the corpus files (e.g. --data.paths '[\"corpus.jsonl\"]')")
+        check_output_paths(cfg)
         result = train(cfg)
     except (ConfigError, FileNotFoundError) as e:     # a wrong config or path: the message says it all
         print(f"trex train: {e}", file=sys.stderr)
