@@ -60,3 +60,27 @@ def test_resume_branches_a_saved_tree(tmp_path, capsys):
     assert main(["--pattern", "rms_norm", "--shape", "ROWS=12,D=64", "--target", "ascend910b", "--store", str(store),
                  "--resume", str(out), "-q"]) == 2
     assert "resume with the same pattern" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args,name", [(["--max-candidates", "0"], "--max-candidates"),
+                                       (["--max-candidates", "-3"], "--max-candidates"),
+                                       (["--time-budget", "0"], "--time-budget"), (["--time-budget", "-5"], "--time-budget"),
+                                       (["--patience", "0"], "--patience"), (["--patience", "-1"], "--patience"),
+                                       (["--checks", "0"], "--checks"),
+                                       (["--resume", "/no/such/tree.json"], "--resume /no/such/tree.json: no such file")])
+def test_bad_budgets_and_files_are_one_line_exit_2_and_nothing_is_compiled(tmp_path, capsys, args, name):
+    from trex.tuning import harness
+    compiles = harness.COMPILE_COUNT["n"]
+    store = tmp_path / "s.json"
+    assert main(["--pattern", "rms_norm", "--shape", "ROWS=8,D=32", "--store", str(store), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and name in err and err.startswith("trex tune: "), err
+    assert harness.COMPILE_COUNT["n"] == compiles and not store.exists()
+
+
+def test_a_corrupt_store_is_one_line_naming_it(tmp_path, capsys):
+    store = tmp_path / "s.json"
+    store.write_text('{"format": "trex-tun')
+    assert main(["--show", "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(store) in err and "truncated or corrupt" in err

@@ -133,3 +133,83 @@ def test_store_lookups_can_be_switched_off(store_path, monkeypatch):
     assert backend_lookup("ascend910b", p, sizes) is not None
     monkeypatch.setenv("TREX_TUNING_STORE", "none")
     assert backend_lookup("ascend910b", p, sizes) is None
+
+
+# ------------------------------------------------------------------------------------------------
+# concurrency, corrupt files, modes, how an entry was made, what codegen is served
+
+
+def _writer(path: str, first: int, n: int) -> None:
+    p = harness.build_program("rms_norm", "bf16")
+    for i in range(first, first + n):
+        s = Store(path)
+        s.put(_entry(p, {"rows_per_tile": 1, "buffer_depth": 2, "cores": 8}, sizes={"ROWS": 37, "D": 16 * (i + 1)}))
+        s.record_skill("ascend", "memory-bound", "cores*2", 0.0, False, "rms_norm")
+        s.save()
+
+
+def test_concurrent_writers_lose_nothing(store_path):
+    """Two processes saving 30 entries each into one store (the issue saw 34 of 60 kept): all 60 are
+    there, and every skill try is counted."""
+    import multiprocessing as mp
+    ctx = mp.get_context("fork")
+    procs = [ctx.Process(target=_writer, args=(str(store_path), k * 30, 30)) for k in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    data = Store(store_path).data
+    assert len(data["configs"]) == 60
+    assert data["skills"]["ascend|memory-bound|cores*2"]["tries"] == 60
+
+
+@pytest.mark.parametrize("text,what", [("", "is empty"), ('{"format": "trex-tuning-store", "vers', "truncated or corrupt"),
+                                       ("[1, 2]", "not a trex-tuning-store v1 file"),
+                                       ("\x00\x01garbage", "truncated or corrupt")])
+def test_a_corrupt_store_is_one_message_naming_the_file(tmp_path, text, what):
+    bad = tmp_path / "store.json"
+    bad.write_text(text)
+    with pytest.raises(StoreError) as e:
+        Store(bad)
+    msg = str(e.value)
+    assert str(bad) in msg and what in msg and "\n" not in msg
+
+
+def test_a_save_keeps_the_files_mode(store_path):
+    p = harness.build_program("rms_norm", "bf16")
+    s = Store(store_path)
+    s.put(_entry(p, {"rows_per_tile": 1, "buffer_depth": 2, "cores": 8}))
+    s.save()
+    store_path.chmod(0o644)           # a store shared with the group/others
+    s.put(_entry(p, {"rows_per_tile": 2, "buffer_depth": 2, "cores": 8}))
+    s.save()
+    assert store_path.stat().st_mode & 0o777 == 0o644
+
+
+def test_an_entry_answers_only_requests_it_was_made_for():
+    made = {"max_candidates": 24, "time_budget_s": 300.0, "patience": 12, "checks": 3, "profile": "modeled (uncalibrated)"}
+    cut_short = {"made_with": dict(made, max_candidates=2), "stop_reason": "candidate budget (2) used"}
+    assert "smaller max_candidates" in Store.why_not_answer(cut_short, made)
+    assert Store.why_not_answer(cut_short, dict(made, max_candidates=2)) == ""
+    exhausted = {"made_with": dict(made, max_candidates=2), "stop_reason": "every move from every checkpoint tried"}
+    assert Store.why_not_answer(exhausted, made) == ""       # a fuller search would find nothing new
+    calibrated = {"made_with": dict(made, profile="modeled (calibrated: cal.json, sha256 0123)"), "stop_reason": ""}
+    assert "another profile" in Store.why_not_answer(calibrated, made)
+    assert "fewer checks" in Store.why_not_answer({"made_with": dict(made, checks=1)}, made)
+    assert "does not record" in Store.why_not_answer({"config": {}}, made)
+
+
+def test_codegen_is_served_only_the_kernel_an_entry_was_timed_with(store_path):
+    """An entry measured with another kernel source (a planted variant, an older printer) never reaches
+    codegen: the lookup compares the printer's kernel at the entry's configuration with the recorded hash."""
+    p = harness.build_program("rms_norm", "bf16")
+    s = Store(store_path)
+    e = _entry(p, {"rows_per_tile": 2, "buffer_depth": 2, "cores": 19})
+    s.put(dict(e, kernel_sha256="0" * 64))
+    s.save()
+    sizes = harness.symbol_sizes({"ROWS": 40, "D": 256})
+    assert backend_lookup("ascend910b", p, sizes) is None
+    s.put(e)
+    s.save()
+    assert backend_lookup("ascend910b", p, sizes) == {"rows_per_tile": 2, "buffer_depth": 2, "cores": 19}

@@ -187,11 +187,17 @@ def run(binary: Binary, kernel: str, launches: list[Launch], *, timeout_s: float
         frames = _read_frames(rfd, proc, timeout_s)
         code = proc.wait()
         log.close()
+        if sha256_file(binary.path) != binary.sha256:
+            raise SandboxError(f"the candidate's library {binary.path} was rewritten while it ran "
+                               f"(a binary swap): rejected")
         tail = (io / "worker.log").read_bytes()[-1500:].decode(errors="replace")
         mine = [f for f in frames if f.startswith(FRAME + " ")]
         if len(mine) != 1:
             what = "no result frame" if not mine else f"{len(mine)} result frames (a forged one among them)"
             raise SandboxError(f"kernel worker: {what}; exit {code}; log: {tail}")
+        # a nonce-bound frame from a worker that did not exit cleanly is not trusted either
+        if code != 0:
+            raise SandboxError(f"kernel worker: exit {code} after its frame; log: {tail}")
         parts = mine[0].split()
         if len(parts) != 3 or parts[1] != nonce:
             raise SandboxError("kernel worker: a result frame with a wrong nonce (forged): rejected")
