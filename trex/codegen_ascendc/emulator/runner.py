@@ -29,7 +29,7 @@ from typing import Any, Iterable, Sequence
 from .signature import KernelSignature, parse_kernel_signatures
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
-ABI_VERSION = 3
+ABI_VERSION = 4
 DEFAULT_UB_BYTES = 192 * 1024
 DEFAULT_UB_FILL = 0xFF
 BASE_FLAGS = ("-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden")
@@ -40,7 +40,52 @@ class EmulatorError(RuntimeError):
 
 
 class EmulatorCompileError(EmulatorError):
-    """g++ rejected the kernel source; the message carries the compiler output."""
+    """g++ rejected the kernel source. The message leads with one line naming the first problem (for an
+    identifier the emulator lacks: the API name and "unsupported"), then g++'s first error in full;
+    `log` holds the whole compiler output."""
+
+    def __init__(self, message: str, log: str = ""):
+        super().__init__(message)
+        self.log = log
+
+
+# g++'s first-error shapes that mean "the emulator does not provide this name" -> the name.
+_UNDECLARED = (
+    re.compile(r"[‘'](\w+)[’'] was not declared in this scope"),
+    re.compile(r"[‘'](\w+)[’'] is not a member of [‘']AscendC[’']"),
+    re.compile(r"[‘'](\w+)[’'] does not name a type"),
+    re.compile(r"there are no arguments to [‘'](\w+)[’'] that depend on a template parameter"),
+    re.compile(r"[‘'](?:class |struct )?AscendC::\w+(?:<[^’']*>)?[’'] has no member named [‘'](\w+)[’']"),
+)
+_FIRST_ERROR = re.compile(r"^(?P<loc>[^\s:][^:]*:\d+:\d+): error: (?P<msg>.*)$", re.M)
+
+
+def summarize_compile_errors(stderr: str) -> str:
+    """One line for the first g++ error, then that error's lines (up to the next error), not the
+    pages of template instantiation notes that follow."""
+    m = _FIRST_ERROR.search(stderr)
+    if not m:
+        return stderr[-4000:]
+    msg = m.group("msg")
+    headline = f"{m.group('loc')}: {msg}"
+    for pat in _UNDECLARED:
+        hit = pat.search(msg)
+        if hit:
+            headline = (f"{m.group('loc')}: the kernel uses `{hit.group(1)}`, which the trex AscendC emulator does not "
+                        f"provide (unsupported API, or a name the kernel's own headers should declare); "
+                        f"docs/emulator.md lists what is covered")
+            break
+    start = m.start()
+    nxt = _FIRST_ERROR.search(stderr, m.end())
+    block = stderr[start:nxt.start() if nxt else len(stderr)].rstrip().splitlines()[:25]
+    more = len(_FIRST_ERROR.findall(stderr)) - 1
+    return headline + "\n" + "\n".join(block) + (f"\n... and {more} more error(s) (EmulatorCompileError.log)" if more else "")
+
+
+def device_allocation_bytes(nbytes: int) -> int:
+    """Bytes aclrtMalloc reserves for a `nbytes` buffer: rounded up to 32 B, plus 32 B. Kernels that load
+    whole 32-byte blocks past an unaligned end stay inside it on the NPU, so they do here."""
+    return (nbytes + 31) // 32 * 32 + 32
 
 
 class EmulatorUnavailable(EmulatorError):
@@ -259,6 +304,7 @@ class KernelLibrary:
         self._dll.trex_emu_counters_json.restype = ctypes.c_char_p
         self._dll.trex_emu_add_gm_region.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_uint64]
         self._dll.trex_emu_configure.argtypes = [ctypes.c_uint32, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        self._dll.trex_emu_set_tiling_key.argtypes = [ctypes.c_uint64]
         self._dll.trex_emu_convert.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
                                                ctypes.c_void_p, ctypes.c_uint64]
         if self._dll.trex_emu_abi_version() != ABI_VERSION:
@@ -268,7 +314,7 @@ class KernelLibrary:
     # ---- launching ----
     def launch(self, kernel: str | None, block_dim: int, *args: Any, ub_bytes: int = DEFAULT_UB_BYTES,
                ub_fill: int = DEFAULT_UB_FILL, isolate: bool = False, check_races: bool = True,
-               check_sync: bool = False) -> dict[str, Any]:
+               check_sync: bool = False, tiling_key: int = 0, gm_padding: bool = True) -> dict[str, Any]:
         """Run `kernel` on `block_dim` blocks (one after another) and return the counters.
 
         GM_ADDR/pointer parameters take torch CPU tensors (contiguous), numpy arrays, bytearray /
@@ -277,13 +323,20 @@ class KernelLibrary:
         With check_races, two blocks touching the same GM bytes (at least one writing, atomic adds
         excepted) raise: on the NPU blocks run in parallel. With check_sync, UB accesses are checked
         against AscendC's pipe synchronisation rules (missing PipeBarrier / flags / queue hand-offs).
+        tiling_key: what TILING_KEY_IS(k) compares against (the host tiling function's SetTilingKey).
+        gm_padding: each buffer is bounds-checked as the device allocation aclrtMalloc makes for it
+        (size rounded up to 32 B, plus 32 B; the kernel runs on a zero-padded copy, copied back after);
+        False checks the exact byte size.
         """
         sig = self._signature(kernel)
         if not isinstance(block_dim, int) or block_dim < 1:
             raise ValueError(f"block_dim must be a positive int, got {block_dim!r}")
         if len(args) != len(sig.params):
             raise TypeError(f"kernel {sig.describe()} takes {len(sig.params)} arguments, got {len(args)}")
-        options = (int(ub_bytes), int(ub_fill), int(bool(check_races)), int(bool(check_sync)))
+        if not isinstance(tiling_key, int) or not 0 <= tiling_key < 1 << 64:
+            raise ValueError(f"tiling_key must be an int in [0, 2**64), got {tiling_key!r}")
+        options = (int(ub_bytes), int(ub_fill), int(bool(check_races)), int(bool(check_sync)), tiling_key,
+                   int(bool(gm_padding)))
         if isolate:
             return self._launch_isolated(sig, block_dim, args, options)
         return self._launch(sig, block_dim, args, options)
@@ -298,14 +351,21 @@ class KernelLibrary:
         return self.kernels[kernel]
 
     def _launch(self, sig: KernelSignature, block_dim: int, args: Sequence[Any],
-                options: tuple[int, int, int, int]) -> dict[str, Any]:
+                options: tuple[int, int, int, int, int, int]) -> dict[str, Any]:
         keep_alive: list[Any] = []
         slots: list[Any] = []
         regions: list[tuple[str, int, int]] = []
+        copies: list[tuple[int, Any, int]] = []  # (caller address, padded copy, bytes) to copy back
         for param, value in zip(sig.params, args):
             if param.is_pointer:
                 address, nbytes, owner = _buffer_address(param.name, value)
                 keep_alive.append(owner)
+                if address and nbytes is not None and options[5]:
+                    padded = device_allocation_bytes(nbytes)
+                    copy = (ctypes.c_char * padded)()
+                    ctypes.memmove(copy, address, nbytes)
+                    copies.append((address, copy, nbytes))
+                    address, nbytes = ctypes.addressof(copy), padded
                 slot = ctypes.c_void_p(address)
                 if address and nbytes is not None:
                     regions.append((param.name, address, nbytes))
@@ -317,19 +377,26 @@ class KernelLibrary:
         fn.restype = ctypes.c_int
         fn.argtypes = [ctypes.c_uint32, ctypes.c_void_p]
         with self._lock:
-            self._dll.trex_emu_configure(*options)
+            self._dll.trex_emu_configure(*options[:4])
+            self._dll.trex_emu_set_tiling_key(options[4])
             self._dll.trex_emu_reset_counters()
             self._dll.trex_emu_clear_gm_regions()
             for name, address, nbytes in regions:
                 self._dll.trex_emu_add_gm_region(name.encode(), address, nbytes)
             rc = fn(block_dim, argv)
             self._dll.trex_emu_clear_gm_regions()
+            for address, copy, nbytes in copies:
+                ctypes.memmove(address, copy, nbytes)
             if rc != 0:
-                raise EmulatorError(self._dll.trex_emu_last_error().decode(errors="replace"))
+                message = self._dll.trex_emu_last_error().decode(errors="replace")
+                if options[5] and "outside every kernel argument buffer" in message:
+                    message += (" (each buffer is padded as a device allocation is: its size rounded up to 32 B, "
+                                "plus 32 B)")
+                raise EmulatorError(message)
             return json.loads(self._dll.trex_emu_counters_json().decode())
 
     def _launch_isolated(self, sig: KernelSignature, block_dim: int, args: Sequence[Any],
-                         options: tuple[int, int, int, int]) -> dict[str, Any]:
+                         options: tuple[int, int, int, int, int, int]) -> dict[str, Any]:
         """Fork; the child runs on shared-memory copies of every buffer; results are copied back."""
         shared: list[tuple[Any, mmap.mmap, int]] = []
         child_args: list[Any] = []
@@ -494,6 +561,14 @@ def _scalar(name: str, ctype_name: str | None, ctype: type, value: Any) -> Any:
 
 
 _LOADED: dict[str, KernelLibrary] = {}
+# C library functions the emulator's headers declare at global scope (<cmath>, <cstdlib>, <cstring>):
+# a kernel with one of these names (op `Asinh` -> kernel `asinh`) is renamed by a macro after the headers.
+_C_LIBRARY_NAMES = frozenset("""
+abs acos acosh asin asinh atan atan2 atanh cbrt ceil copysign cos cosh div erf erfc exp exp2 expm1 fabs fdim
+floor fma fmax fmin fmod frexp hypot ilogb ldexp lgamma llrint llround log log10 log1p log2 logb lrint lround
+modf nan nearbyint nextafter pow remainder remquo rint round scalbn sin sinh sqrt tan tanh tgamma trunc
+atoi atol abort exit free malloc calloc realloc qsort rand srand labs ldiv memcpy memset memmove strlen
+""".split())
 _SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".asc")
 
 
@@ -506,8 +581,11 @@ _LOAD_LOCK = threading.Lock()
 
 
 def compile_kernel(source: str | os.PathLike, *, extra_flags: Iterable[str] = (),
-                   include_dirs: Iterable[str | os.PathLike] = ()) -> KernelLibrary:
+                   include_dirs: Iterable[str | os.PathLike] = (), prelude: str = "") -> KernelLibrary:
     """Compile an AscendC kernel source (text or file path) against the emulator headers.
+
+    `prelude`: C++ placed before the source (op projects: the op_host tiling header and the name of
+    its struct, see op_project.py); it must start with `#include "kernel_operator.h"` to keep the PCH.
 
     The shared library is cached under $TREX_CACHE_DIR/emulator (default ~/.cache/trex/emulator), keyed
     by the source, the entry points, every emulator header, the flags and the compiler version.
@@ -525,8 +603,12 @@ def compile_kernel(source: str | os.PathLike, *, extra_flags: Iterable[str] = ()
         text = str(source)
     kernels = parse_kernel_signatures(text)
     entries = "".join(_entry_point(sig) for sig in kernels.values())
+    clashes = sorted(set(kernels) & _C_LIBRARY_NAMES)
+    if clashes:  # CANN's kernel compile has no libm in scope; here <cmath> declares these at global scope
+        prelude = (prelude or '#include "kernel_operator.h"') + "".join(
+            f"\n#define {name} trex_kernel_{name}  // kernel named like a C library function" for name in clashes)
     display = str(source_path) if source_path else "kernel.cpp"
-    unit = (f'#line 1 "{display}"\n{text}\n'
+    unit = (f'{prelude}\n#line 1 "{display}"\n{text}\n'
             f'#line 1 "trex_emu_entry_points"\n#include "trex_emu/runner_abi.h"\n{entries}')
     incs = [str(INCLUDE_DIR)] + ([str(source_path.parent)] if source_path else []) + [str(Path(d)) for d in include_dirs]
     flags = list(BASE_FLAGS) + list(extra_flags)
@@ -553,7 +635,8 @@ def compile_kernel(source: str | os.PathLike, *, extra_flags: Iterable[str] = ()
             if proc.returncode != 0:
                 os.unlink(tmp_so)
                 raise EmulatorCompileError(f"g++ failed to compile {display} against the AscendC emulator "
-                                           f"(exit {proc.returncode}):\n{proc.stderr[-8000:]}")
+                                           f"(exit {proc.returncode}): {summarize_compile_errors(proc.stderr)}",
+                                           log=proc.stderr)
             os.replace(tmp_so, so_path)
             evict_cache(keep=[so_path] + ([pch_dir / "kernel_operator.h.gch"] if pch_dir else []))
         else:

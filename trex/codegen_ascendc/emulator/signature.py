@@ -94,12 +94,41 @@ def _parse_param(kernel: str, text: str) -> KernelParam:
     return KernelParam(name=name, ctype_text=ctype_text, is_pointer=is_pointer, scalar_type=scalar)
 
 
+_IF_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+
+
+def strip_disabled_blocks(source: str) -> str:
+    """Blank out `#if 0 ... #endif` regions (up to a matching #else/#elif), keeping line numbers:
+    op projects keep old kernel versions that way, and their signatures must not count."""
+    out: list[str] = []
+    stack: list[bool] = []  # per open #if: is this region disabled by an #if 0?
+    for line in source.split("\n"):
+        m = _IF_DIRECTIVE.match(line)
+        disabled = any(stack)
+        if m:
+            kind, rest = m.group(1), m.group(2).strip()
+            if kind.startswith("if"):
+                stack.append(kind == "if" and rest.split("//")[0].strip() in ("0", "(0)"))
+            elif kind in ("else", "elif") and stack:
+                stack[-1] = False if stack[-1] else stack[-1]
+            elif kind == "endif" and stack:
+                stack.pop()
+        out.append("" if disabled else line)
+    return "\n".join(out)
+
+
+_TEMPLATE_BEFORE = re.compile(r"template\s*<[^{};]*>\s*$")
+
+
 def parse_kernel_signatures(source: str) -> dict[str, KernelSignature]:
-    """All `__global__` kernel entry points in `source`, by name, in source order."""
-    clean = strip_comments(source)
+    """All non-template `__global__` kernel entry points in `source`, by name, in source order.
+    Template kernels (ASCENDC_TPL_* ops) are skipped: their instantiation depends on the tiling key."""
+    clean = strip_disabled_blocks(strip_comments(source))
     kernels: dict[str, KernelSignature] = {}
     for m in _KERNEL.finditer(clean):
         if "__global__" not in m.group(1).split():
+            continue
+        if _TEMPLATE_BEFORE.search(clean[max(0, m.start() - 400):m.start()]):
             continue
         name, params_text = m.group(2), m.group(3).strip()
         params: list[KernelParam] = []

@@ -22,6 +22,7 @@
 #include "trex_emu/vec.h"
 #include "trex_emu/vec_misc.h"
 #include "trex_emu/launch.h"
+#include "trex_emu/op_project.h"
 
 #define TREX_ASCENDC_EMULATOR 1
 #ifndef ASCENDC_CPU_DEBUG
@@ -36,5 +37,15 @@ inline void PRINTF(const char* fmt, Args... args) {
   std::printf(fmt, args...);
 }
 }  // namespace AscendC
+
+// CANN's kernel headers put the pipe and event names and the block queries at global scope too.
+using AscendC::pipe_t;
+using AscendC::event_t;
+using AscendC::PIPE_S; using AscendC::PIPE_V; using AscendC::PIPE_M; using AscendC::PIPE_MTE1;
+using AscendC::PIPE_MTE2; using AscendC::PIPE_MTE3; using AscendC::PIPE_ALL; using AscendC::PIPE_FIX;
+using AscendC::EVENT_ID0; using AscendC::EVENT_ID1; using AscendC::EVENT_ID2; using AscendC::EVENT_ID3;
+using AscendC::EVENT_ID4; using AscendC::EVENT_ID5; using AscendC::EVENT_ID6; using AscendC::EVENT_ID7;
+using AscendC::GetBlockNum;
+using AscendC::GetBlockIdx;
 
 #endif  // TREX_EMU_KERNEL_OPERATOR_H

@@ -118,7 +118,9 @@ class TPipeBase {
       os << "); shrink the tile or the buffer count";
       Fail(os.str());
     }
-    rt.buffers.push_back(BufferInfo{name, rt.ub + used_, rt.ub + used_ + bytes, position});
+    // The buffer owns its 32-byte-rounded extent (the next one starts there): a 32-byte DataCopy or a
+    // DataCopyPad block into the rounded tail of a buffer of 16378 B is legal on the NPU.
+    rt.buffers.push_back(BufferInfo{name, rt.ub + used_, rt.ub + used_ + rounded, position});
     used_ += rounded;
     if (used_ > rt.counters.ub_peak_bytes) rt.counters.ub_peak_bytes = used_;
     return &rt.buffers.back();
@@ -335,6 +337,13 @@ class TPipe : public trex_emu::TPipeBase {
     buf.buf_ = Allocate(name, len, static_cast<int>(POS), file, line, call, len);
     NoteAllocation(name, (len + 31u) / 32u * 32u);
     return true;
+  }
+  // InitBuffer(tbuf, num, len): the queue form's signature on a TBuf (CANN's InitBuffer is one template
+  // over the buffer type, so kernels write it). A TBuf has one buffer: it gets num * len bytes.
+  template <TPosition POS>
+  bool InitBufferAt(const char* file, int line, const char* call, TBuf<POS>& buf, uint8_t num, uint32_t len) {
+    if (num == 0) trex_emu::Fail(file, ":", line, ": pipe.InitBuffer(", call, "): buffer count must be >= 1");
+    return InitBufferAt(file, line, call, buf, static_cast<uint32_t>(num) * len);
   }
   // Frees all UB handed out so far; queues and buffers must be re-initialised.
   void Reset() { ResetArena(); }

@@ -85,13 +85,14 @@ inline void ConvertArray(const void* src, void* dst, uint64_t n, AscendC::RoundM
 
 extern "C" {
 
-TREX_EMU_EXPORT int trex_emu_abi_version() { return 3; }
+TREX_EMU_EXPORT int trex_emu_abi_version() { return 4; }
 TREX_EMU_EXPORT const char* trex_emu_last_error() { return trex_emu::LastError().c_str(); }
 TREX_EMU_EXPORT const char* trex_emu_counters_json() {
   static std::string s;
   s = trex_emu::CountersJson();
   return s.c_str();
 }
+TREX_EMU_EXPORT void trex_emu_set_tiling_key(uint64_t key) { trex_emu::RT().tiling_key = key; }
 TREX_EMU_EXPORT void trex_emu_reset_counters() { trex_emu::RT().counters = trex_emu::Counters(); }
 TREX_EMU_EXPORT void trex_emu_clear_gm_regions() { trex_emu::RT().gm_regions.clear(); }
 TREX_EMU_EXPORT void trex_emu_add_gm_region(const char* name, const void* p, uint64_t bytes) {

@@ -101,6 +101,8 @@ struct Runtime {
   bool check_sync = false;  // model AscendC's pipe synchronisation rules (sync_check.h)
   bool pad_value_set = false;  // SetPadValue: fill for DataCopyPad paddings when isPad is false
   uint64_t pad_value_bits = 0;
+  uint64_t tiling_key = 0;  // TILING_KEY_IS(k): the key the op's host tiling function set
+  uint64_t cycles = 0;      // GetSystemCycle(): a counter of calls, not time
 
   // Checks can also be switched from the environment (useful with ICPU_RUN_KF host programs).
   Runtime() {

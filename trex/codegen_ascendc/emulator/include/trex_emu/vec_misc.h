@@ -16,8 +16,11 @@ namespace trex_emu {
 using AscendC::RoundMode;
 
 // ---- Cast ----
-// Supported (src, dst, mode) combinations on Atlas A2/A3, from asc-devkit Cast.md as summarised in
-// reference/ascendc.md §2.3. Entries marked (assumed) are not listed there explicitly.
+// Supported (src, dst, mode) combinations on Atlas A2 (and A3, whose table is the same for these
+// types): the table of asc-devkit docs/zh/api/SIMD-API/基础API/Memory矢量计算/类型转换/Cast.md,
+// "Atlas A2 训练系列产品/Atlas A2 推理系列产品支持的数据类型组合情况", row for row, except int4b_t (no
+// emulated 4-bit type) and int32_t -> half (needs SetDeqScale, not emulated). Integer results
+// saturate; NaN -> integer gives 0 (undocumented). Not listed: bf16 <-> half (go through float).
 struct CastRule {
   const char* src;
   const char* dst;
@@ -26,19 +29,30 @@ struct CastRule {
 constexpr uint32_t Bit(RoundMode m) { return 1u << static_cast<unsigned>(m); }
 constexpr uint32_t kDirected = Bit(RoundMode::CAST_RINT) | Bit(RoundMode::CAST_FLOOR) | Bit(RoundMode::CAST_CEIL) |
                                Bit(RoundMode::CAST_ROUND) | Bit(RoundMode::CAST_TRUNC);
+constexpr uint32_t kNone = Bit(RoundMode::CAST_NONE);
 constexpr CastRule kCastRules[] = {
-    {"half", "float", Bit(RoundMode::CAST_NONE)},
-    {"bfloat16_t", "float", Bit(RoundMode::CAST_NONE)},
-    {"float", "half", kDirected | Bit(RoundMode::CAST_ODD) | Bit(RoundMode::CAST_NONE)},
-    {"float", "bfloat16_t", kDirected},  // CAST_NONE is NOT supported for float -> bf16 on A2
-    {"float", "float", kDirected},       // round to an integral value (assumed)
-    {"float", "int32_t", kDirected},
+    {"int8_t", "half", kNone},
+    {"uint8_t", "half", kNone},
+    {"int16_t", "half", kDirected | kNone},
+    {"int16_t", "float", kNone},
+    {"half", "int8_t", kDirected | kNone},
+    {"half", "uint8_t", kDirected | kNone},
+    {"half", "int16_t", kDirected},
     {"half", "int32_t", kDirected},
-    {"int32_t", "float", kDirected | Bit(RoundMode::CAST_NONE)},  // (assumed)
-    {"int16_t", "half", kDirected | Bit(RoundMode::CAST_NONE)},   // (assumed)
-    {"uint8_t", "half", Bit(RoundMode::CAST_NONE)},               // (assumed)
-    {"int8_t", "half", Bit(RoundMode::CAST_NONE)},                // (assumed)
-    {"half", "int16_t", kDirected},                               // (assumed)
+    {"half", "float", kNone},
+    {"bfloat16_t", "int32_t", kDirected},
+    {"bfloat16_t", "float", kNone},
+    {"int32_t", "int16_t", kNone},
+    {"int32_t", "float", kDirected | kNone},
+    {"int32_t", "int64_t", kNone},
+    {"float", "int16_t", kDirected},
+    {"float", "half", kDirected | Bit(RoundMode::CAST_ODD) | kNone},
+    {"float", "bfloat16_t", kDirected},  // CAST_NONE is NOT supported for float -> bf16 on A2
+    {"float", "int32_t", kDirected},
+    {"float", "float", kDirected},       // round to an integral value
+    {"float", "int64_t", kDirected},
+    {"int64_t", "int32_t", kNone},
+    {"int64_t", "float", kDirected},
 };
 
 template <class TD, class TS>

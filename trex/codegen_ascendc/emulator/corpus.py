@@ -1,0 +1,233 @@
+"""Measure the emulator on public AscendC kernels written by others, compiled and run unchanged.
+
+    python -m trex.codegen_ascendc.emulator.corpus --root DIR [--only ID ...] [--json OUT.json] [--markdown]
+
+DIR holds the source repositories, one directory per entry of `SOURCES` named `<owner>+<name>`
+(e.g. `git clone https://github.com/<owner>/<name> DIR/<owner>+<name> && git -C ... checkout <commit>`).
+Third-party code is never committed to trex; only this manifest is.
+
+Each entry of `CORPUS` names a kernel (`op_kernel/<op>.cpp` of an op project, whose `op_host/` tiling
+code runs as well: emulator/op_project.py) and the cases it runs: input tensors, poisoned outputs
+(NaN / 0x5A bytes, so an element the kernel never writes fails), attributes, and a torch reference.
+The op's own tiling function picks the block count and tiling key for every case; the cases vary
+dtypes and shapes so that several block counts and tiling keys run. The table says per kernel:
+`pass` (every case within tolerance), `wrong` (max error), `run error` (the emulator's message),
+`compile` (the first blocker, from g++'s first error) or `excluded` (broken as published; reason).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+# Source repositories: directory name under --root -> (GitHub repository, commit measured).
+SOURCES: dict[str, tuple[str, str]] = {
+    "hansheng1001+AscendCContest": ("hansheng1001/AscendCContest", "4904517a3365ea5c441ca5832ed1562939411e47"),
+    "KiaraStark+ascendc-homework": ("KiaraStark/ascendc-homework", "1ffb17c666b2ff44e027c2d8e16fe460807a9dfb"),
+    "linnlh+ascendc-competition-s3": ("linnlh/ascendc-competition-s3", "04c0c97dc5623053fefc585786697a8c19b9504a"),
+    "Youshikawa+ascendC-S2": ("Youshikawa/ascendC-S2", "61e00967069e91edbb6188bec76086d46369cbab"),
+    "A-Y-1+AscendC-S4": ("A-Y-1/AscendC-S4", "fb57a6fb6eaf4d39b5c5988bd9b29709670872c4"),
+    "JeffDing+AscendC_Code": ("JeffDing/AscendC_Code", "7fee495a931889a9f81fdc90462525c18e0fbdcf"),
+    "xsh20021105+AscendC-S3": ("xsh20021105/AscendC-S3", "b863fdcb2fd9fa30ec90a185de20c13d43fc457c"),
+    "mirror-cann+asc-devkit": ("mirror-cann/asc-devkit", "82b89a15f26329511fc7fbc807d5132a1f9b4ba7"),
+}
+
+
+@dataclass
+class Case:
+    inputs: list[Any]
+    outputs: list[torch.Tensor]          # poisoned; the kernel writes them
+    expected: list[torch.Tensor | None]  # per output; None: not compared
+    attrs: dict = field(default_factory=dict)
+    atol: float = 1e-3
+    rtol: float = 1e-3
+    compare: list[int] | None = None     # indices into inputs to compare too (in-place ops), with expected_inputs
+    expected_inputs: list[torch.Tensor] = field(default_factory=list)
+
+
+@dataclass
+class Entry:
+    id: str
+    source: str                # key of SOURCES
+    path: str                  # kernel file inside the repository
+    cases: Callable[[], list[Case]] | None = None
+    style: str = "framework"   # framework: op_kernel + op_host (tiling function, DTYPE_*, tiling keys)
+    excluded: str | None = None  # why the kernel cannot run anywhere as published
+
+
+def poison(shape, dtype) -> torch.Tensor:
+    """An output the kernel must overwrite: NaN for floats, True for bool, 0x5A for integers."""
+    if dtype.is_floating_point:
+        return torch.full(shape, float("nan"), dtype=dtype)
+    return torch.full(shape, True if dtype == torch.bool else 0x5A, dtype=dtype)
+
+
+def _gen(shape, dtype, lo=-2.0, hi=2.0, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point:
+        return (torch.rand(shape, generator=g) * (hi - lo) + lo).to(dtype)
+    return torch.randint(int(lo), int(hi) + 1, shape, generator=g).to(dtype)
+
+
+TOL = {torch.float16: (2e-3, 2e-3), torch.float32: (1e-5, 1e-5), torch.bfloat16: (1e-2, 1e-2)}
+
+
+def elementwise(fn: Callable, n_in: int, dtypes=(torch.float16, torch.float32), shapes=((8, 2048), (3, 333)),
+                lo=-2.0, hi=2.0, out_dtype=None, attrs=None, tol_scale=1.0, ref_dtype=torch.float32,
+                input_dtypes=None) -> Callable[[], list[Case]]:
+    """Cases for an op y = fn(x1, ..., xn) over same-shape inputs, per dtype and shape."""
+    def build() -> list[Case]:
+        cases = []
+        for dt in dtypes:
+            for si, shape in enumerate(shapes):
+                ins = [_gen(shape, (input_dtypes or {}).get(k, dt), lo, hi, seed=7 * si + k) for k in range(n_in)]
+                ref = fn(*[x.to(ref_dtype) if x.dtype.is_floating_point else x for x in ins], **(attrs or {}))
+                odt = out_dtype or dt
+                atol, rtol = TOL.get(dt, (1e-5, 1e-5))
+                cases.append(Case(ins, [poison(ref.shape, odt)], [ref.to(odt)], dict(attrs or {}),
+                                  atol * tol_scale, rtol * tol_scale))
+        return cases
+    return build
+
+
+def _close(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> tuple[bool, float]:
+    if out.shape != ref.shape:
+        return False, math.inf
+    if not out.dtype.is_floating_point:
+        bad = (out != ref).sum().item()
+        return bad == 0, float(bad)
+    o, r = out.double(), ref.double()
+    both_nan = torch.isnan(o) & torch.isnan(r)
+    err = torch.where(both_nan, torch.zeros_like(o), (o - r).abs())
+    err = torch.nan_to_num(err, nan=math.inf)
+    ok = bool((err <= atol + rtol * r.abs().nan_to_num(0)).all())
+    return ok, float(err.max()) if err.numel() else 0.0
+
+
+@dataclass
+class Result:
+    id: str
+    source: str
+    path: str
+    result: str        # pass / wrong / run error / compile / excluded / no cases
+    detail: str = ""
+    blocks: list[int] = field(default_factory=list)
+    keys: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+_GE_TORCH = {0: torch.float32, 1: torch.float16, 2: torch.int8, 3: torch.int32, 4: torch.uint8, 6: torch.int16,
+             9: torch.int64, 12: torch.bool, 27: torch.bfloat16}
+_USES = re.compile(r"the kernel uses `(\w+)`")
+
+
+def first_blocker(message: str) -> str:
+    """The first problem of a compile failure: the missing name, else g++'s first error message."""
+    host = "op_host: " if "op_host sources" in message.splitlines()[0] else ""
+    m = _USES.search(message)
+    if m:
+        return f"{host}{m.group(1)} (unsupported/undeclared)"
+    err = re.search(r"error: (.*)", message)
+    return host + (err.group(1)[:160] if err else message.strip().splitlines()[0][:160])
+
+
+def run_entry(root: Path, entry: Entry, cores: int = 8) -> Result:
+    from .op_project import OpProject
+    from .runner import EmulatorCompileError, EmulatorError
+    res = Result(entry.id, entry.source, entry.path, "no cases")
+    t0 = time.time()
+    if entry.excluded:
+        res.result, res.detail = "excluded", entry.excluded
+        return res
+    path = root / entry.source / entry.path
+    try:
+        proj = OpProject(path, opt="-O0")  # small shapes: compile time dominates
+        cases = entry.cases() if entry.cases else []
+        if not cases:  # compile check only, with the OpDef's first dtype per input and output
+            info = proj.info
+            proj.library([torch.zeros(1, dtype=_GE_TORCH.get(p.dtypes[0] if p.dtypes else 0, torch.float32))
+                          for p in info.inputs],
+                         [torch.zeros(1, dtype=_GE_TORCH.get(p.dtypes[0] if p.dtypes else 0, torch.float32))
+                          for p in info.outputs])
+            res.result, res.detail = "no cases", "compiles; no reference cases in the manifest"
+        worst = 0.0
+        for case in cases:
+            run = proj.run(case.inputs, case.outputs, case.attrs, cores=cores)
+            res.blocks.append(run.block_dim)
+            res.keys.append(run.tiling_key)
+            pairs = list(zip(case.outputs, case.expected))
+            pairs += [(case.inputs[i], e) for i, e in zip(case.compare or [], case.expected_inputs)]
+            for out, ref in pairs:
+                if ref is None:
+                    continue
+                ok, err = _close(out, ref, case.atol, case.rtol)
+                worst = max(worst, err)
+                if not ok:
+                    res.result = "wrong"
+                    res.detail = (f"max error {err:.3g} (dtype {out.dtype}, shape {tuple(out.shape)}, "
+                                  f"blocks {run.block_dim}, key {run.tiling_key})")
+                    return res
+        if cases:
+            res.result, res.detail = "pass", f"{len(cases)} cases, max error {worst:.2g}"
+    except EmulatorCompileError as e:
+        res.result, res.detail = "compile", first_blocker(str(e))
+    except (EmulatorError, ValueError, TypeError, KeyError) as e:
+        res.result, res.detail = "run error", str(e).strip().splitlines()[0][:240]
+    finally:
+        res.seconds = time.time() - t0
+    return res
+
+
+def markdown(results: list[Result]) -> str:
+    lines = ["| kernel | source | result | blocks / tiling keys | first blocker or detail |", "| --- | --- | --- | --- | --- |"]
+    for r in results:
+        repo, commit = SOURCES[r.source]
+        bk = f"{sorted(set(r.blocks))} / {sorted(set(r.keys))}" if r.blocks else ""
+        lines.append(f"| {r.id} | {repo}@{commit[:7]} `{r.path}` | {r.result} | {bk} | {r.detail.replace('|', '/')} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .corpus_manifest import CORPUS
+    ap = argparse.ArgumentParser(prog="python -m trex.codegen_ascendc.emulator.corpus", description=__doc__.splitlines()[0])
+    ap.add_argument("--root", required=True, help="directory with the source repositories (<owner>+<name>/)")
+    ap.add_argument("--only", nargs="*", help="entry ids to run")
+    ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--cores", type=int, default=8, help="AIV cores the host tiling functions see (default 8)")
+    a = ap.parse_args(argv)
+    root = Path(a.root)
+    if not root.is_dir():
+        print(f"corpus: --root {a.root!r} is not a directory; clone the SOURCES repositories there", file=sys.stderr)
+        return 2
+    entries = [e for e in CORPUS if not a.only or e.id in a.only]
+    if a.only and len(entries) != len(set(a.only)):
+        print(f"corpus: unknown ids {sorted(set(a.only) - {e.id for e in CORPUS})}", file=sys.stderr)
+        return 2
+    missing = sorted({e.source for e in entries if not (root / e.source).is_dir()})
+    if missing:
+        print(f"corpus: {root} lacks {', '.join(missing)}; clone them (see SOURCES)", file=sys.stderr)
+        return 2
+    results = []
+    for e in entries:
+        r = run_entry(root, e, a.cores)
+        results.append(r)
+        print(f"{r.id:28s} {r.result:10s} {r.seconds:5.1f}s {r.detail[:150]}", flush=True)
+    counted = [r for r in results if r.result != "excluded"]
+    passed = sum(r.result == "pass" for r in counted)
+    print(f"\n{passed} of {len(counted)} kernels pass ({len(results) - len(counted)} excluded)")
+    print(markdown(results))
+    if a.json:
+        Path(a.json).write_text(json.dumps([r.__dict__ for r in results], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+// trex AscendC emulator: the glue CANN's kernel build provides to op-project (framework-launch)
+// kernels and the conventions of its CPU-debug mode, so such kernels compile unchanged.
+//
+//  * GET_TILING_DATA(var, tiling): the op's tiling struct (BEGIN_TILING_DATA_DEF in op_host/*_tiling.h)
+//    copied from the tiling pointer. The runner (emulator/op_project.py) includes that header before the
+//    kernel and names the struct `trex_emu_default_tiling_t`; REGISTER_TILING_DEFAULT(T) in the kernel
+//    overrides it for the function. GET_TILING_DATA_WITH_STRUCT(T, var, tiling) names the type itself.
+//  * TILING_KEY_IS(k): true when the host tiling function's SetTilingKey was k.
+//  * DTYPE_<INPUT>, ORIG_DTYPE_<INPUT>: -D flags from the runner, one per input/output of the OpDef.
+//  * __CCE_KT_TEST__ is defined (this is CPU-debug mode), ASSERT raises a KernelError, printf /
+//    PRINTF / DumpTensor print to stdout, GetSystemCycle counts calls.
+#pragma once
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+
+#include "trex_emu/runtime.h"
+#include "trex_emu/tensor.h"
+
+#ifndef __CCE_KT_TEST__
+#define __CCE_KT_TEST__ 1
+#endif
+
+// ge::DataType numbering, for kernels that compare ORIG_DTYPE_* against DT_*.
+enum trex_emu_data_type : int {
+  DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 6, DT_UINT16 = 7,
+  DT_UINT32 = 8, DT_INT64 = 9, DT_UINT64 = 10, DT_DOUBLE = 11, DT_BOOL = 12, DT_BF16 = 27
+};
+
+namespace trex_emu {
+// The tiling struct GET_TILING_DATA reads when the kernel registers none; the runner's prelude
+// declares `using trex_emu_default_tiling_t = optiling::<Op>TilingData;` at global scope.
+template <class T>
+inline T LoadTiling(const void* tiling) {
+  static_assert(std::is_trivially_copyable<T>::value, "the tiling struct must be trivially copyable");
+  if (tiling == nullptr) Fail("GET_TILING_DATA: the tiling argument is a null pointer; pass the tiling bytes");
+  T t;
+  std::memcpy(static_cast<void*>(&t), tiling, sizeof(T));
+  return t;
+}
+struct NoTilingStruct;  // incomplete: GET_TILING_DATA without an op_host tiling header fails to compile
+}  // namespace trex_emu
+
+#define GET_TILING_DATA(var, tiling) \
+  auto var = ::trex_emu::LoadTiling<trex_emu_default_tiling_t>(reinterpret_cast<const void*>(tiling))
+#define GET_TILING_DATA_WITH_STRUCT(struct_type, var, tiling) \
+  struct_type var = ::trex_emu::LoadTiling<struct_type>(reinterpret_cast<const void*>(tiling))
+#define GET_TILING_DATA_PTR_WITH_STRUCT(struct_type, var, tiling) \
+  const struct_type* var = reinterpret_cast<const struct_type*>(tiling)
+#define GET_TILING_DATA_MEMBER(struct_type, member, var, tiling)                                        \
+  decltype(struct_type::member) var;                                                                    \
+  std::memcpy(&var, reinterpret_cast<const uint8_t*>(tiling) + offsetof(struct_type, member), sizeof(var))
+#define REGISTER_TILING_DEFAULT(struct_type) using trex_emu_default_tiling_t = struct_type
+#define REGISTER_TILING_FOR_TILINGKEY(key_expr, struct_type)
+#define TILING_KEY_IS(key) (::trex_emu::RT().tiling_key == static_cast<uint64_t>(key))
+#define TILING_KEY_VAR (::trex_emu::RT().tiling_key)
+
+// ASSERT(cond[, fmt, args...]): CANN's kernel assert; here a KernelError naming the condition. It
+// expands to `; check(...)` because CANN's own samples write it after an expression without a
+// semicolon (`this->tileNum = tileNum ASSERT(tileNum != 0 && "...");`), which CANN's device build
+// accepts; a plain `ASSERT(c);` statement works the same. (So `if (x) ASSERT(c);` checks always.)
+namespace trex_emu {
+inline void AssertCheck(bool ok, const char* cond, const char* file, int line) {
+  if (!ok) Fail("ASSERT(", cond, ") failed at ", file, ":", line);
+}
+}  // namespace trex_emu
+#define ASSERT(cond, ...) ; ::trex_emu::AssertCheck(static_cast<bool>(cond), #cond, __FILE__, __LINE__)
+
+namespace AscendC {
+inline void InitSocState() {}
+inline void SetSysWorkspace(uint8_t*) {}
+inline uint8_t* GetSysWorkSpacePtr() { return nullptr; }
+// The host's GetLibApiWorkSpaceSize() is 0 here, so the user workspace starts at the pointer.
+inline uint8_t* GetUserWorkspace(uint8_t* workspace) { return workspace; }
+inline int64_t GetSystemCycle() { return static_cast<int64_t>(++trex_emu::RT().cycles); }
+template <class... Args>
+inline void printf(const char* fmt, Args... args) {
+  std::printf(fmt, args...);
+}
+// DumpTensor(tensor, desc, count): prints the first `count` elements (as float), like CANN's dump.
+template <class Tensor>
+inline void DumpTensor(const Tensor& t, uint32_t desc, uint32_t count) {
+  std::printf("DumpTensor: desc=%u, count=%u:", desc, count);
+  for (uint32_t i = 0; i < count; ++i) std::printf(" %g", static_cast<double>(static_cast<float>(t.GetValue(i))));
+  std::printf("\n");
+}
+template <class T>
+inline constexpr T DivCeil(T a, T b) { return (a + b - 1) / b; }
+template <class T>
+inline constexpr T AlignUp(T a, T b) { return (a + b - 1) / b * b; }
+}  // namespace AscendC

@@ -1,0 +1,140 @@
+// register/op_def_registry.h — CANN's op definition (ops::OpDef, OP_ADD) as op_host code uses it.
+// OP_ADD(Name) registers the op at load time; the runner reads its inputs, outputs and attributes
+// (names, dtype lists, attribute defaults) and calls the tiling function AICore().SetTiling(...) set.
+#pragma once
+#include "register/tilingdata_base.h"
+#include "trex_host/ge_types.h"
+
+namespace ops {
+enum Option { REQUIRED = 0, OPTIONAL = 1, DYNAMIC = 2, IGNORE = 3 };
+enum class ItemFindStatus { ITEM_FIND = 0, ITEM_NOEXIST = 1 };
+
+class OpParamDef {
+ public:
+  explicit OpParamDef(const char* name) : name(name) {}
+  OpParamDef& ParamType(Option o) { param_type = o; return *this; }
+  OpParamDef& DataType(std::vector<ge::DataType> d) { dtypes = std::move(d); return *this; }
+  OpParamDef& DataTypeList(std::vector<ge::DataType> d) { dtypes = std::move(d); return *this; }
+  OpParamDef& Format(std::vector<ge::Format>) { return *this; }
+  OpParamDef& FormatList(std::vector<ge::Format>) { return *this; }
+  OpParamDef& UnknownShapeFormat(std::vector<ge::Format>) { return *this; }
+  OpParamDef& ValueDepend(Option) { return *this; }
+  OpParamDef& ValueDepend(Option, int) { return *this; }
+  OpParamDef& IgnoreContiguous() { return *this; }
+  OpParamDef& AutoContiguous() { return *this; }
+  OpParamDef& Scalar() { return *this; }
+  OpParamDef& ScalarList() { return *this; }
+  OpParamDef& To(ge::DataType) { return *this; }
+  OpParamDef& To(const char*) { return *this; }
+  OpParamDef& InitValue(uint64_t) { return *this; }
+  OpParamDef& InitValue(double) { return *this; }
+  OpParamDef& OutputShapeDependOnCompute() { return *this; }
+  OpParamDef& Follow(const char*) { return *this; }
+  std::string name;
+  Option param_type = REQUIRED;
+  std::vector<ge::DataType> dtypes;
+};
+
+class OpAttrDef {
+ public:
+  explicit OpAttrDef(const char* name) : name(name) {}
+  OpAttrDef& AttrType(Option o) { attr_type = o; return *this; }
+  OpAttrDef& Bool(bool v = false) { kind = "bool"; value.b = v; return *this; }
+  OpAttrDef& Float(float v = 0.f) { kind = "float"; value.f = v; return *this; }
+  OpAttrDef& Int(int64_t v = 0) { kind = "int"; value.i = v; return *this; }
+  OpAttrDef& String(const char* v = "") { kind = "str"; value.s = v; return *this; }
+  OpAttrDef& ListBool(std::vector<bool> = {}) { kind = "list_bool"; return *this; }
+  OpAttrDef& ListFloat(std::vector<float> v = {}) { kind = "list_float"; value.floats.values = v; return *this; }
+  OpAttrDef& ListInt(std::vector<int64_t> v = {}) { kind = "list_int"; value.ints.values = v; return *this; }
+  OpAttrDef& ListListInt(std::vector<std::vector<int64_t>> = {}) { kind = "list_list_int"; return *this; }
+  OpAttrDef& Version(uint32_t) { return *this; }
+  std::string name;
+  std::string kind = "int";
+  Option attr_type = OPTIONAL;
+  gert::AttrValue value;
+};
+
+using TilingFunc = ge::graphStatus (*)(gert::TilingContext*);
+using InferShapeFunc = ge::graphStatus (*)(gert::InferShapeContext*);
+using InferDataTypeFunc = ge::graphStatus (*)(gert::InferDataTypeContext*);
+
+class OpAICoreConfig {
+ public:
+  OpAICoreConfig() = default;
+  explicit OpAICoreConfig(const char*) {}
+  OpParamDef& Input(const char* name) { params_.emplace_back(name); return params_.back(); }
+  OpParamDef& Output(const char* name) { params_.emplace_back(name); return params_.back(); }
+  OpAICoreConfig& DynamicCompileStaticFlag(bool) { return *this; }
+  OpAICoreConfig& DynamicFormatFlag(bool) { return *this; }
+  OpAICoreConfig& DynamicRankSupportFlag(bool) { return *this; }
+  OpAICoreConfig& DynamicShapeSupportFlag(bool) { return *this; }
+  OpAICoreConfig& NeedCheckSupportFlag(bool) { return *this; }
+  OpAICoreConfig& PrecisionReduceFlag(bool) { return *this; }
+  OpAICoreConfig& ExtendCfgInfo(const char*, const char*) { return *this; }
+ private:
+  std::vector<OpParamDef> params_;
+};
+
+class OpAICoreDef {
+ public:
+  OpAICoreDef& SetTiling(TilingFunc f) { tiling = f; return *this; }
+  template <class F> OpAICoreDef& SetTilingParse(F) { return *this; }
+  template <class F> OpAICoreDef& SetCheckSupport(F) { return *this; }
+  template <class F> OpAICoreDef& SetOpSelectFormat(F) { return *this; }
+  OpAICoreDef& AddConfig(const char*) { return *this; }
+  OpAICoreDef& AddConfig(const char*, OpAICoreConfig&) { return *this; }
+  TilingFunc tiling = nullptr;
+};
+
+class OpDef;
+inline std::vector<OpDef*>& Registry() {
+  static std::vector<OpDef*> ops;
+  return ops;
+}
+
+class OpDef {
+ public:
+  explicit OpDef(const char* type) : type(type) { Registry().push_back(this); }
+  virtual ~OpDef() = default;
+  OpParamDef& Input(const char* name) { inputs.emplace_back(name); return inputs.back(); }
+  OpParamDef& Output(const char* name) { outputs.emplace_back(name); return outputs.back(); }
+  OpAttrDef& Attr(const char* name) { attrs.emplace_back(name); return attrs.back(); }
+  OpDef& SetInferShape(InferShapeFunc f) { infer_shape = f; return *this; }
+  OpDef& SetInferDataType(InferDataTypeFunc f) { infer_dtype = f; return *this; }
+  template <class F> OpDef& SetInferShapeRange(F) { return *this; }
+  OpAICoreDef& AICore() { return aicore; }
+  OpDef& MC2() { return *this; }
+  OpDef& EnableFallBack() { return *this; }
+  std::string type;
+  std::vector<OpParamDef> inputs, outputs;  // deque-like use: references returned above stay valid
+  std::vector<OpAttrDef> attrs;             // only until the next Input/Attr call, as chained code needs
+  InferShapeFunc infer_shape = nullptr;
+  InferDataTypeFunc infer_dtype = nullptr;
+  OpAICoreDef aicore;
+};
+}  // namespace ops
+
+// OP_ADD(Name): one static instance per op, constructed (and registered) when the library loads.
+#define OP_ADD(op_type, ...) static ::ops::op_type g_trex_op_##op_type(#op_type)
+
+// IMPL_OP_OPTILING(Name).Tiling(fn) / IMPL_OP(Name).InferShape(fn): the newer registration style.
+namespace trex_host {
+struct OpImplRegistrar {
+  explicit OpImplRegistrar(const char* type) : type(type) {}
+  OpImplRegistrar& Tiling(ops::TilingFunc f);
+  template <class F> OpImplRegistrar& TilingParse(F) { return *this; }
+  template <class F> OpImplRegistrar& InferShape(F) { return *this; }
+  template <class F> OpImplRegistrar& InferDataType(F) { return *this; }
+  template <class... A> OpImplRegistrar& InputsDataDependency(A...) { return *this; }
+  std::string type;
+};
+inline std::map<std::string, ops::TilingFunc>& ImplTilings() {
+  static std::map<std::string, ops::TilingFunc> m;
+  return m;
+}
+inline OpImplRegistrar& OpImplRegistrar::Tiling(ops::TilingFunc f) { ImplTilings()[type] = f; return *this; }
+}  // namespace trex_host
+#define TREX_HOST_CAT2(a, b) a##b
+#define TREX_HOST_CAT(a, b) TREX_HOST_CAT2(a, b)
+#define IMPL_OP_OPTILING(op_type) static ::trex_host::OpImplRegistrar TREX_HOST_CAT(g_trex_impl_, __COUNTER__) = ::trex_host::OpImplRegistrar(#op_type)
+#define IMPL_OP(op_type) IMPL_OP_OPTILING(op_type)

@@ -1,0 +1,51 @@
+// tiling/platform/platform_ascendc.h — platform_ascendc::PlatformAscendC: core counts and memory sizes
+// of the emulated chip (the runner sets them: aiv cores, UB bytes; Atlas A2 layout, 2 AIV per AIC).
+#pragma once
+#include "trex_host/ge_types.h"
+
+namespace platform_ascendc {
+enum class CoreMemType { L0_A = 0, L0_B = 1, L0_C = 2, L1 = 3, L2 = 4, UB = 5, HBM = 6, RESERVED };
+enum class SocVersion { ASCEND910 = 0, ASCEND910B, ASCEND910_93, ASCEND310P, ASCEND310B, ASCEND910_95, RESERVED_VERSION = 99999 };
+
+class PlatformAscendC {
+ public:
+  PlatformAscendC() = default;
+  explicit PlatformAscendC(const fe::PlatFormInfos* info) : info_(info ? *info : fe::PlatFormInfos{}) {}
+  uint32_t GetCoreNum() const { return info_.aiv_num; }
+  uint32_t GetCoreNumAic() const { return info_.aic_num; }
+  uint32_t GetCoreNumAiv() const { return info_.aiv_num; }
+  uint32_t GetCoreNumVector() const { return info_.aiv_num; }
+  void GetCoreMemSize(CoreMemType type, uint64_t& size) const {
+    switch (type) {
+      case CoreMemType::UB: size = info_.ub_size; break;
+      case CoreMemType::L1: size = 512 * 1024; break;
+      case CoreMemType::L0_A: case CoreMemType::L0_B: size = 64 * 1024; break;
+      case CoreMemType::L0_C: size = 128 * 1024; break;
+      case CoreMemType::L2: size = 192ull * 1024 * 1024; break;
+      default: size = 0;
+    }
+  }
+  void GetCoreMemBw(CoreMemType, uint64_t& bw) const { bw = 0; }
+  SocVersion GetSocVersion() const { return SocVersion::ASCEND910B; }
+  // CANN's value is the library's system workspace (16 MB); the emulator's kernels need none, and
+  // GetUserWorkspace in the kernel skips exactly this many bytes.
+  uint32_t GetLibApiWorkSpaceSize() const { return 0; }
+  uint32_t CalcTschBlockDim(uint32_t slice, uint32_t aic, uint32_t aiv) const {
+    if (aic == 0 || aiv == 0) return slice;
+    const uint32_t ratio = aiv / aic == 0 ? 1 : aiv / aic;
+    return (slice + ratio - 1) / ratio;
+  }
+  int64_t GetResGroupBarrierWorkSpaceSize() const { return 0; }
+  void ReserveLocalMemory(int, size_t) const {}
+ private:
+  fe::PlatFormInfos info_;
+};
+
+class PlatformAscendCManager {
+ public:
+  static PlatformAscendC* GetInstance() {
+    static PlatformAscendC p;
+    return &p;
+  }
+};
+}  // namespace platform_ascendc

@@ -1,0 +1,388 @@
+"""Run CANN op-project (framework-launch) kernels unchanged: the kernel's op_host tiling code as well.
+
+A CANN op project has `op_kernel/<op>.cpp` (the kernel, reading `GET_TILING_DATA`, `DTYPE_*`,
+`TILING_KEY_IS`) and `op_host/<op>.cpp` + `op_host/<op>_tiling.h` (the OpDef with inputs, outputs
+and attributes, `BEGIN_TILING_DATA_DEF`, and a tiling function over a `gert::TilingContext`). CANN's
+build compiles both halves with generated glue; here:
+
+* the op_host sources compile against `include_host/` (a model of the ge/gert/ops/platform_ascendc
+  interfaces) into a host library; `OP_ADD` registers the op, and `trex_host_tiling` runs its tiling
+  function on the shapes, dtypes and attributes of torch tensors;
+* the kernel compiles against the emulator headers with the op_host tiling header included first
+  (its struct is what `GET_TILING_DATA` reads) and `-DDTYPE_<NAME>=<type>` per OpDef input/output;
+* `OpProject.run(inputs, outputs, attrs)` tiles, launches the kernel on the block count and tiling key
+  the host chose, and returns what the tiling decided plus the emulator's counters.
+
+    proj = OpProject("AddCustom/op_kernel/add_custom.cpp")       # finds ../op_host
+    result = proj.run([x, y], [z])                                # z written in place
+    result.block_dim, result.tiling_key, result.counters
+
+`run_kernel_with_tiling` covers the case without host code: a kernel, its tiling header or struct,
+the dtypes, a tiling key and a block count chosen by the caller.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from .runner import (BASE_FLAGS, INCLUDE_DIR, EmulatorCompileError, EmulatorError, EmulatorUnavailable,
+                     KernelLibrary, _atomic_write, summarize_compile_errors, _compiler_identity, _headers_digest, cache_dir, compile_kernel,
+                     evict_cache, find_compiler)
+
+HOST_INCLUDE_DIR = Path(__file__).resolve().parent / "include_host"
+TILING_CAPACITY = 64 * 1024
+DEFAULT_CORES = 8
+
+# torch dtype name -> (C type of DTYPE_*, ge::DataType value). A table so that an unsupported dtype
+# fails naming the ones supported.
+DTYPES: dict[str, tuple[str, int]] = {
+    "float32": ("float", 0), "float16": ("half", 1), "int8": ("int8_t", 2), "int32": ("int32_t", 3),
+    "uint8": ("uint8_t", 4), "int16": ("int16_t", 6), "int64": ("int64_t", 9), "float64": ("double", 11),
+    "bool": ("bool", 12), "bfloat16": ("bfloat16_t", 27),
+}
+
+
+class OpProjectError(EmulatorError):
+    """The op project cannot be run as given (no op_host, unknown op, wrong number of tensors, ...)."""
+
+
+def _dtype_name(t: Any) -> str:
+    name = str(t.dtype).removeprefix("torch.")
+    if name not in DTYPES:
+        raise OpProjectError(f"dtype {t.dtype} has no AscendC DTYPE_* mapping; supported: {', '.join(DTYPES)}")
+    return name
+
+
+@dataclass(frozen=True)
+class OpParam:
+    name: str
+    option: str              # required / optional / dynamic
+    dtypes: tuple[int, ...]  # ge::DataType values the OpDef lists
+
+
+@dataclass(frozen=True)
+class OpAttr:
+    name: str
+    kind: str        # int / float / bool / str / list_int / list_float
+    option: str
+    default: Any
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    name: str
+    inputs: tuple[OpParam, ...]
+    outputs: tuple[OpParam, ...]
+    attrs: tuple[OpAttr, ...]
+
+    @property
+    def kernel_name(self) -> str:
+        """CANN's kernel function name for the op type: AddCustom -> add_custom."""
+        return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", self.name).lower()
+
+
+def _parse_ops(text: str) -> dict[str, OpInfo]:
+    ops: dict[str, dict] = {}
+    cur: dict | None = None
+    for line in text.splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind == "op":
+            name = rest.split()[0]
+            cur = ops.setdefault(name, {"inputs": [], "outputs": [], "attrs": []})
+        elif kind in ("input", "output") and cur is not None:
+            parts = rest.split()
+            dts = tuple(int(x) for x in parts[2].split(",")) if len(parts) > 2 else ()
+            cur[kind + "s"].append(OpParam(parts[0], parts[1], dts))
+        elif kind == "attr" and cur is not None:
+            name, akind, option, *value = rest.split(" ")
+            text_value = " ".join(value)
+            default: Any = text_value
+            if akind == "float":
+                default = float(text_value)
+            elif akind in ("int", "bool"):
+                default = int(text_value) if akind == "int" else bool(int(text_value))
+            elif akind == "list_int":
+                default = [int(v) for v in text_value.split()[1:]]
+            elif akind == "list_float":
+                default = [float(v) for v in text_value.split()[1:]]
+            cur["attrs"].append(OpAttr(name, akind, option, default))
+    return {n: OpInfo(n, tuple(d["inputs"]), tuple(d["outputs"]), tuple(d["attrs"])) for n, d in ops.items()}
+
+
+class _TensorArg(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32), ("dims", ctypes.c_int64 * 25),
+                ("data", ctypes.c_void_p)]
+
+
+class _TilingResult(ctypes.Structure):
+    _fields_ = [("block_dim", ctypes.c_uint32), ("status", ctypes.c_uint32), ("tiling_key", ctypes.c_uint64),
+                ("tiling_size", ctypes.c_uint64), ("workspace_bytes", ctypes.c_uint64), ("error", ctypes.c_char * 1024)]
+
+
+@dataclass
+class Tiling:
+    """What the op's host tiling function decided."""
+    block_dim: int
+    tiling_key: int
+    tiling: bytes          # the raw tiling buffer (TILING_CAPACITY bytes; `size` of them set)
+    size: int
+    workspace_bytes: int
+
+
+@dataclass
+class OpRun:
+    tiling: Tiling
+    counters: dict
+
+    @property
+    def block_dim(self) -> int:
+        return self.tiling.block_dim
+
+    @property
+    def tiling_key(self) -> int:
+        return self.tiling.tiling_key
+
+
+_HOST_LIBS: dict[str, ctypes.CDLL] = {}
+_HOST_LOCK = threading.Lock()
+
+
+def _compile_host(sources: Sequence[Path], include_dirs: Sequence[Path]) -> ctypes.CDLL:
+    cxx = find_compiler()
+    if cxx is None:
+        raise EmulatorUnavailable("no C++ compiler found: install g++ or set CXX to a C++17 compiler")
+    h = hashlib.sha256()
+    for path in [*sources, *sorted(HOST_INCLUDE_DIR.rglob("*.h"))]:
+        h.update(str(path).encode())
+        h.update(path.read_bytes())
+    for d in include_dirs:
+        for hdr in sorted(Path(d).glob("*.h")):
+            h.update(hdr.read_bytes())
+    h.update(_headers_digest().encode())
+    h.update(_compiler_identity(cxx).encode())
+    key = h.hexdigest()[:32]
+    with _HOST_LOCK:
+        if key in _HOST_LIBS:
+            return _HOST_LIBS[key]
+        out = cache_dir()
+        so = out / f"h_{key}.so"
+        if not so.exists():
+            abi = out / f"h_{key}.abi.cpp"
+            _atomic_write(abi, b'#include "trex_host/abi.h"\n')
+            fd, tmp = tempfile.mkstemp(dir=out, prefix=f"h_{key}.", suffix=".so.tmp")
+            os.close(fd)
+            flags = [f for f in BASE_FLAGS if f != "-O2"] + ["-O0", "-w"]
+            incs = [HOST_INCLUDE_DIR, INCLUDE_DIR, *include_dirs]
+            cmd = [cxx, *flags, *[f"-I{d}" for d in incs], *map(str, sources), str(abi), "-o", tmp]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                os.unlink(tmp)
+                raise EmulatorCompileError(f"g++ failed to compile the op_host sources {[s.name for s in sources]} "
+                                           f"against the emulator's host model (exit {proc.returncode}): "
+                                           f"{summarize_compile_errors(proc.stderr)}", log=proc.stderr)
+            os.replace(tmp, so)
+            evict_cache(keep=[so])
+        dll = ctypes.CDLL(str(so))
+        dll.trex_host_ops.restype = ctypes.c_char_p
+        dll.trex_host_tiling.argtypes = [ctypes.c_char_p, ctypes.POINTER(_TensorArg), ctypes.c_int,
+                                         ctypes.POINTER(_TensorArg), ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32,
+                                         ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64,
+                                         ctypes.POINTER(_TilingResult)]
+        _HOST_LIBS[key] = dll
+        return dll
+
+
+_TILING_CLASS = re.compile(r"REGISTER_TILING_DATA_CLASS\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)")
+_TILING_DEF = re.compile(r"BEGIN_TILING_DATA_DEF\s*\(\s*(\w+)\s*\)")
+
+
+def tiling_headers(host_dir: Path) -> list[Path]:
+    """op_host headers that define tiling structs (BEGIN_TILING_DATA_DEF)."""
+    return sorted(p for p in host_dir.glob("*.h") if _TILING_DEF.search(p.read_text(errors="replace")))
+
+
+def tiling_struct_for(op: str, headers: Sequence[Path]) -> str | None:
+    """The C++ name of the op's tiling struct: REGISTER_TILING_DATA_CLASS(op, S), else the only struct."""
+    from .signature import strip_comments, strip_disabled_blocks
+    registered, defined = {}, []
+    for hdr in headers:
+        text = strip_disabled_blocks(strip_comments(hdr.read_text(errors="replace")))
+        registered.update(dict(_TILING_CLASS.findall(text)))
+        defined += _TILING_DEF.findall(text)
+    if op in registered:
+        return f"optiling::{registered[op]}" if "namespace optiling" in "".join(
+            h.read_text(errors="replace") for h in headers) else registered[op]
+    if len(set(defined)) == 1:
+        return f"optiling::{defined[0]}"
+    return None
+
+
+def prelude_for(headers: Sequence[Path], struct: str | None) -> str:
+    lines = ['#include "kernel_operator.h"']
+    for h in headers:  # the digest puts the header's content into the compile cache key
+        lines.append(f'#include "{h}"  // sha256 {hashlib.sha256(h.read_bytes()).hexdigest()[:16]}')
+    if struct:
+        lines.append(f"using trex_emu_default_tiling_t = {struct};")
+    return "\n".join(lines)
+
+
+def dtype_defines(names: Sequence[str], dtypes: Sequence[str]) -> list[str]:
+    """-DDTYPE_<NAME>=<C type> -DORIG_DTYPE_<NAME>=<ge value> for each (OpDef name, torch dtype name)."""
+    flags = []
+    for name, dt in zip(names, dtypes):
+        if dt is None:
+            continue
+        ctype, ge = DTYPES[dt]
+        flags += [f"-DDTYPE_{name.upper()}={ctype}", f"-DORIG_DTYPE_{name.upper()}={ge}"]
+    return flags
+
+
+class OpProject:
+    """A CANN op project: kernel source plus op_host directory (default: ../op_host of the kernel)."""
+
+    def __init__(self, kernel: str | os.PathLike, host_dir: str | os.PathLike | None = None,
+                 host_sources: Sequence[str | os.PathLike] | None = None, op: str | None = None,
+                 opt: str = "-O1"):
+        self.kernel = Path(kernel).resolve()
+        if not self.kernel.is_file():
+            raise FileNotFoundError(f"kernel source {str(kernel)!r} does not exist")
+        if host_dir is None:
+            host_dir = _find_host_dir(self.kernel)
+        self.host_dir = Path(host_dir).resolve()
+        sources = [Path(s).resolve() for s in host_sources] if host_sources else sorted(self.host_dir.glob("*.cpp"))
+        if not sources:
+            raise OpProjectError(f"no op_host sources (*.cpp) in {self.host_dir}; pass host_sources=[...]")
+        self.host = _compile_host(sources, [self.host_dir])
+        self.ops = _parse_ops(self.host.trex_host_ops().decode())
+        if not self.ops:
+            raise OpProjectError(f"the op_host sources in {self.host_dir} register no op (OP_ADD)")
+        if op is None:
+            kernel_stem = self.kernel.stem.removesuffix("_kernel")
+            matches = [o for o in self.ops.values() if o.kernel_name == kernel_stem] or list(self.ops.values())
+            if len(matches) != 1:
+                raise OpProjectError(f"{self.host_dir} registers ops {sorted(self.ops)}; name the one to run (op=...)")
+            op = matches[0].name
+        if op not in self.ops:
+            raise OpProjectError(f"op {op!r} is not registered by {self.host_dir} (found: {sorted(self.ops)})")
+        self.info = self.ops[op]
+        self.headers = tiling_headers(self.host_dir)
+        self.struct = tiling_struct_for(op, self.headers)
+        self.opt = opt
+
+    def tile(self, inputs: Sequence[Any], outputs: Sequence[Any], attrs: dict | None = None,
+             cores: int = DEFAULT_CORES, ub_bytes: int = 192 * 1024) -> Tiling:
+        """Run the op's host tiling function on these tensors' shapes/dtypes and the attributes
+        (OpDef order; missing ones take the OpDef's defaults)."""
+        info = self.info
+        if len(inputs) != len(info.inputs) or len(outputs) != len(info.outputs):
+            raise OpProjectError(f"op {info.name} takes inputs ({', '.join(p.name for p in info.inputs)}) and outputs "
+                                 f"({', '.join(p.name for p in info.outputs)}); got {len(inputs)} inputs, "
+                                 f"{len(outputs)} outputs")
+        attr_text = _attr_text(info, attrs or {})
+        ins = (_TensorArg * max(1, len(inputs)))(*[_tensor_arg(t) for t in inputs])
+        outs = (_TensorArg * max(1, len(outputs)))(*[_tensor_arg(t) for t in outputs])
+        buf = (ctypes.c_uint8 * TILING_CAPACITY)()
+        res = _TilingResult()
+        rc = self.host.trex_host_tiling(info.name.encode(), ins, len(inputs), outs, len(outputs), attr_text.encode(),
+                                        cores, ub_bytes, ctypes.addressof(buf), TILING_CAPACITY, ctypes.byref(res))
+        if rc != 0:
+            raise OpProjectError(f"op {info.name}: host tiling failed: {res.error.decode(errors='replace')}")
+        if res.block_dim == 0:
+            raise OpProjectError(f"op {info.name}: the tiling function set no block dim (SetBlockDim)")
+        return Tiling(res.block_dim, res.tiling_key, bytes(buf), res.tiling_size, res.workspace_bytes)
+
+    def library(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> KernelLibrary:
+        """The kernel compiled for these tensors' dtypes (DTYPE_* per OpDef input and output)."""
+        names = [p.name for p in self.info.inputs] + [p.name for p in self.info.outputs]
+        dts = [None if t is None else _dtype_name(t) for t in [*inputs, *outputs]]
+        return compile_kernel(self.kernel, extra_flags=[self.opt, *dtype_defines(names, dts)],
+                              include_dirs=[self.host_dir], prelude=prelude_for(self.headers, self.struct))
+
+    def run(self, inputs: Sequence[Any], outputs: Sequence[Any], attrs: dict | None = None,
+            cores: int = DEFAULT_CORES, **launch_options: Any) -> OpRun:
+        """Tile on the host, then launch the kernel on the chosen block count and tiling key. Outputs are
+        written in place; the workspace the tiling function asked for is allocated (zeroed)."""
+        import torch
+        tiling = self.tile(inputs, outputs, attrs, cores, launch_options.get("ub_bytes", 192 * 1024))
+        lib = self.library(inputs, outputs)
+        kernel = self.info.kernel_name if self.info.kernel_name in lib.kernels else None
+        workspace = torch.zeros(max(tiling.workspace_bytes, 32), dtype=torch.uint8)
+        args = [*inputs, *outputs, workspace, bytearray(tiling.tiling)]
+        sig = lib._signature(kernel)
+        if len(sig.params) != len(args):
+            raise OpProjectError(f"kernel {sig.describe()} takes {len(sig.params)} arguments; the OpDef of "
+                                 f"{self.info.name} gives {len(inputs)} inputs + {len(outputs)} outputs + workspace + "
+                                 f"tiling = {len(args)}")
+        counters = lib.launch(sig.name, tiling.block_dim, *args, tiling_key=tiling.tiling_key, **launch_options)
+        return OpRun(tiling, counters)
+
+
+def _find_host_dir(kernel: Path) -> Path:
+    """op_host next to op_kernel (also op_kernel/<op>/ with op_host/<op>/)."""
+    for up in (kernel.parent.parent, kernel.parent.parent.parent):
+        cand = up / "op_host"
+        if cand.is_dir():
+            sub = cand / kernel.parent.name
+            return sub if sub.is_dir() else cand
+    raise OpProjectError(f"no op_host directory next to {kernel.parent}; pass host_dir=...")
+
+
+def _tensor_arg(t: Any) -> _TensorArg:
+    arg = _TensorArg()
+    if t is None:
+        return arg
+    arg.dtype = DTYPES[_dtype_name(t)][1]
+    arg.ndim = t.dim()
+    for i, d in enumerate(t.shape):
+        arg.dims[i] = int(d)
+    arg.data = t.data_ptr() if t.device.type == "cpu" and t.is_contiguous() else None
+    return arg
+
+
+def _attr_text(info: OpInfo, attrs: dict) -> str:
+    unknown = set(attrs) - {a.name for a in info.attrs}
+    if unknown:
+        raise OpProjectError(f"op {info.name} has no attribute(s) {sorted(unknown)}; its attributes are "
+                             f"{[a.name for a in info.attrs]}")
+    lines = []
+    for a in info.attrs:
+        v = attrs.get(a.name, a.default)
+        if a.kind == "float":
+            lines.append(f"f {float(v)!r}")
+        elif a.kind == "bool":
+            lines.append(f"b {int(bool(v))}")
+        elif a.kind == "str":
+            lines.append(f"s {v}")
+        elif a.kind == "list_int":
+            lines.append("li " + " ".join(str(int(x)) for x in [len(v), *v]))
+        elif a.kind == "list_float":
+            lines.append(f"lf {len(v)} " + " ".join(repr(float(x)) for x in v))
+        else:
+            lines.append(f"i {int(v)}")
+    return "\n".join(lines)
+
+
+def run_kernel_with_tiling(kernel: str | os.PathLike, block_dim: int, *args: Any, tiling_key: int = 0,
+                           dtypes: dict[str, str] | None = None, tiling_header: str | os.PathLike | None = None,
+                           tiling_struct: str | None = None, opt: str = "-O1", **launch_options: Any) -> dict:
+    """A framework-launch kernel without its host code: the caller picks the block count, the tiling key,
+    the DTYPE_* types ({"x": "float16"}) and passes the tiling bytes as the last argument(s).
+    `tiling_header`: an op_host header with BEGIN_TILING_DATA_DEF (its struct is what GET_TILING_DATA
+    reads; `tiling_struct` names it when the header defines several)."""
+    headers = [Path(tiling_header).resolve()] if tiling_header else []
+    struct = tiling_struct or (tiling_struct_for("", headers) if headers else None)
+    dts = dtypes or {}
+    unknown = [v for v in dts.values() if v not in DTYPES]
+    if unknown:
+        raise OpProjectError(f"dtypes {unknown} have no DTYPE_* mapping; use one of {', '.join(DTYPES)}")
+    lib = compile_kernel(kernel, extra_flags=[opt, *dtype_defines(list(dts), list(dts.values()))],
+                         include_dirs=[h.parent for h in headers], prelude=prelude_for(headers, struct))
+    return lib.launch(None, block_dim, *args, tiling_key=tiling_key, **launch_options)
