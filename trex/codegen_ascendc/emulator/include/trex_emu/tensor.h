@@ -93,6 +93,22 @@ class LocalTensor {
   using PrimType = T;
   LocalTensor() = default;
   LocalTensor(T* addr, uint32_t size, const trex_emu::BufferInfo* buf) : addr_(addr), size_(size), buf_(buf) {}
+  // Static construction at a UB byte address (CANN 8.x): LocalTensor<T>(TPosition::VECCALC, addr, tileSize)
+  // is a tensor of tileSize elements at UB offset addr, outside any TPipe. The address must be 32-byte
+  // aligned and the tensor inside UB; it becomes a buffer of its own for the bounds checks.
+  LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize) {
+    trex_emu::Runtime& rt = trex_emu::RT();
+    const uint64_t bytes = uint64_t{tileSize} * sizeof(T);
+    if (addr % 32 != 0) trex_emu::Fail("LocalTensor(pos, addr=", addr, ", tileSize): addr must be 32-byte aligned");
+    if (rt.ub == nullptr || addr + bytes > rt.ub_bytes)
+      trex_emu::Fail("LocalTensor(pos, addr=", addr, ", tileSize=", tileSize, "): [", addr, ", ", addr + bytes,
+                     ") lies outside the ", rt.ub_bytes, " B unified buffer");
+    rt.buffers.push_back(trex_emu::BufferInfo{"LocalTensor@" + std::to_string(addr), rt.ub + addr,
+                                              rt.ub + addr + (bytes + 31) / 32 * 32, static_cast<int>(pos)});
+    addr_ = reinterpret_cast<T*>(rt.ub + addr);
+    size_ = tileSize;
+    buf_ = &rt.buffers.back();
+  }
 
   // Like the NPU, only the buffer bounds matter: a sub-tensor may start past this tensor's size.
   LocalTensor operator[](uint32_t offset) const {

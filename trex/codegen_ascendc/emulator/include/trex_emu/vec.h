@@ -122,6 +122,8 @@ constexpr bool kReluTypes = kOneOf<T, half, int32_t, float>;
 template <class T>
 constexpr bool kLogicTypes = kOneOf<T, int16_t, uint16_t>;
 template <class T>
+constexpr bool kShiftTypes = kOneOf<T, int16_t, uint16_t, int32_t, uint32_t>;  // ShiftLeft/ShiftRight
+template <class T>
 constexpr bool kFillTypes = kOneOf<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>;  // Duplicate/Brcb
 template <class T>
 constexpr bool kAnyTypes = true;
@@ -490,6 +492,11 @@ TREX_EMU_SCALAR(Mins, kArithTypes, trex_emu::NanMin(a, s))
 TREX_EMU_SCALAR(LeakyRelu, kFloatTypes, (a >= 0 || a != a) ? a : a * s)
 // Axpy: dst = src * scalar + dst
 TREX_EMU_SCALAR(Axpy, kFloatTypes, decltype(a)(trex_emu::Down<T>(a * s)) + d)
+// Shifts by a scalar bit count (ShiftRight of a signed type is arithmetic: the sign bit is kept).
+// A count >= the type's width gives 0 (or -1 for a negative value shifted right), not C++'s UB.
+TREX_EMU_SCALAR(ShiftLeft, kShiftTypes, static_cast<T>(s >= T(sizeof(T) * 8) || s < T(0) ? T(0) : T(a << s)))
+TREX_EMU_SCALAR(ShiftRight, kShiftTypes,
+                static_cast<T>(s >= T(sizeof(T) * 8) || s < T(0) ? T(a < T(0) ? T(-1) : T(0)) : T(a >> s)))
 
 }  // namespace AscendC
 
