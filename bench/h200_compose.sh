@@ -48,5 +48,26 @@ PY
     timeout -k 5 185 python3 bench/train_step.py --modes inductor,trex --budget-s 170 \
       --out "$OUT/train_step.json" > "$OUT/train_step_log.txt" 2>&1
     echo "train_step rc=$?"; tail -12 "$OUT/train_step_log.txt" ;;
-  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B)"; exit 2 ;;
+  C)  # SwiGLU through Inductor: its output code, and the forward timed per launch path (run 8: 4x slower)
+    timeout -k 5 150 python3 - > "$OUT/swiglu_diag.txt" 2>&1 <<'PY'
+import json, sys, torch, triton.testing
+sys.path.insert(0, "bench")
+from torch._inductor.utils import run_and_get_code
+import gpu_patterns as G, trex.compiler.backend  # noqa: F401
+torch._dynamo.config.recompile_limit = 64
+case = [c for c in G.build_cases(16384, "cuda") if c.name == "swiglu_limited"][0]
+args = case.make_inputs(torch.Generator(device="cuda").manual_seed(0))
+print("input strides", [(tuple(a.shape), a.stride(), a.storage_offset()) for a in args if torch.is_tensor(a)])
+variants = {"trex_aten": {"rest": "aten"}, "trex": {}, "trex_aligned": {"inductor": {"triton.assume_aligned_inputs": True}}}
+for name, opts in variants.items():
+    f = torch.compile(case.chain, backend="trex", options=opts)
+    with torch.no_grad():
+        _, codes = run_and_get_code(f, *args)
+        ms = triton.testing.do_bench(lambda: f(*args), warmup=25, rep=200, return_mode="median")
+    print(json.dumps({"variant": name, "fwd_wall_ms": ms}), flush=True)
+    if name != "trex_aten":
+        print("\n".join(codes))
+PY
+    echo "diag rc=$?"; grep '"variant"' "$OUT/swiglu_diag.txt"; grep -n "num_warps\|triton_meta\|divisib\|def swiglu\|trex_\|\.run(" "$OUT/swiglu_diag.txt" | head -30 | cut -c1-300 ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C)"; exit 2 ;;
 esac

@@ -983,6 +983,10 @@ def print_program(p: Program, sizes: dict, tiling: Tiling) -> KernelSource:
     out = ["@triton.jit", f"def {name}({', '.join(params)}):"]
     out.append(f'    """{p.name}: printed by codegen_triton from the Kernel IR (fingerprint {p.fingerprint()})."""')
     out.append("    core = tl.program_id(0)")
+    # a float scalar arrives as fp64 when Inductor launches the kernel (it types Python floats fp64;
+    # Triton's own launcher, fp32): without the cast the math it touches ran in fp64 (SwiGLU's clamp
+    # and sigmoid: 4x slower on the H200, run 8)
+    out += [f"    {s.name} = tl.cast({s.name}, tl.float32)" for s in p.scalars if s.dtype.is_float]
     out += ["    " + line for line in pr.top]
     out += [f"    tile_rows = tl.arange(0, {R})"]
     out += prologue
