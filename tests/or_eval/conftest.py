@@ -1,4 +1,6 @@
 """Fixtures for the OR evaluation tests: a small trained tokenizer and the benchmark data root."""
+import os
+
 import pytest
 
 from trex.training.or_eval import benchmarks
@@ -24,3 +26,18 @@ def data_root():
         return benchmarks.default_data_root()
     except FileNotFoundError as exc:
         pytest.skip(f"OR benchmark data not available: {exc}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _weak_sandbox_opt_in_where_the_host_lacks_layers():
+    """Scoring refuses to run untrusted code without the kernel sandbox layers; these tests score
+    known programs, so on a host without the layers they opt in (tests/or_data/test_sandbox_attacks.py
+    is what tests the layers, and it skips there naming what is missing)."""
+    from trex.training.or_data.sandbox import KERNEL_LAYERS, WEAK_SANDBOX_ENV, host_layers
+
+    if any(host_layers()[layer] for layer in KERNEL_LAYERS) and WEAK_SANDBOX_ENV not in os.environ:
+        os.environ[WEAK_SANDBOX_ENV] = "1"
+        yield
+        del os.environ[WEAK_SANDBOX_ENV]
+    else:
+        yield

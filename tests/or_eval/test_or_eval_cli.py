@@ -4,6 +4,7 @@ import json
 import pytest
 import torch
 
+from trex.training.or_data.sandbox import KERNEL_LAYERS
 from trex.training.or_eval import cli
 from trex.training.or_tokenizer import TOKENIZER_ENV, ORTokenizer, format_prompt
 
@@ -34,13 +35,19 @@ def test_or_eval_cli_wiring_fast(monkeypatch, small_tokenizer, data_root, tmp_pa
     rc = cli.main(["--benchmark", "mamo_easy", "--model", "stand-in", "--limit", "3", "--out", str(out),
                    "--max-new-tokens", "5", "--workers", "1", "--data-root", str(data_root)])
     assert rc == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
     for rule in ("strict_1e-6", "legacy_5pct_rounded", "mamo_decimals"):
         assert rule in printed
+    # every item the native rule scores wrong gets one FAILED line with its reason (on stderr)
+    failed = [line for line in captured.err.splitlines() if line.startswith("FAILED ")]
+    assert len(failed) == 3 and all("no ```python block in the response" in line for line in failed), captured.err
     report = json.loads(out.read_text())
     assert report["summary"]["overall"]["n"] == 3
     assert report["native_rules"] == {"mamo_easy": "mamo_decimals"}
     assert all(item["run_status"] == "no_code" for item in report["items"])   # a bigram model writes no program
+    assert all(item["failure"] == "no ```python block in the response" for item in report["items"])
+    assert set(KERNEL_LAYERS) <= set(report["sandbox"]["verified_at_start"]) or report["sandbox"]["weak_sandbox_allowed"]
 
 
 @pytest.fixture(scope="module")

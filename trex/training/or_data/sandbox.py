@@ -578,12 +578,14 @@ class Sandbox:
         self._runs_lock = threading.Lock()
         self.missing_reasons: dict[str, str] = {}
         self._bwrap_error: str | None = None
+        self.verified_layers: list[str] = []  # what a probe program had at construction (with require)
         self._pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.tmp_root, True) if self._own_tmp else None
         required = tuple(require)
         if required:
             probe = self.run("import gurobipy as gp\nm = gp.Model()\nx = m.addVar(ub=1)\nm.setObjective(x, -1)\n"
                              "m.optimize()\n", SandboxLimits(backend="shim", wall_s=30))
+            self.verified_layers = sorted(probe.enforced)
             missing = [layer for layer in required if layer not in probe.enforced]
             if missing:
                 self.close()

@@ -60,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-new-tokens", type=_positive_int, default=512)
     p.add_argument("--workers", type=_positive_int, default=4, help="programs executed in parallel")
     p.add_argument("--device", type=_device, default="auto", help="auto | cpu | cuda | cuda:N")
+    p.add_argument("--allow-weak-sandbox", action="store_true",
+                   help="run the model's programs even where this host lacks a kernel sandbox layer "
+                        "(see `trex doctor`); the report records which layers held")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no per-item FAILED lines")
     return p
 
 
@@ -105,6 +109,54 @@ def render_table(report: dict, title: str) -> str:
     return console.export_text()
 
 
+class ProgressReporter:
+    """rich progress for `trex or-eval`: a spinner while responses are generated, a bar while the
+    programs run, and one ``FAILED <id>: <reason>`` line per item its native rule scores wrong."""
+
+    def __init__(self, total: int, enabled: bool = True):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.total, self.enabled = total, enabled
+        self.console = Console(stderr=True)
+        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=self.console, disable=not enabled, transient=True)
+        self._run_task = None
+        self.failed = 0
+
+    def __enter__(self) -> "ProgressReporter":
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.stop()
+
+    def phase(self, description: str):
+        import contextlib
+
+        @contextlib.contextmanager
+        def spinner():
+            task = self.progress.add_task(description, total=None)
+            try:
+                yield
+            finally:
+                self.progress.remove_task(task)
+        return spinner()
+
+    def item(self, problem, item_score, outcome) -> None:
+        from trex.training.or_eval.evaluate import failure_reason
+        from trex.training.or_eval.scoring import native_rule
+
+        if self._run_task is None:
+            self._run_task = self.progress.add_task("running programs", total=self.total)
+        self.progress.advance(self._run_task)
+        if item_score.correct.get(native_rule(problem.benchmark)) is False:
+            self.failed += 1
+            if self.enabled:
+                self.progress.console.print(f"FAILED {problem.id}: {failure_reason(problem, outcome)}",
+                                            markup=False, highlight=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -122,17 +174,20 @@ def main(argv: list[str] | None = None) -> int:
         if not problems:
             raise ValueError(f"--benchmark {args.benchmark}: no problems to evaluate; check the file")
         model, tokenizer, info = load_for_eval(args.model, device=args.device)
-        executor = SandboxExecutor(workers=args.workers)
+        executor = SandboxExecutor(workers=args.workers, allow_weak_sandbox=args.allow_weak_sandbox)
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"trex or-eval: {exc}", file=sys.stderr)
         return 2
     config = EvalConfig(max_new_tokens=args.max_new_tokens, workers=args.workers)
     name = args.benchmark.replace(":", "_").replace("/", "_")
     out = Path(args.out or f"or_eval_{name}.json")
-    with executor:
-        report = evaluate(problems, lambda qs: generate_responses(model, tokenizer, qs, args.max_new_tokens),
-                          executor, config, out=out, meta={"model": str(args.model), "checkpoint": info,
-                                                           "benchmark_arg": args.benchmark})
+    with executor, ProgressReporter(len(problems), enabled=not args.quiet) as progress:
+        def respond(questions):
+            with progress.phase(f"generating {len(questions)} responses"):
+                return generate_responses(model, tokenizer, questions, args.max_new_tokens)
+
+        report = evaluate(problems, respond, executor, config, out=out, on_item=progress.item,
+                          meta={"model": str(args.model), "checkpoint": info, "benchmark_arg": args.benchmark})
     print(render_table(report, f"OR Pass@1 (greedy) - {args.benchmark} - {args.model}"))
     print(f"wrote {out}")
     return 0

@@ -6,9 +6,12 @@ The three stages are separable so each can be tested alone:
 - ``summarise``: per-item verdicts under every rule -> rates with Wilson intervals, overall and by
   split / family, plus the execution and format rates.
 
-The sandbox is trex.training.or_data.sandbox.execute_solver_code (a fresh child process per program,
-resource limits, solver status and objective read from the optimised model through a private
-pipe, never from numbers the program prints).
+The sandbox is trex.training.or_data.sandbox.execute_solver_code: a fresh child per program inside
+the kernel's namespaces, seccomp and a cgroup; the program only builds its model, which the sandbox
+solves outside the untrusted process, so status, objective and variable values never come from
+anything the program prints or reports. Scoring untrusted code refuses to start where the host lacks
+a kernel layer unless the caller opts in (``allow_weak_sandbox`` / ``TREX_ALLOW_WEAK_SANDBOX=1``);
+the report records which layers held.
 """
 from __future__ import annotations
 
@@ -64,14 +67,15 @@ class SandboxExecutor:
     INFRA_ERROR_PREFIX = "sandbox failure"
     INFRA_RETRIES = 2
 
-    def __init__(self, workers: int = 1, limits=None):
+    def __init__(self, workers: int = 1, limits=None, allow_weak_sandbox: bool = False):
         try:
-            from trex.training.or_data.sandbox import Sandbox, execute_solver_code
+            from trex.training.or_data.sandbox import KERNEL_LAYERS, WEAK_SANDBOX_ENV, Sandbox, execute_solver_code
         except ImportError as exc:   # the OR data pipeline is a separate package; say what is missing
             raise RuntimeError(f"trex.training.or_data.sandbox is not importable ({exc}); the evaluation "
                                f"needs its execute_solver_code to run generated programs") from exc
         self._execute = execute_solver_code
-        self._sandbox = Sandbox(workers=max(1, workers))
+        self.weak_sandbox_allowed = allow_weak_sandbox or os.environ.get(WEAK_SANDBOX_ENV) == "1"
+        self._sandbox = Sandbox(workers=max(1, workers), require=() if self.weak_sandbox_allowed else KERNEL_LAYERS)
         self.limits = limits
         params = inspect.signature(execute_solver_code).parameters
         self._files_arg = next((p for p in ("files", "data_files", "extra_files") if p in params), None)
@@ -112,6 +116,9 @@ class SandboxExecutor:
         """What the runs had, for the record: the isolation layers enforced in EVERY run so far, and
         why the network namespace is off when the sandbox had to drop it (trex.training.or_data.sandbox)."""
         return {"enforced_in_every_run": sorted(self._enforced or ()),
+                "verified_at_start": self._sandbox.verified_layers,
+                "missing": dict(self._sandbox.missing_reasons),
+                "weak_sandbox_allowed": self.weak_sandbox_allowed,
                 "network_namespace_error": self._sandbox.network_namespace_error}
 
     def close(self) -> None:
@@ -126,16 +133,19 @@ class SandboxExecutor:
 
 
 def run_responses(problems: Sequence[ORProblem], responses: Sequence[str], executor: Executor,
-                  workers: int = 1) -> list[tuple[str | None, Outcome]]:
-    """(extracted code, outcome) per item; a response without code is NO_CODE and is not run."""
+                  workers: int = 1, on_done: Callable[[int, Outcome], None] | None = None
+                  ) -> list[tuple[str | None, Outcome]]:
+    """(extracted code, outcome) per item; a response without code is NO_CODE and is not run.
+    ``on_done(index, outcome)`` is called as each item finishes (progress, live FAILED lines)."""
     if len(problems) != len(responses):
         raise ValueError(f"{len(problems)} problems but {len(responses)} responses")
 
     def one(i: int) -> tuple[str | None, Outcome]:
         code = extract_code(responses[i])
-        if code is None:
-            return None, Outcome(RunStatus.NO_CODE)
-        return code, executor(code, problems[i])
+        outcome = Outcome(RunStatus.NO_CODE) if code is None else executor(code, problems[i])
+        if on_done is not None:
+            on_done(i, outcome)
+        return code, outcome
 
     if workers <= 1:
         return [one(i) for i in range(len(problems))]
@@ -200,6 +210,20 @@ def atomic_write_json(path: str | os.PathLike, obj) -> Path:
     return p
 
 
+def failure_reason(problem: ORProblem, outcome: Outcome) -> str:
+    """Why an item is scored wrong, in one line: the sandbox's error, or what the solve gave
+    against the reference."""
+    if outcome.status is RunStatus.NO_CODE:
+        return "no ```python block in the response"
+    if outcome.error:
+        return f"{outcome.status.value}: {outcome.error.strip().splitlines()[-1][:200]}"
+    if problem.reference_status.value != "optimal":
+        return f"solver status {outcome.status.value}, reference {problem.reference_status.value}"
+    if outcome.status is not RunStatus.OPTIMAL:
+        return f"solver status {outcome.status.value}, reference optimal {problem.reference_objective}"
+    return f"objective {outcome.objective}, reference {problem.reference_objective}"
+
+
 @dataclass
 class EvalConfig:
     max_new_tokens: int = 512
@@ -210,19 +234,22 @@ class EvalConfig:
 
 def evaluate(problems: Sequence[ORProblem], respond: Callable[[list[str]], list[str]],
              executor: Executor, config: EvalConfig | None = None, out: str | os.PathLike | None = None,
-             meta: dict | None = None) -> dict:
+             meta: dict | None = None, on_item: Callable[[ORProblem, ItemScore, Outcome], None] | None = None) -> dict:
     """Pass@1 of ``respond`` on ``problems``: one greedy response each, executed and scored under
-    the strict and legacy rules plus each benchmark's native rule. Returns (and writes) the report."""
+    the strict and legacy rules plus each benchmark's native rule. Returns (and writes) the report.
+    ``on_item(problem, score, outcome)`` is called as each item is scored (progress output)."""
     config = config or EvalConfig()
     if not problems:
         raise ValueError("no problems to evaluate; check the benchmark name and --limit")
     t0 = time.perf_counter()
     responses = list(respond([p.question for p in problems]))
     t_gen = time.perf_counter() - t0
-    runs = run_responses(problems, responses, executor, workers=config.workers)
-    t_exec = time.perf_counter() - t0 - t_gen
     natives = sorted({native_rule(p.benchmark) for p in problems})
     rules = list(dict.fromkeys(list(HEADLINE_RULES) + natives))
+    done = None if on_item is None else (lambda i, outcome: on_item(problems[i], score(problems[i], outcome, tuple(rules)),
+                                                                    outcome))
+    runs = run_responses(problems, responses, executor, workers=config.workers, on_done=done)
+    t_exec = time.perf_counter() - t0 - t_gen
     scores = [score(p, outcome, tuple(rules)) for p, (_, outcome) in zip(problems, runs)]
     items = []
     for p, resp, (code, outcome), s in zip(problems, responses, runs, scores):
@@ -230,6 +257,7 @@ def evaluate(problems: Sequence[ORProblem], respond: Callable[[list[str]], list[
                 "reference_status": p.reference_status.value, "reference_objective": p.reference_objective,
                 "run_status": s.run_status, "objective": s.objective, "error": outcome.error,
                 "correct": s.correct,
+                "failure": None if s.correct.get(native_rule(p.benchmark)) is not False else failure_reason(p, outcome),
                 "has_code": code is not None}
         if config.keep_responses:
             item["response"] = resp
@@ -245,6 +273,7 @@ def evaluate(problems: Sequence[ORProblem], respond: Callable[[list[str]], list[
         "environment": {"python": platform.python_version(), "platform": platform.platform(),
                         "commit": _git_commit()},
         "meta": meta or {},
+        "sandbox": getattr(executor, "isolation", None),   # the layers that held in every run
         "config": asdict(config),
     }
     if out is not None:
