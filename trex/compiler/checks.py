@@ -5,6 +5,8 @@ error that names the op, the argument and the fix, never deep inside a kernel.
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
 SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
@@ -55,3 +57,41 @@ def check_min_dim(op: str, name: str, t: torch.Tensor, ndim: int) -> None:
     if t.dim() < ndim:
         raise ValueError(f"trex.{op}: argument {name!r} must have at least {ndim} dimension(s), got shape "
                          f"{tuple(t.shape)}")
+
+
+def check_same_device(op: str, **tensors: torch.Tensor | None) -> None:
+    """All tensor arguments on one device (a meta tensor next to CPU ones included)."""
+    present = {k: v.device for k, v in tensors.items() if isinstance(v, torch.Tensor)}
+    if len(set(present.values())) > 1:
+        desc = ", ".join(f"{k} on {v}" for k, v in present.items())
+        raise ValueError(f"trex.{op}: arguments must be on one device, got {desc}; move them with .to(device)")
+
+
+# symbolic scalars (dynamic shapes) are checked where they become concrete, not here
+_SYMBOLIC = (torch.SymInt, torch.SymFloat)
+
+
+def check_number(op: str, name: str, value, *, minimum: float | None = None, above: float | None = None,
+                 integer: bool = False) -> None:
+    """A finite Python number (an int where `integer`), >= minimum / > above where given."""
+    if isinstance(value, _SYMBOLIC):
+        return
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        want = "an int" if integer else "a number"
+        raise TypeError(f"trex.{op}: argument {name!r} must be {want}, got {value!r} ({type(value).__name__})")
+    if not math.isfinite(value):
+        raise ValueError(f"trex.{op}: argument {name!r} must be finite, got {value}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"trex.{op}: argument {name!r} must be >= {minimum}, got {value}")
+    if above is not None and not value > above:
+        raise ValueError(f"trex.{op}: argument {name!r} must be > {above}, got {value}")
+
+
+def check_out_dtype(op: str, name: str, dtype) -> None:
+    """None (the input's dtype) or one of the floating dtypes the kernels write."""
+    if dtype is None:
+        return
+    if not isinstance(dtype, torch.dtype) or dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"trex.{op}: argument {name!r} must be None or one of "
+                        f"{', '.join(str(d) for d in SUPPORTED_DTYPES)}, got {dtype!r}")

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import torch
 
-from trex.compiler.checks import check_same_dtype, check_same_shape
+from trex.compiler.checks import check_same_device, check_same_dtype, check_same_shape
 from trex.compiler.registry import define_fused_op
 
 from ..rms_norm.op import _check as _check_rms_norm
+from ..rms_norm.op import check_scalars
 from ..rms_norm.op import fuzz_rms_norm_arguments, rms_norm_reference
 
 OP = "add_rms_norm"
@@ -20,6 +21,7 @@ OP = "add_rms_norm"
 def add_rms_norm_reference(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor | None, eps: float,
                            out_dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     _check(x, residual, weight)
+    check_scalars(OP, eps, out_dtype)
     h = (x + residual).contiguous()
     y, rstd = rms_norm_reference(h, weight, eps, out_dtype)
     return y, h, rstd
@@ -28,6 +30,7 @@ def add_rms_norm_reference(x: torch.Tensor, residual: torch.Tensor, weight: torc
 # 2. the fake implementation: shapes and dtypes only, same checks
 def _fake(x, residual, weight, eps, out_dtype):
     _check(x, residual, weight)
+    check_scalars(OP, eps, out_dtype)
     return (x.new_empty(x.shape, dtype=out_dtype or x.dtype), x.new_empty(x.shape),
             x.new_empty(x.shape[:-1], dtype=torch.promote_types(x.dtype, torch.float32)))
 
@@ -35,6 +38,7 @@ def _fake(x, residual, weight, eps, out_dtype):
 def _check(x, residual, weight):
     check_same_dtype(OP, x=x, residual=residual)
     check_same_shape(OP, x=x, residual=residual)
+    check_same_device(OP, x=x, residual=residual, weight=weight)
     _check_rms_norm(x, weight)
 
 

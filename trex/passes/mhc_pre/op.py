@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import torch
 
-from trex.compiler.checks import check_float, check_min_dim, check_shape, compute_dtype
+from trex.compiler.checks import (check_float, check_min_dim, check_number, check_same_device, check_shape,
+                                  compute_dtype)
 from trex.compiler.registry import define_fused_op
 from trex.compiler.strategies import FuzzDraw
 
@@ -28,7 +29,7 @@ N_STREAMS = 4
 FUZZ_ROW_COST = 256
 
 
-def _check(op, x, fn, scale, base, iters):
+def _check(op, x, fn, scale, base, iters, hc_eps, rms_eps):
     check_float(op, "x", x)
     check_min_dim(op, "x", x, 2)
     for name, t in (("fn", fn), ("scale", scale), ("base", base)):
@@ -38,8 +39,10 @@ def _check(op, x, fn, scale, base, iters):
     check_shape(op, "fn", fn, (m, n * d), "[(2+n)*n, n*d] for x [..., n, d]")
     check_shape(op, "scale", scale, (3,), "one gain each for pre, post, comb")
     check_shape(op, "base", base, (m,), "[(2+n)*n]")
-    if iters < 1:
-        raise ValueError(f"trex.{op}: argument 'iters' (Sinkhorn iterations) must be >= 1, got {iters}")
+    check_same_device(op, x=x, fn=fn, scale=scale, base=base)
+    check_number(op, "iters", iters, minimum=1, integer=True)     # Sinkhorn iterations
+    check_number(op, "hc_eps", hc_eps, minimum=0)
+    check_number(op, "rms_eps", rms_eps, minimum=0)
 
 
 def _coefficients(x, fn, scale, base, iters, hc_eps, rms_eps, ct, keep_iterates=False):
@@ -63,7 +66,7 @@ def _coefficients(x, fn, scale, base, iters, hc_eps, rms_eps, ct, keep_iterates=
 
 def mhc_pre_reference(x: torch.Tensor, fn: torch.Tensor, scale: torch.Tensor, base: torch.Tensor, iters: int,
                       hc_eps: float, rms_eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    _check(OP, x, fn, scale, base, iters)
+    _check(OP, x, fn, scale, base, iters, hc_eps, rms_eps)
     ct = compute_dtype(x.dtype, fn.dtype, scale.dtype, base.dtype)
     pre, post, comb, parts = _coefficients(x, fn, scale, base, iters, hc_eps, rms_eps, ct)
     layer_input = (pre.unsqueeze(-1) * parts["xf"].unflatten(-1, (x.shape[-2], x.shape[-1]))).sum(-2)
@@ -71,7 +74,7 @@ def mhc_pre_reference(x: torch.Tensor, fn: torch.Tensor, scale: torch.Tensor, ba
 
 
 def _fake(x, fn, scale, base, iters, hc_eps, rms_eps):
-    _check(OP, x, fn, scale, base, iters)
+    _check(OP, x, fn, scale, base, iters, hc_eps, rms_eps)
     ct = compute_dtype(x.dtype, fn.dtype, scale.dtype, base.dtype)
     n = x.shape[-2]
     lead = tuple(x.shape[:-2])
@@ -83,7 +86,7 @@ def mhc_pre_bwd_reference(d_layer_input: torch.Tensor, d_post: torch.Tensor, d_c
                           x: torch.Tensor, fn: torch.Tensor, scale: torch.Tensor, base: torch.Tensor, iters: int,
                           hc_eps: float, rms_eps: float
                           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    _check("mhc_pre_bwd", x, fn, scale, base, iters)
+    _check("mhc_pre_bwd", x, fn, scale, base, iters, hc_eps, rms_eps)
     ct = compute_dtype(x.dtype, fn.dtype, scale.dtype, base.dtype, d_layer_input.dtype)
     n, d = x.shape[-2], x.shape[-1]
     pre, _post, _comb, p = _coefficients(x, fn, scale, base, iters, hc_eps, rms_eps, ct)
@@ -116,7 +119,7 @@ def mhc_pre_bwd_reference(d_layer_input: torch.Tensor, d_post: torch.Tensor, d_c
 
 
 def _bwd_fake(d_layer_input, d_post, d_comb, x, fn, scale, base, iters, hc_eps, rms_eps):
-    _check("mhc_pre_bwd", x, fn, scale, base, iters)
+    _check("mhc_pre_bwd", x, fn, scale, base, iters, hc_eps, rms_eps)
     return x.new_empty(x.shape), fn.new_empty(fn.shape), scale.new_empty(scale.shape), base.new_empty(base.shape)
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import torch
 
-from trex.compiler.checks import check_float, check_min_dim, check_shape, compute_dtype
+from trex.compiler.checks import (check_float, check_min_dim, check_number, check_out_dtype, check_same_device,
+                                  check_shape, compute_dtype)
 from trex.compiler.registry import define_fused_op
 from trex.compiler.strategies import HIDDEN_SIZES, FuzzDraw
 
@@ -22,12 +23,19 @@ def _check(x: torch.Tensor, weight: torch.Tensor | None) -> None:
     check_float(OP, "weight", weight, optional=True)
     if weight is not None:
         check_shape(OP, "weight", weight, (x.shape[-1],), "the size of x's last dimension")
+    check_same_device(OP, x=x, weight=weight)
+
+
+def check_scalars(op: str, eps: float, out_dtype: torch.dtype | None) -> None:
+    check_number(op, "eps", eps, minimum=0)
+    check_out_dtype(op, "out_dtype", out_dtype)
 
 
 # ------------------------------------------------------------------------------------------ forward
 def rms_norm_reference(x: torch.Tensor, weight: torch.Tensor | None, eps: float,
                        out_dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
     _check(x, weight)
+    check_scalars(OP, eps, out_dtype)
     ct = compute_dtype(x.dtype)
     xf = x.to(ct)
     rstd = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
@@ -39,6 +47,7 @@ def rms_norm_reference(x: torch.Tensor, weight: torch.Tensor | None, eps: float,
 
 def _rms_norm_fake(x, weight, eps, out_dtype):
     _check(x, weight)
+    check_scalars(OP, eps, out_dtype)
     ct = compute_dtype(x.dtype)
     return x.new_empty(x.shape, dtype=out_dtype or x.dtype), x.new_empty(x.shape[:-1], dtype=ct)
 
@@ -49,6 +58,7 @@ def _check_bwd(dy, x, weight, rstd):
     check_float("rms_norm_bwd", "dy", dy)
     check_shape("rms_norm_bwd", "dy", dy, tuple(x.shape), "the shape of x")
     check_shape("rms_norm_bwd", "rstd", rstd, tuple(x.shape[:-1]), "x.shape[:-1]")
+    check_same_device("rms_norm_bwd", dy=dy, x=x, rstd=rstd)
 
 
 def rms_norm_bwd_reference(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor | None,

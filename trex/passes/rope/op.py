@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from trex.compiler.checks import check_float, compute_dtype
+from trex.compiler.checks import check_float, check_number, check_same_device, compute_dtype
 from trex.compiler.registry import define_fused_op
 from trex.compiler.strategies import FuzzDraw
 
@@ -23,6 +23,8 @@ def _check(x, cos, sin, rope_dim):
     check_float(OP, "x", x)
     check_float(OP, "cos", cos)
     check_float(OP, "sin", sin)
+    check_same_device(OP, x=x, cos=cos, sin=sin)
+    check_number(OP, "rope_dim", rope_dim, integer=True)
     if x.dim() < 1:
         raise ValueError(f"trex.{OP}: argument 'x' must have a last (head) dimension, got a scalar")
     if rope_dim <= 0 or rope_dim % 2 or rope_dim > x.shape[-1]:

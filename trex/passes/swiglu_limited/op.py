@@ -14,7 +14,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from trex.compiler.checks import check_float, check_same_dtype, check_same_shape, check_shape, compute_dtype
+from trex.compiler.checks import (check_float, check_number, check_out_dtype, check_same_device, check_same_dtype,
+                                  check_same_shape, check_shape, compute_dtype)
 from trex.compiler.registry import define_fused_op
 from trex.compiler.strategies import HIDDEN_SIZES, FuzzDraw
 
@@ -26,9 +27,9 @@ def _check(op, gate, up, limit, route_weight):
     check_float(op, "up", up)
     check_same_dtype(op, gate=gate, up=up)
     check_same_shape(op, gate=gate, up=up)
-    if not limit > 0:
-        raise ValueError(f"trex.{op}: argument 'limit' must be positive, got {limit}")
+    check_number(op, "limit", limit, above=0)
     check_float(op, "route_weight", route_weight, optional=True)
+    check_same_device(op, gate=gate, up=up, route_weight=route_weight)
     if route_weight is not None:
         check_shape(op, "route_weight", route_weight, tuple(gate.shape[:-1]) + (1,),
                     "one routing weight per row: gate.shape[:-1] + (1,)")
@@ -37,6 +38,7 @@ def _check(op, gate, up, limit, route_weight):
 def swiglu_limited_reference(gate: torch.Tensor, up: torch.Tensor, limit: float,
                              route_weight: torch.Tensor | None, out_dtype: torch.dtype | None) -> torch.Tensor:
     _check(OP, gate, up, limit, route_weight)
+    check_out_dtype(OP, "out_dtype", out_dtype)
     ct = compute_dtype(gate.dtype, *(() if route_weight is None else (route_weight.dtype,)))
     h = F.silu(gate.to(ct).clamp(max=limit)) * up.to(ct).clamp(-limit, limit)
     if route_weight is not None:
@@ -46,6 +48,7 @@ def swiglu_limited_reference(gate: torch.Tensor, up: torch.Tensor, limit: float,
 
 def _fake(gate, up, limit, route_weight, out_dtype):
     _check(OP, gate, up, limit, route_weight)
+    check_out_dtype(OP, "out_dtype", out_dtype)
     return gate.new_empty(gate.shape, dtype=out_dtype or gate.dtype)
 
 
