@@ -80,7 +80,7 @@ def _gen(shape, dtype, lo=-2.0, hi=2.0, seed=0):
 TOL = {torch.float16: (2e-3, 2e-3), torch.float32: (1e-5, 1e-5), torch.bfloat16: (1e-2, 1e-2)}
 
 
-def elementwise(fn: Callable, n_in: int, dtypes=(torch.float16, torch.float32), shapes=((8, 2048), (3, 333)),
+def elementwise(fn: Callable, n_in: int, dtypes=(torch.float16, torch.float32), shapes=((64, 2048), (3, 333)),
                 lo=-2.0, hi=2.0, out_dtype=None, attrs=None, tol_scale=1.0, ref_dtype=torch.float32,
                 input_dtypes=None) -> Callable[[], list[Case]]:
     """Cases for an op y = fn(x1, ..., xn) over same-shape inputs, per dtype and shape."""

@@ -211,6 +211,107 @@ def eye_cases():
     return cases
 
 
+def scatter_cases(kind: str, out_listed: bool, dtypes=(F32, F16)):
+    """ScatterSub/ScatterMax (TF semantics): var[index[i], ...] op= update[i, ...], unique indices, in place.
+    out_listed: the OpDef lists var as an output too (the kernel gets a second pointer to it)."""
+    def build():
+        cases = []
+        for dt in dtypes:
+            for si, (rows, cols, n) in enumerate(((64, 32, 20), (17, 40, 9), (256, 16, 100))):
+                var = _gen((rows, cols), dt, seed=si)
+                idx = torch.randperm(rows, generator=torch.Generator().manual_seed(si))[:n].to(I32)
+                upd = _gen((n, cols), dt, seed=si + 50)
+                ref = var.clone().float()
+                if kind == "sub":
+                    ref[idx.long()] -= upd.float()
+                else:
+                    ref[idx.long()] = torch.maximum(ref[idx.long()], upd.float())
+                atol, rtol = TOL[dt]
+                cases.append(Case([var, idx, upd], [var] if out_listed else [], [ref.to(dt)] if out_listed else [],
+                                  {}, atol, rtol, compare=None if out_listed else [0],
+                                  expected_inputs=[] if out_listed else [ref.to(dt)]))
+        return cases
+    return build
+
+
+def scatter_elements_cases(dtypes=(F32, F16)):
+    """ScatterElements (ONNX, reduce "None"): var[i][index[i][j]] = updates[i][j] along axis 1 (or 0),
+    in place; each row's indices are distinct so the result does not depend on the order."""
+    def build():
+        cases = []
+        for dt in dtypes:
+            for si, (rows, cols, k, axis) in enumerate(((8, 64, 16, 1), (32, 24, 8, 0))):
+                var = _gen((rows, cols), dt, seed=si)
+                g = torch.Generator().manual_seed(si)
+                if axis == 1:
+                    idx = torch.stack([torch.randperm(cols, generator=g)[:k] for _ in range(rows)]).to(I32)
+                    upd = _gen((rows, k), dt, seed=si + 9)
+                else:
+                    idx = torch.stack([torch.randperm(rows, generator=g)[:k] for _ in range(cols)], 1).to(I32)
+                    upd = _gen((k, cols), dt, seed=si + 9)
+                ref = var.clone().scatter_(axis, idx.long(), upd)
+                cases.append(Case([var, idx, upd], [], [], {"axis": axis, "reduce": "None"}, 0, 0,
+                                  compare=[0], expected_inputs=[ref]))
+        return cases
+    return build
+
+
+def replication_pad_cases(dtypes=(F32, F16)):
+    def build():
+        cases = []
+        for dt in dtypes:
+            for si, (shape, pads) in enumerate((((2, 3, 8, 16), (1, 2, 3, 1)), ((1, 4, 5, 7), (2, 2, 0, 3)))):
+                x = _gen(shape, dt, seed=si)
+                ref = torch.nn.functional.pad(x.float(), pads, mode="replicate").to(dt)
+                cases.append(Case([x, torch.tensor(pads, dtype=I32)], [poison(ref.shape, dt)], [ref], {}, 0, 0))
+        return cases
+    return build
+
+
+def cumsum_cases():
+    cases = []
+    for dt in (F32, F16):
+        for si, (shape, axis) in enumerate((((8, 128), 1), ((16, 32), 0), ((4, 6, 40), 2))):
+            x = _gen(shape, dt, seed=si)
+            ref = torch.cumsum(x.float(), axis).to(dt)
+            atol, rtol = TOL[dt]
+            cases.append(Case([x, torch.tensor([axis], dtype=I32)], [poison(shape, dt)], [ref],
+                              {"exclusive": False, "reverse": False}, atol * 8,
+                              HALF_REDUCTION_RTOL if dt == F16 else rtol * 8))  # a running sum in half
+    return cases
+
+
+def reduce_sum_cases():
+    cases = []
+    for dt in (F32, F16):
+        for si, (shape, axes) in enumerate((((8, 256), [1]), ((16, 32), [0]), ((4, 6, 40), [2]))):
+            x = _gen(shape, dt, seed=si)
+            ref = x.float().sum(dim=axes).to(dt)
+            atol, rtol = TOL[dt]
+            cases.append(Case([x, torch.tensor(axes, dtype=I32)], [poison(ref.shape, dt)], [ref],
+                              {"keep_dims": False, "ignore_nan": False, "dtype": "float"}, atol * 8,
+                              HALF_REDUCTION_RTOL if dt == F16 else rtol * 8))
+    return cases
+
+
+def nll_loss_cases():
+    cases = []
+    for si, (n, c) in enumerate(((32, 16), (64, 100))):
+        x = _gen((n, c), F32, -3, 0, seed=si)
+        target = torch.randint(0, c, (n,), generator=torch.Generator().manual_seed(si)).to(I32)
+        weight = _gen((c,), F32, 0.5, 1.5, seed=si + 1)
+        ref = torch.nn.functional.nll_loss(x, target.long(), weight, reduction="mean")
+        cases.append(Case([x, target, weight], [poison((), F32)], [ref], {"reduction": "mean", "ignore_index": -100},
+                          1e-5, 1e-4))
+    return cases
+
+
+def spence(x):
+    import numpy as np
+    from scipy.special import spence as sp  # the reference only: Spence's function has no torch op
+    return torch.from_numpy(np.asarray(sp(x.double().numpy()))).float()
+
+
 def ew(fn, n, **kw):
     return elementwise(fn, n, **kw)
 
@@ -232,12 +333,17 @@ CORPUS: list[Entry] = [
     Entry("contest/clip_by_value", CONTEST, "07ClipByValue/FrameworkLaunch/ClipByValue/op_kernel/clip_by_value.cpp", clip_cases),
     Entry("contest/lp_norm_v2", CONTEST, "08LpNormV2/FrameworkLaunch/LpNormV2/op_kernel/lp_norm_v2.cpp",
           reduction_cases(lambda x: x.norm(), attrs={"p": 2.0})),
-    Entry("contest/spence", CONTEST, "09Spence/FrameworkLaunch/Spence/op_kernel/spence.cpp"),
-    Entry("contest/scatter_sub", CONTEST, "10ScatterSub/FrameworkLaunch/ScatterSub/op_kernel/scatter_sub.cpp"),
-    Entry("contest/scatter_sub_v0.2", CONTEST, "10ScatterSub/FrameworkLaunch/ScatterSub_v0.2/op_kernel/scatter_sub.cpp"),
+    Entry("contest/spence", CONTEST, "09Spence/FrameworkLaunch/Spence/op_kernel/spence.cpp",
+          ew(spence, 1, lo=0.05, hi=4.0, tol_scale=8)),
+    Entry("contest/scatter_sub", CONTEST, "10ScatterSub/FrameworkLaunch/ScatterSub/op_kernel/scatter_sub.cpp",
+          scatter_cases("sub", out_listed=True)),
+    Entry("contest/scatter_sub_v0.2", CONTEST, "10ScatterSub/FrameworkLaunch/ScatterSub_v0.2/op_kernel/scatter_sub.cpp",
+          scatter_cases("sub", out_listed=False)),
     Entry("contest/scatter_sub_v1", CONTEST,
-          "10ScatterSub/FrameworkLaunch/ScatterSub_v1/FrameworkLaunch/ScatterSub/op_kernel/scatter_sub.cpp"),
-    Entry("contest/scatter_max", CONTEST, "11ScatterMax/FrameworkLaunch/ScatterMax/op_kernel/scatter_max.cpp"),
+          "10ScatterSub/FrameworkLaunch/ScatterSub_v1/FrameworkLaunch/ScatterSub/op_kernel/scatter_sub.cpp",
+          scatter_cases("sub", out_listed=False)),
+    Entry("contest/scatter_max", CONTEST, "11ScatterMax/FrameworkLaunch/ScatterMax/op_kernel/scatter_max.cpp",
+          scatter_cases("max", out_listed=True)),
     # --- linnlh/ascendc-competition-s3 (season 3 contest entries)
     Entry("s3-linnlh/asinh", S3, "basic/asinh/asinh/op_kernel/asinh.cpp", ew(torch.asinh, 1, tol_scale=4)),
     Entry("s3-linnlh/asinh_grad", S3, "basic/asinh_grad/asinh_grad/op_kernel/asinh_grad.cpp", asinh_grad_cases),
@@ -248,44 +354,50 @@ CORPUS: list[Entry] = [
     Entry("s3-linnlh/non_max_suppression", S3,
           "basic/non_max_suppression/non_max_suppression/op_kernel/non_max_suppression.cpp"),
     Entry("s3-linnlh/not_equal", S3, "basic/not_equal/not_equal/op_kernel/not_equal.cpp", compare_cases(torch.ne)),
-    Entry("s3-linnlh/replication_pad2d", S3, "basic/replication_pad2d/replication_pad2d/op_kernel/replication_pad2d.cpp"),
-    Entry("s3-linnlh/scatter_elements", S3, "basic/scatter_elements/scatter_elements/op_kernel/scatter_elements.cpp"),
+    Entry("s3-linnlh/replication_pad2d", S3, "basic/replication_pad2d/replication_pad2d/op_kernel/replication_pad2d.cpp",
+          replication_pad_cases()),
+    Entry("s3-linnlh/scatter_elements", S3, "basic/scatter_elements/scatter_elements/op_kernel/scatter_elements.cpp",
+          scatter_elements_cases()),
     Entry("s3-linnlh/softmax", S3, "basic/softmax/softmax/op_kernel/softmax.cpp", softmax_cases()),
-    Entry("s3-linnlh/nll_loss", S3, "perf/nll_loss/nll_loss/op_kernel/nll_loss.cpp"),
+    Entry("s3-linnlh/nll_loss", S3, "perf/nll_loss/nll_loss/op_kernel/nll_loss.cpp", nll_loss_cases),
     # --- KiaraStark/ascendc-homework: another author's season 3 entries, course homework, samples
     Entry("s3-kiara/softmax", HOMEWORK, "Ascend_S3-main/01Softmax/op_kernel/softmax.cpp", softmax_cases()),
     Entry("s3-kiara/div", HOMEWORK, "Ascend_S3-main/02Div/op_kernel/div.cpp", ew(torch.div, 2, lo=0.5, hi=2.0)),
     Entry("s3-kiara/not_equal", HOMEWORK, "Ascend_S3-main/03NotEqual/op_kernel/not_equal.cpp", compare_cases(torch.ne)),
     Entry("s3-kiara/asinh", HOMEWORK, "Ascend_S3-main/04Asinh/op_kernel/asinh.cpp", ew(torch.asinh, 1, tol_scale=4)),
     Entry("s3-kiara/asinh_grad", HOMEWORK, "Ascend_S3-main/05AsinhGrad/op_kernel/asinh_grad.cpp", asinh_grad_cases),
-    Entry("s3-kiara/scatter_elements", HOMEWORK, "Ascend_S3-main/06ScatterElements/op_kernel/scatter_elements.cpp"),
+    Entry("s3-kiara/scatter_elements", HOMEWORK, "Ascend_S3-main/06ScatterElements/op_kernel/scatter_elements.cpp",
+          scatter_elements_cases()),
     Entry("s3-kiara/is_close", HOMEWORK, "Ascend_S3-main/08IsClose/op_kernel/is_close.cpp", isclose_cases),
     Entry("s3-kiara/log_sum_exp", HOMEWORK, "Ascend_S3-main/09LogSumExp/op_kernel/log_sum_exp.cpp",
           logsumexp_cases(lambda nd: {"dim": [nd - 1], "keep_dim": False})),
-    Entry("s3-kiara/replication_pad2d", HOMEWORK, "Ascend_S3-main/10ReplicationPad2d/op_kernel/replication_pad2d.cpp"),
+    Entry("s3-kiara/replication_pad2d", HOMEWORK, "Ascend_S3-main/10ReplicationPad2d/op_kernel/replication_pad2d.cpp",
+          replication_pad_cases()),
     Entry("homework/softmax", HOMEWORK, "1_SoftMax/softmax/op_kernel/softmax_custom.cpp", softmax_cases()),
-    Entry("homework/scatter_elements", HOMEWORK, "2_ScatterElements/ScatterElements/op_kernel/scatter_elements.cpp"),
+    Entry("homework/scatter_elements", HOMEWORK, "2_ScatterElements/ScatterElements/op_kernel/scatter_elements.cpp",
+          scatter_elements_cases()),
     Entry("homework/log_sum_exp", HOMEWORK, "3_LogSumExp/LogSumExp/op_kernel/log_sum_exp.cpp",
           logsumexp_cases(lambda nd: {"dim": [nd - 1], "keep_dim": False})),
     Entry("homework/layer_norm", HOMEWORK, "LayerNormCustomSample/FrameworkLaunch/LayerNormCustom/op_kernel/layer_norm_custom.cpp",
           layer_norm_cases),
-    Entry("homework/scatter_sub", HOMEWORK, "ScatterSubSample/FrameworkLaunch/ScatterSub/op_kernel/scatter_sub.cpp"),
+    Entry("homework/scatter_sub", HOMEWORK, "ScatterSubSample/FrameworkLaunch/ScatterSub/op_kernel/scatter_sub.cpp",
+          scatter_cases("sub", out_listed=False)),
     # --- xsh20021105/AscendC-S3: a third author's season 3 entries
     Entry("s3-xsh/softmax", XSH, "01-Softmax/op_kernel/softmax.cpp", softmax_cases()),
     Entry("s3-xsh/not_equal", XSH, "03-NotEqual/op_kernel/not_equal.cpp", compare_cases(torch.ne)),
     Entry("s3-xsh/asinh", XSH, "04-Asinh/op_kernel/asinh.cpp", ew(torch.asinh, 1, tol_scale=4)),
-    Entry("s3-xsh/scatter_elements", XSH, "06-ScatterElements/op_kernel/scatter_elements.cpp"),
+    Entry("s3-xsh/scatter_elements", XSH, "06-ScatterElements/op_kernel/scatter_elements.cpp", scatter_elements_cases()),
     Entry("s3-xsh/log_sum_exp", XSH, "09-LogSumExp/op_kernel/log_sum_exp.cpp",
           logsumexp_cases(lambda nd: {"dim": [nd - 1], "keep_dim": False})),
     # --- Youshikawa/ascendC-S2: season 2 entries
     Entry("s2/as_strided", S2, "ascends2/AsStrided/AsStrided/op_kernel/as_strided.cpp"),
-    Entry("s2/cumsum", S2, "ascends2/Cumsum/Cumsum/op_kernel/cumsum.cpp"),
+    Entry("s2/cumsum", S2, "ascends2/Cumsum/Cumsum/op_kernel/cumsum.cpp", cumsum_cases),
     Entry("s2/gelu", S2, "ascends2/Gelu/Gelu/op_kernel/gelu.cpp", ew(tanh_gelu, 1, tol_scale=4)),
     Entry("s2/global_avg_pool", S2, "ascends2/GlobalAvgPool/GlobalAvgPool/op_kernel/global_avg_pool.cpp",
           global_avg_pool_cases),
     Entry("s2/histogram", S2, "ascends2/Histogram/Histogram/op_kernel/histogram.cpp", histogram_cases),
     Entry("s2/lerp", S2, "ascends2/Lerp/Lerp/op_kernel/lerp.cpp", ew(lambda s, e, w: s + w * (e - s), 3, tol_scale=2)),
-    Entry("s2/reduce_sum", S2, "ascends2/ReduceSum/ReduceSum/op_kernel/reduce_sum.cpp"),
+    Entry("s2/reduce_sum", S2, "ascends2/ReduceSum/ReduceSum/op_kernel/reduce_sum.cpp", reduce_sum_cases),
     Entry("s2/three_nn", S2, "ascends2/ThreeNN/ThreeNN/op_kernel/three_nn.cpp"),
     Entry("s2/tril", S2, "ascends2/Tril/Tril/op_kernel/tril.cpp", tri_cases(torch.tril)),
     Entry("s2/triu", S2, "ascends2/Triu/Triu/op_kernel/triu.cpp", tri_cases(torch.triu)),
