@@ -1,6 +1,6 @@
 """backend="trex" on CUDA through Inductor (the default `rest`): every fused op with a kernel spec is
 inlined into Inductor's graph as `wrap_triton` launches of its printed kernels (no torch.ops.trex.*
-extern call left in the generated code), results within the DESIGN.md rule of the op's reference, and
+extern call left in the generated code; mHC's backward, which writes views, stays one), results within the DESIGN.md rule of the op's reference, and
 the same under CUDA graphs (mode="reduce-overhead"), forward and backward (skipped without CUDA)."""
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ def test_each_fused_op_is_inlined_into_inductor(name, dtype):
     """Compiled, the op is the inlined kernel (no extern call left) and returns what the op's eager
     call on CUDA returns (the same printed kernel launched from Python; its accuracy against the
     reference is test_gpu_cuda.py's). Two samples per op and dtype: each is an Inductor compile."""
+    from trex.codegen_triton.target import _writes_views
     from trex.compiler import registry
     fop = registry.fused_ops()[name]
     ran = 0
@@ -64,7 +65,9 @@ def test_each_fused_op_is_inlined_into_inductor(name, dtype):
         torch._dynamo.reset()
         compiled = torch.compile(call, backend="trex", fullgraph=True)
         out, (code, *_) = run_and_get_code(compiled, *[args[i] for i in tensors])
-        assert f"torch.ops.trex.{name}.default(" not in code, code[-3000:]
+        # a runner writing into views of one output stays an extern call (target._writes_views: why)
+        extern = f"torch.ops.trex.{name}.default(" in code
+        assert extern == _writes_views(registry.kernel_spec(name)), code[-3000:]
         want = fop.op(*args)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         wants = want if isinstance(want, (tuple, list)) else (want,)
