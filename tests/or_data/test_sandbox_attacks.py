@@ -351,3 +351,52 @@ def test_a_fork_loop_is_bounded_by_the_cgroup(sandbox):
     """) + SOLVE
     r = run(sandbox, code, max_processes=8)
     assert r.ok and "forks" in r.stdout and int(r.stdout.split()[1]) <= 8, r.stdout
+
+
+# ---------------------------------------------------------------------------- what the child can see
+def test_the_reference_builders_are_not_importable(sandbox):
+    """The stub formulations of the issue called the project's own family builders: the sandbox
+    holds only the three solver modules of trex, and no checkout to import the rest from."""
+    code = HOOK_ESCAPE + textwrap.dedent("""
+        for name in ('trex.training.or_data.families', 'trex.training.or_data.instances',
+                     'trex.training.or_eval.benchmarks', 'trex.training.or_data.sandbox'):
+            try:
+                imp(name, fromlist=['x'])
+                print('IMPORTED', name)
+            except ImportError as exc:
+                print('absent', name)
+    """) + SOLVE
+    r = run(sandbox, code)
+    assert r.ok and "IMPORTED" not in r.stdout and r.stdout.count("absent") == 4, r.stdout
+
+
+def test_no_child_ever_holds_a_nonce(sandbox, monkeypatch):
+    """Every nonce the parent sent so far is searched for in a later child's whole heap (frozen
+    objects included): the zygote reads a nonce only after it forked that request's child."""
+    import trex.training.or_data.sandbox as sbx
+
+    sent = []
+    real = sbx.secrets.token_hex
+
+    def recording(n):
+        sent.append(real(n))
+        return sent[-1]
+
+    monkeypatch.setattr(sbx.secrets, "token_hex", recording)
+    for _ in range(3):
+        assert sandbox.run(SOLVE, SandboxLimits(backend="shim")).ok
+    dump = HOOK_ESCAPE + textwrap.dedent("""
+        gc = imp('gc')
+        gc.unfreeze()
+        found = set()
+        for o in gc.get_objects():
+            for v in (o.values() if isinstance(o, dict) else o if isinstance(o, (list, tuple)) else ()):
+                if isinstance(v, str) and len(v) == 32:
+                    found.add(v)
+                elif isinstance(v, bytes) and len(v) >= 32:
+                    found.add(v.decode('latin-1'))
+        print('\\n'.join(sorted(found)))
+    """) + SOLVE
+    r = run(sandbox, dump)
+    assert r.ok and len(sent) >= 4, r
+    assert not [n for n in sent if n in r.stdout], "a child saw a nonce"

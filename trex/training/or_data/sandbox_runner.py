@@ -600,6 +600,7 @@ def zygote_main() -> int:
         except Exception as exc:  # never let one request take the zygote down
             reply = {"zygote_error": f"{type(exc).__name__}: {exc}", "nonce": None}
         write_frame(reply_fd, reply)
+        del reply, request  # the next child is forked from this memory: no earlier nonce in it
 
 
 if __name__ == "__main__":
