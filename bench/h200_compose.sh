@@ -3,6 +3,8 @@
 # under its own limit so a part ends inside the call's 10 minutes. transformers >= 5.18 (DeepSeek-V4)
 # travels in .whl/ (cp it there; name `.whl` in the device call's carry).
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh A   # composition tests, gpu_patterns, e2e eager+trex (~8 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh C   # SwiGLU's Inductor code and forward per launch path (~1 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh D   # e2e_hf: eager, inductor(_ro), trex(_ro), trex+warm (~9 min; REGIONAL=1 per layer)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # composition tests, gpu_patterns, SwiGLU's Inductor code, train_step small (~9.5 min)
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
@@ -69,5 +71,8 @@ for name, opts in variants.items():
         print("\n".join(codes))
 PY
     echo "diag rc=$?"; grep '"variant"' "$OUT/swiglu_diag.txt"; grep -n "num_warps\|triton_meta\|divisib\|def swiglu\|trex_\|\.run(" "$OUT/swiglu_diag.txt" | head -30 | cut -c1-300 ;;
-  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C)"; exit 2 ;;
+  D)  # the e2e acceptance set (not run yet: ~9 min): Inductor's modes and trex's, cold and warm, 2 layers
+    timeout -k 5 560 python3 bench/e2e_hf.py --out "$OUT" eager inductor inductor_ro trex trex_ro trex+warm \
+      > "$OUT/e2e_log.txt" 2>&1; echo "e2e rc=$?"; grep -v "^{" "$OUT/e2e_log.txt" | tail -10 ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D)"; exit 2 ;;
 esac
