@@ -5,6 +5,8 @@ Each case is compiled with ``backend="trex"`` and no patterns, so only canonical
 ``restore_unfused``) touches the graph; forward values and gradients must equal eager's exactly."""
 from __future__ import annotations
 
+import operator
+
 import pytest
 import torch
 
@@ -41,6 +43,10 @@ CASES = [
     ("full_slice", lambda x: x[..., -14:] * 2, "full slice removed"),
     ("same_dtype_cast", lambda x: x.to(x.dtype) * 2, "no-op cast removed"),
     ("sum_with_own_dtype", lambda x: x.float().sum(-1, dtype=torch.float32), "reduction dtype dropped"),
+    ("split_pieces", lambda x: torch.cat(x.split([3, 11])[::-1]) * 2, "split(x)[i] -> slice"),
+    ("chunk_piece", lambda x: x.chunk(2)[1] * 3, "chunk(x)[i] -> slice"),
+    ("unbind_piece", lambda x: x.view(2, 7).unbind(0)[1] * 2, "unbind(x)[i] -> select"),
+    ("slice_to_size", lambda x: x[3:14] * 2, "slice end -> open end"),
     ("repeated_subexpression", lambda x: x.float().exp() * x.float().exp(), "CSE"),
 ]
 
@@ -81,6 +87,6 @@ def test_rules_are_all_exercised():
     covered = {"aten._to_copy.default", "aten.clone.default", "aten.slice.Tensor", "aten.mul.Tensor",
                "aten.clamp.default", "aten.clamp_max.default", "aten.clamp_min.default", "aten.sum.dim_IntList",
                "aten.sum.default", "aten.mean.dim", "aten.mean.default", "aten.reciprocal.default",
-               "aten.pow.Tensor_Scalar", "aten.div.Tensor"}
+               "aten.pow.Tensor_Scalar", "aten.div.Tensor", str(operator.getitem)}
     keyed = {str(t) for t in EXACT_RULES} | {str(t) for t in MATCHING_RULES}
     assert keyed <= covered, f"rules without an exactness case: {sorted(keyed - covered)}"

@@ -32,12 +32,14 @@ spelling                            canonical form
 ``x[..., -n:]`` over all of x       ``x`` (no ``slice_backward`` copy in the backward)
 ``sum/mean(x, dtype=x.dtype)``      ``sum/mean(x)`` (CUDA autocast's spelling)
 ``_to_copy(x, dtype, layout, dev)`` ``_to_copy(x, dtype=...)``
+``split/chunk(x)[i]``, ``unbind[i]`` ``x[..., a:b]``, ``select(x, d, i)``
 ==================================  ============================================
 """
 from __future__ import annotations
 
 import math
 import operator
+import sys
 from typing import Callable
 
 import torch
@@ -145,6 +147,21 @@ def _full_slice(node):
     start = 0 if start is None else (start + size if start < 0 else start)
     end = size if end is None else (end + size if end < 0 else end)
     return x if start <= 0 and end >= size else None
+
+
+def _open_slice_end(node):
+    """``x[..., a:size]`` -> ``x[..., a:]`` (the end any open slice has, ``sys.maxsize``): ``split`` and
+    ``x[..., a:]`` give the same last piece, and the patterns compare literals."""
+    args = list(node.args) + [None] * (5 - len(node.args))
+    x, dim, start, end, step = args
+    xv = val(x)
+    if node.kwargs or not isinstance(xv, torch.Tensor) or not isinstance(end, int) or end == sys.maxsize:
+        return None
+    size = xv.shape[dim if dim is not None else 0]
+    if not isinstance(size, int) or end < size:
+        return None
+    step_arg = (step,) if step not in (None, 1) else ()
+    return _insert(node, aten.slice.Tensor, (x, dim, start if start is not None else 0, sys.maxsize) + step_arg)
 
 
 def _clone(node):
@@ -272,11 +289,40 @@ def _clamp_min(node):
     return None if _is_node(node.args[1]) else _clamp_bound(node, node.args[1], None)
 
 
+def _unpacked_view(node):
+    """``split(x, sizes, d)[i]`` / ``split(x, size, d)[i]`` / ``chunk`` -> ``x[.., a:b]``;
+    ``unbind(x, d)[i]`` -> ``select(x, d, i)``. Same values; the gradients differ only in the sign of
+    a zero (split's backward concatenates, the slices' backward adds zero-filled copies)."""
+    source, index = node.args
+    if not (_is_node(source) and source.op == "call_function" and isinstance(index, int)):
+        return None
+    xv = val(source.args[0]) if source.args and _is_node(source.args[0]) else None
+    if not isinstance(xv, torch.Tensor):
+        return None
+    if source.target == aten.unbind.int:
+        dim = source.args[1] if len(source.args) > 1 else source.kwargs.get("dim", 0)
+        return _insert(node, aten.select.int, (source.args[0], dim, index))
+    if source.target == aten.split_with_sizes.default:
+        sizes = list(source.args[1])
+    elif source.target == aten.split.Tensor:
+        size, total = source.args[1], xv.shape[source.args[2] if len(source.args) > 2 else 0]
+        if not (isinstance(size, int) and isinstance(total, int)) or size <= 0:
+            return None
+        sizes = [min(size, total - k) for k in range(0, total, size)]
+    else:
+        return None
+    dim = source.args[2] if len(source.args) > 2 else source.kwargs.get("dim", 0)
+    if not all(isinstance(k, int) for k in sizes) or not 0 <= index < len(sizes):
+        return None
+    start = sum(sizes[:index])
+    return _insert(node, aten.slice.Tensor, (source.args[0], dim, start, start + sizes[index]))
+
+
 # Bit-identical rewrites (values and gradients): applied for good.
 EXACT_RULES: dict[object, list[Rule]] = {
     aten._to_copy.default: [_to_copy],
     aten.clone.default: [_clone],
-    aten.slice.Tensor: [_full_slice],
+    aten.slice.Tensor: [_full_slice, _open_slice_end],
     aten.mul.Tensor: [_mul_by_one],
     aten.clamp.default: [_clamp],
     aten.clamp_max.default: [_clamp_max],
@@ -293,6 +339,7 @@ MATCHING_RULES: dict[object, list[Rule]] = {
     aten.reciprocal.default: [_reciprocal],
     aten.pow.Tensor_Scalar: [_pow],
     aten.div.Tensor: [_div],
+    operator.getitem: [_unpacked_view],
 }
 
 

@@ -298,6 +298,7 @@ class Matcher:
         self.scalars: dict[str, float] = {}
         self.neg: list[tuple[str, float]] = []
         self.covered: set[fx.Node] = set()
+        self.input_strips: dict[str, list[list]] = {}   # input -> per binding, the casts/copies skipped
         self.depth = 0
         outputs = self.traced.outputs
         self._node(outputs[0], anchor)
@@ -339,7 +340,23 @@ class Matcher:
                 break
         return g
 
+    def _rebind_shared_copies(self) -> None:
+        """A cast or layout copy skipped in front of an input that the model also reads elsewhere (the
+        contiguous copy of the first layer's streams, an up-cast reused later) becomes the input
+        itself, when every binding of that input went through it."""
+        for name, strips in self.input_strips.items():
+            for node in reversed(strips[0]):            # from the input outwards
+                if all(u in self.covered for u in users(node)):
+                    continue
+                if not all(node in strip for strip in strips):
+                    return
+                for strip in strips:
+                    self.covered.difference_update(strip[strip.index(node):])
+                self.inputs[name] = node
+                break
+
     def _check_exclusive(self, outputs: list[fx.Node]) -> None:
+        self._rebind_shared_copies()
         bound_inputs = set(self.inputs.values())
         for n in self.covered:
             if n in outputs or n in bound_inputs:
@@ -369,6 +386,7 @@ class Matcher:
                                    f"({self.inputs[name].name}, {g.name})", self.depth)
             self.inputs[name] = g
             self.covered.update(casts)
+            self.input_strips.setdefault(name, []).append(casts)
             return
         if not isinstance(gn, fx.Node):
             raise MatchFailure(f"expected {pn.target} but found literal {gn!r}", self.depth)

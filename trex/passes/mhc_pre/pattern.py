@@ -8,6 +8,7 @@ constants of the traced graph), the V4 stream count.
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 from trex.compiler.graph import aten, same_size, users, val
 from trex.compiler.pattern import Pattern
@@ -45,9 +46,28 @@ def mhc_pre_chain_flat_logits(x, fn, scale, base, *, hc_eps, rms_eps):
     return layer_input, post, comb
 
 
-def _replace(x, fn, scale, base, *, hc_eps, rms_eps, iters=1):
-    layer_input, post, comb = torch.ops.trex.mhc_pre(x, fn, scale, base, iters, rms_eps=rms_eps, hc_eps=hc_eps)
+def mhc_pre_chain_norm_first(x, fn, scale, base, *, hc_eps, rms_eps):
+    """transformers' DeepseekV4HyperConnection: the streams normed before the projection
+    (``F.linear(norm(x), fn)``, equal to scaling the projection by the same 1/rms), the weight
+    coefficients split off (``split``/``unbind`` canonicalise to these slices and selects), and the
+    collapse taken on the streams in their own dtype (bf16 x fp32 promotes inside the product)."""
+    n = x.shape[-2]
+    xf = x.flatten(-2).float()
+    xf = xf * torch.rsqrt(xf.square().mean(-1, keepdim=True) + rms_eps)
+    z = F.linear(xf, fn.float())
+    pre = torch.sigmoid(z[..., :n] * scale[0] + base[:n]) + hc_eps
+    post = 2 * torch.sigmoid(z[..., n:2 * n] * scale[1] + base[n:2 * n])
+    comb = torch.softmax(z[..., 2 * n:].unflatten(-1, (n, n)) * scale[2] + base[2 * n:].view(n, n), dim=-1) + hc_eps
+    comb = comb / (comb.sum(-2, keepdim=True) + hc_eps)
+    layer_input = (pre.unsqueeze(-1) * x).sum(-2).to(x.dtype)
     return layer_input, post, comb
+
+
+def _replace(x, fn, scale, base, *, hc_eps, rms_eps, out_dtypes, iters=1):
+    layer_input, post, comb = torch.ops.trex.mhc_pre(x, fn, scale, base, iters, rms_eps=rms_eps, hc_eps=hc_eps)
+    # a down-cast the model applies to post/comb (transformers' post.to(dtype)) is taken into the match
+    # (pattern.Matcher._extend_output_casts): the fp32 coefficients are rounded once, as in eager
+    return layer_input, post.to(out_dtypes[1]), comb.to(out_dtypes[2])
 
 
 def _is_call(n, target) -> bool:
@@ -119,7 +139,7 @@ def _examples(dtype):
 
 register_pattern(Pattern(
     name="mhc_pre",
-    chains=[mhc_pre_chain, mhc_pre_chain_flat_logits],
+    chains=[mhc_pre_chain, mhc_pre_chain_flat_logits, mhc_pre_chain_norm_first],
     replacement=_replace,
     example_inputs=_examples,
     extra_check=_extra_check,

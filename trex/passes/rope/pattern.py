@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from trex.compiler.graph import aten, users, val
+from trex.compiler.graph import aten, insert_call, users, val
 from trex.compiler.pattern import Chain, Pattern
 from trex.compiler.registry import register_pattern
 
@@ -47,6 +47,16 @@ def rope_real_unflatten_inverse_chain(x, cos, sin):
     return torch.stack([a * cos + b * sin, b * cos - a * sin], dim=-1).flatten(-2).to(x.dtype)
 
 
+def rope_rotate_half_chain(x, cos_pairs, sin_pairs):
+    """transformers' DeepSeek-V4 ``apply_rotary_pos_emb``: ``x * cos + rotate_half(x) * sin`` with the
+    interleaved ``rotate_half`` (``stack((-x[..., 1::2], x[..., 0::2]), -1).flatten(-2)``) and tables
+    that repeat each angle for both channels of its pair (``repeat_interleave(2, -1)``; ``_refine``
+    proves that and passes the halves on). The inverse is the same call with ``-sin``."""
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    rotated = torch.stack((-x2, x1), dim=-1).flatten(-2)
+    return ((x.float() * cos_pairs) + (rotated.float() * sin_pairs)).to(x.dtype)
+
+
 def _replace(x, cos, sin, freqs_cis, *, inverse, rope_dim=None):
     if freqs_cis is not None:
         table = torch.view_as_real(freqs_cis)
@@ -59,9 +69,54 @@ def _is_call(n, target) -> bool:
     return isinstance(n, torch.fx.Node) and n.op == "call_function" and n.target == target
 
 
+def _pair_repeated(node):
+    """``t.repeat_interleave(2, -1)`` as traced (``unsqueeze(t, -1).expand(..., 2)``, a contiguous copy,
+    a view merging the pair dim), followed by broadcast ``unsqueeze``s of leading dims: returns
+    ``(t, those unsqueeze dims)``, or None when ``node`` is not such a table."""
+    dims = []
+    while _is_call(node, aten.unsqueeze.default):
+        dims.append(node.args[1])
+        node = node.args[0]
+    if not (_is_call(node, aten.view.default) and _is_call(node.args[0], aten.clone.default)):
+        return None
+    expand = node.args[0].args[0]
+    if not (_is_call(expand, aten.expand.default) and _is_call(expand.args[0], aten.unsqueeze.default)):
+        return None
+    half = expand.args[0].args[0]
+    hv, ev = val(half), val(expand)
+    if expand.args[0].args[1] not in (-1, hv.dim()) or ev.shape[-1] != 2 or list(ev.shape[:-1]) != list(hv.shape) \
+            or val(node).shape[-1] != 2 * hv.shape[-1] or val(node).dim() != hv.dim():
+        return None
+    rank = val(node).dim()
+    if any(not isinstance(d, int) or d in (-1, rank + len(dims) - 1) for d in dims):
+        return None   # an unsqueeze of the last dim would break the pairing
+    return half, list(reversed(dims))
+
+
+def _halve_pair_tables(match) -> str | None:
+    """The rotate_half spelling's repeated tables -> the half tables the fused op takes."""
+    for name in ("cos", "sin"):
+        node = match.inputs.pop(f"{name}_pairs", None)
+        if node is None:
+            continue
+        found = _pair_repeated(node)
+        if found is None:
+            return (f"{name} table {getattr(node, 'name', node)} is not repeat_interleave(2, -1) of a half "
+                    f"table: the pair (2i, 2i+1) would not rotate by one angle")
+        half, dims = found
+        for d in dims:
+            half = insert_call(match.graph, aten.unsqueeze.default, (half, d), before=node)
+        match.inputs[name] = half
+    return None
+
+
 def _refine(match) -> str | None:
     """Fold ``x = X[..., -r:]`` + (``cat([X[..., :-r], rope(x)], -1)`` or the in-place write-back)
     into one op on the whole head; negate-sin spellings of the inverse become ``inverse=True``."""
+    if "cos_pairs" in match.inputs:     # the rotate_half spelling: check its tables once halved
+        reason = _halve_pair_tables(match) or _extra_check(match)
+        if reason:
+            return reason
     for name, negation in (("sin", aten.neg.default), ("freqs_cis", aten._conj.default)):
         table = match.inputs.get(name)
         while _is_call(table, negation):     # each -sin / conj() flips the direction (conj().conj(): none)
@@ -110,6 +165,7 @@ def _refine(match) -> str | None:
     return None
 
 
+
 def _extra_check(match) -> str | None:
     x = match.input_val("x")
     if x.dtype not in (torch.float32, torch.bfloat16, torch.float16):
@@ -136,6 +192,7 @@ def _extra_check(match) -> str | None:
 def _examples(dtype):
     ang = torch.randn(3, 1, 4)
     return {"x": torch.randn(2, 3, 5, 8, dtype=dtype), "cos": ang.cos(), "sin": ang.sin(),
+            "cos_pairs": ang.cos().repeat_interleave(2, -1), "sin_pairs": ang.sin().repeat_interleave(2, -1),
             "freqs_cis": torch.polar(torch.ones_like(ang), ang)}
 
 
@@ -144,7 +201,8 @@ register_pattern(Pattern(
     chains=[Chain(rope_complex_chain, {"inverse": False}), Chain(rope_complex_inverse_chain, {"inverse": True}),
             Chain(rope_real_chain, {"inverse": False}), Chain(rope_real_inverse_chain, {"inverse": True}),
             Chain(rope_real_unflatten_chain, {"inverse": False}),
-            Chain(rope_real_unflatten_inverse_chain, {"inverse": True})],
+            Chain(rope_real_unflatten_inverse_chain, {"inverse": True}),
+            Chain(rope_rotate_half_chain, {"inverse": False})],
     replacement=_replace,
     example_inputs=_examples,
     extra_check=_extra_check,
