@@ -119,8 +119,9 @@ def model_from_mps(path: str) -> LinearModel:
     _silence_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    if h.readModel(path) != highspy.HighsStatus.kOk:
-        raise ModelFileError("model.mps: HiGHS cannot read it")
+    status = h.readModel(path)
+    if status not in (highspy.HighsStatus.kOk, highspy.HighsStatus.kWarning):
+        raise ModelFileError(f"model.mps: HiGHS cannot read it ({status})")
     lp = h.getLp()
     model = LinearModel(name="program", maximize=lp.sense_ == highspy.ObjSense.kMaximize)
     integrality = list(lp.integrality_) if len(lp.integrality_) else [highspy.HighsVarType.kContinuous] * lp.num_col_
@@ -149,8 +150,9 @@ def model_from_mps(path: str) -> LinearModel:
         for col in range(hess.dim_):  # 1/2 x'Qx, lower triangle column-wise
             for p in range(hs[col], hs[col + 1]):
                 row = hi_[p]
-                key = (min(row, col), max(row, col))
-                model.quad[key] = model.quad.get(key, 0.0) + hv[p] * (0.5 if row == col else 1.0)
+                if hv[p] != 0.0:
+                    key = (min(row, col), max(row, col))
+                    model.quad[key] = model.quad.get(key, 0.0) + hv[p] * (0.5 if row == col else 1.0)
     return model
 
 
