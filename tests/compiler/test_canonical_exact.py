@@ -47,6 +47,11 @@ CASES = [
     ("chunk_piece", lambda x: x.chunk(2)[1] * 3, "chunk(x)[i] -> slice"),
     ("unbind_piece", lambda x: x.view(2, 7).unbind(0)[1] * 2, "unbind(x)[i] -> select"),
     ("slice_to_size", lambda x: x[3:14] * 2, "slice end -> open end"),
+    ("inplace_add_on_temporary", lambda x: torch.nn.functional.rms_norm(x.view(2, 7), (7,), None, 1e-6),
+     "add_(t, c) -> add"),
+    ("mean_then_unsqueeze", lambda x: x.view(2, 7).mean(-1)[..., None] * 2, "mean(d).unsqueeze(d) -> keepdim"),
+    ("weight_first_norm", lambda x: (x.view(2, 7).flip(-1) * x.view(2, 7)) * torch.rsqrt(
+        x.view(2, 7).pow(2).mean(-1, keepdim=True) + 1e-6), "(w * x) * rsqrt -> w * (x * rsqrt)"),
     ("repeated_subexpression", lambda x: x.float().exp() * x.float().exp(), "CSE"),
 ]
 
@@ -87,6 +92,8 @@ def test_rules_are_all_exercised():
     covered = {"aten._to_copy.default", "aten.clone.default", "aten.slice.Tensor", "aten.mul.Tensor",
                "aten.clamp.default", "aten.clamp_max.default", "aten.clamp_min.default", "aten.sum.dim_IntList",
                "aten.sum.default", "aten.mean.dim", "aten.mean.default", "aten.reciprocal.default",
-               "aten.pow.Tensor_Scalar", "aten.div.Tensor", str(operator.getitem)}
+               "aten.pow.Tensor_Scalar", "aten.div.Tensor", str(operator.getitem),
+               "aten.unsqueeze.default"} | {f"aten.{op}_.{kind}" for op in ("add", "mul", "sub", "div")
+                                            for kind in ("Scalar", "Tensor")}
     keyed = {str(t) for t in EXACT_RULES} | {str(t) for t in MATCHING_RULES}
     assert keyed <= covered, f"rules without an exactness case: {sorted(keyed - covered)}"

@@ -56,7 +56,29 @@ def rms_weight_free(x, w):
     return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS)).type_as(x)
 
 
-RMS_SPELLINGS = [(rms_reference_style, True), (rms_hf_style, True), (rms_sum_over_n, True),
+def rms_torch_functional(x, w):
+    return F.rms_norm(x, (x.shape[-1],), w, EPS)          # PyTorch's own op, decomposed (in-place + eps)
+
+
+_TORCH_RMS_NORM = torch.nn.RMSNorm(40, eps=EPS, elementwise_affine=False)
+
+
+def rms_torch_module_weight_free(x, w):
+    return _TORCH_RMS_NORM(x)
+
+
+def rms_weight_first(x, w):
+    xf = x.float()
+    return (w * xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS)).to(x.dtype)
+
+
+def rms_mean_without_keepdim(x, w):
+    xf = x.float()
+    return (w * (xf * torch.rsqrt(xf.pow(2).mean(-1)[..., None] + EPS))).to(x.dtype)
+
+
+RMS_SPELLINGS = [(rms_torch_functional, True), (rms_torch_module_weight_free, False), (rms_weight_first, True),
+                 (rms_mean_without_keepdim, True), (rms_reference_style, True), (rms_hf_style, True), (rms_sum_over_n, True),
                  (rms_divide_by_sqrt, True), (rms_rsqrt_first_weight_free, False), (rms_weight_free, False)]
 
 

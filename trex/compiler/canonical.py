@@ -33,6 +33,9 @@ spelling                            canonical form
 ``sum/mean(x, dtype=x.dtype)``      ``sum/mean(x)`` (CUDA autocast's spelling)
 ``_to_copy(x, dtype, layout, dev)`` ``_to_copy(x, dtype=...)``
 ``split/chunk(x)[i]``, ``unbind[i]`` ``x[..., a:b]``, ``select(x, d, i)``
+``mean(x, d).unsqueeze(d)``         ``mean(x, d, keepdim=True)``
+``add_(t, c)`` on a temporary       ``add(t, c)`` (``F.rms_norm``'s ``+ eps``; mul_/sub_/div_ too)
+``(w * x) * rsqrt(mean(x^2)+e)``    ``w * (x * rsqrt(...))``
 ==================================  ============================================
 """
 from __future__ import annotations
@@ -318,6 +321,68 @@ def _unpacked_view(node):
     return _insert(node, aten.slice.Tensor, (source.args[0], dim, start, start + sizes[index]))
 
 
+# in-place op -> its functional form, where nothing else reads the updated temporary
+_FUNCTIONAL = {aten.add_.Scalar: aten.add.Tensor, aten.add_.Tensor: aten.add.Tensor,
+               aten.mul_.Scalar: aten.mul.Tensor, aten.mul_.Tensor: aten.mul.Tensor,
+               aten.sub_.Scalar: aten.sub.Tensor, aten.sub_.Tensor: aten.sub.Tensor,
+               aten.div_.Scalar: aten.div.Tensor, aten.div_.Tensor: aten.div.Tensor}
+
+
+def _functional(node):
+    """``add_(t, c)`` on a temporary only this op reads (``F.rms_norm``'s ``+ eps``, which
+    functionalisation leaves in place) -> ``add(t, c)``: same values, same gradient."""
+    t = node.args[0]
+    if node.kwargs or not _is_node(t) or t.op != "call_function" or list(t.users) != [node] or escapes(t) \
+            or _returns_alias(t):
+        return None
+    return _insert(node, _FUNCTIONAL[node.target], tuple(node.args))
+
+
+def _keepdim_mean(node):
+    """``mean(x, [d]).unsqueeze(d)`` -> ``mean(x, [d], keepdim=True)`` (``x.pow(2).mean(-1)[..., None]``)."""
+    m, d = node.args[0], node.args[1]
+    if not (_is_node(m) and m.op == "call_function" and m.target == aten.mean.dim and list(m.users) == [node]):
+        return None
+    dims = list(m.args[1])
+    keepdim = m.args[2] if len(m.args) > 2 else m.kwargs.get("keepdim", False)
+    rank = val(m.args[0]).dim()
+    if keepdim or len(dims) != 1 or m.kwargs.get("dtype") is not None:
+        return None
+    if not isinstance(d, int) or dims[0] % rank != d % rank:   # unsqueeze restores the reduced dim
+        return None
+    return _insert(node, aten.mean.dim, (m.args[0], [dims[0] % rank], True))
+
+
+def _normaliser_inside(node):
+    """``(w * x) * rsqrt(mean(x^2) + eps)`` -> ``w * (x * rsqrt(...))``: the 1/rms factor next to the x it
+    is computed from (the weight-first RMSNorm spelling). Products reassociated: other rounding."""
+    ab, r = node.args[0], node.args[1] if len(node.args) > 1 else None
+    for ab, r in ((ab, r), (r, ab)):
+        if not (_is_node(ab) and _is_node(r) and ab.op == "call_function" and ab.target == aten.mul.Tensor
+                and r.op == "call_function" and r.target == aten.rsqrt.default and len(users(ab)) == 1):
+            continue
+        reduced = _normalised_operand(r)
+        for w, x in ((ab.args[0], ab.args[1]), (ab.args[1], ab.args[0])):
+            if x is reduced and _is_node(w):
+                inner = _insert(node, aten.mul.Tensor, (x, r))
+                return _insert(node, aten.mul.Tensor, (w, inner))
+    return None
+
+
+def _normalised_operand(rsqrt_node):
+    """x for ``rsqrt(mean(pow(x, 2), ...) + eps)``, else None."""
+    add = rsqrt_node.args[0]
+    if not (_is_node(add) and add.op == "call_function" and add.target == aten.add.Tensor):
+        return None
+    mean = add.args[0]
+    if not (_is_node(mean) and mean.op == "call_function" and mean.target == aten.mean.dim):
+        return None
+    p = mean.args[0]
+    if _is_node(p) and p.op == "call_function" and p.target == aten.pow.Tensor_Scalar and p.args[1] == 2:
+        return p.args[0]
+    return None
+
+
 # Bit-identical rewrites (values and gradients): applied for good.
 EXACT_RULES: dict[object, list[Rule]] = {
     aten._to_copy.default: [_to_copy],
@@ -331,11 +396,13 @@ EXACT_RULES: dict[object, list[Rule]] = {
     aten.sum.default: [_reduction_dtype],
     aten.mean.dim: [_reduction_dtype],
     aten.mean.default: [_reduction_dtype],
+    aten.unsqueeze.default: [_keepdim_mean],
+    **{inplace: [_functional] for inplace in _FUNCTIONAL},
 }
 
 # Same mathematics, other rounding or other special-value gradients: kept only inside fused ops.
 MATCHING_RULES: dict[object, list[Rule]] = {
-    aten.mul.Tensor: [_mul, _mul_by_inverse_numel],
+    aten.mul.Tensor: [_mul, _mul_by_inverse_numel, _normaliser_inside],
     aten.reciprocal.default: [_reciprocal],
     aten.pow.Tensor_Scalar: [_pow],
     aten.div.Tensor: [_div],
