@@ -64,7 +64,7 @@ def bwrap() -> str | None:
 
 
 _PRIVATE: dict = {}
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
 
 
 def private_dir() -> Path:
@@ -119,7 +119,7 @@ def build(source: str, opt: str = "-O0") -> Binary:
     with os.fdopen(fd, "w") as f:
         f.write(unit)
     so = cpp[:-4] + ".so"
-    pch = runner._precompiled_header_dir(cxx, flags)
+    pch = _private_pch(cxx, flags)
     incs = ([str(pch)] if pch else []) + [str(runner.INCLUDE_DIR)]
     proc = subprocess.run([cxx, *flags, *[f"-I{d}" for d in incs], cpp, "-o", so], capture_output=True, text=True,
                           check=False)
@@ -135,6 +135,27 @@ def build(source: str, opt: str = "-O0") -> Binary:
     with _LOCK:
         _BUILT[key] = b
     return b
+
+
+def _private_pch(cxx: str, flags: list) -> Path | None:
+    """A precompiled kernel_operator.h of this process's own (parsing the headers is a third of a
+    compile): the emulator's shared one lives in a cache any unsandboxed kernel could rewrite and other
+    processes evict. None when g++ cannot build it (the plain headers are used)."""
+    from trex.codegen_ascendc.emulator import runner
+    with _LOCK:
+        if "pch" in _PRIVATE:
+            return _PRIVATE["pch"]
+        d = private_dir() / "pch"
+        d.mkdir(exist_ok=True)
+        header = runner.INCLUDE_DIR / "kernel_operator.h"
+        cmd = [cxx, *[f for f in flags if f != "-shared"], f"-I{runner.INCLUDE_DIR}", "-x", "c++-header", str(header),
+               "-o", str(d / "kernel_operator.h.gch")]
+        ok = subprocess.run(cmd, capture_output=True, text=True, check=False).returncode == 0
+        if ok:
+            # g++ uses the .gch for the first include only; later includes of the header find this forwarder
+            (d / "kernel_operator.h").write_text(f'#include "{header}"  // forwarder next to the PCH\n')
+        _PRIVATE["pch"] = d if ok else None
+        return _PRIVATE["pch"]
 
 
 @dataclass
