@@ -35,6 +35,7 @@ def test_op_definition_is_read_from_op_host(scale_add):
     assert [p.name for p in info.inputs] == ["x", "bias"] and [p.name for p in info.outputs] == ["y"]
     assert [(a.name, a.kind, a.default) for a in info.attrs] == [("alpha", "float", 2.0)]
     assert scale_add.struct == "optiling::ScaleAddTilingData"
+    assert info.socs == ("ascend910b",) and info.ub_bytes == 192 * 1024  # UB sized by the AddConfig SoC
 
 
 @pytest.mark.parametrize("dtype, key", [(torch.float32, 1), (torch.float16, 2)])

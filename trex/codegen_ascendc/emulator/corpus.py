@@ -180,7 +180,7 @@ def run_entry(root: Path, entry: Entry, cores: int = 8) -> Result:
     except EmulatorCompileError as e:
         res.result, res.detail = "compile", first_blocker(str(e))
     except (EmulatorError, ValueError, TypeError, KeyError) as e:
-        res.result, res.detail = "run error", str(e).strip().splitlines()[0][:240]
+        res.result, res.detail = "run error", str(e).strip().splitlines()[0][:600]
     finally:
         res.seconds = time.time() - t0
     return res

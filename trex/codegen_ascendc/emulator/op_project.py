@@ -40,6 +40,11 @@ from .runner import (BASE_FLAGS, INCLUDE_DIR, EmulatorCompileError, EmulatorErro
 HOST_INCLUDE_DIR = Path(__file__).resolve().parent / "include_host"
 TILING_CAPACITY = 64 * 1024
 DEFAULT_CORES = 8
+# Unified buffer per AI core by AddConfig SoC name. 910B/910_93 (Atlas A2/A3): 192 KB (asc-devkit). 310P
+# and 910: 256 KB. 310B (Atlas 200I/500 A2): 256 KB is an assumption (not in the docs read here): the
+# contest kernels written for it tile to 255 KB of UB.
+UB_BYTES: dict[str, int] = {"ascend910b": 192 * 1024, "ascend910_93": 192 * 1024, "ascend910": 256 * 1024,
+                            "ascend310p": 256 * 1024, "ascend310b": 256 * 1024}
 
 # torch dtype name -> (C type of DTYPE_*, ge::DataType value). A table so that an unsupported dtype
 # fails naming the ones supported.
@@ -82,6 +87,12 @@ class OpInfo:
     inputs: tuple[OpParam, ...]
     outputs: tuple[OpParam, ...]
     attrs: tuple[OpAttr, ...]
+    socs: tuple[str, ...] = ()  # AICore().AddConfig(...) targets
+
+    @property
+    def ub_bytes(self) -> int:
+        """UB per core of the first SoC the op is built for (UB_BYTES; 192 KB when none is known)."""
+        return next((UB_BYTES[s] for s in self.socs if s in UB_BYTES), UB_BYTES["ascend910b"])
 
     @property
     def kernel_name(self) -> str:
@@ -96,7 +107,9 @@ def _parse_ops(text: str) -> dict[str, OpInfo]:
         kind, _, rest = line.partition(" ")
         if kind == "op":
             name = rest.split()[0]
-            cur = ops.setdefault(name, {"inputs": [], "outputs": [], "attrs": []})
+            cur = ops.setdefault(name, {"inputs": [], "outputs": [], "attrs": [], "socs": []})
+        elif kind == "config" and cur is not None:
+            cur["socs"].append(rest.strip())
         elif kind in ("input", "output") and cur is not None:
             parts = rest.split()
             dts = tuple(int(x) for x in parts[2].split(",")) if len(parts) > 2 else ()
@@ -114,7 +127,8 @@ def _parse_ops(text: str) -> dict[str, OpInfo]:
             elif akind == "list_float":
                 default = [float(v) for v in text_value.split()[1:]]
             cur["attrs"].append(OpAttr(name, akind, option, default))
-    return {n: OpInfo(n, tuple(d["inputs"]), tuple(d["outputs"]), tuple(d["attrs"])) for n, d in ops.items()}
+    return {n: OpInfo(n, tuple(d["inputs"]), tuple(d["outputs"]), tuple(d["attrs"]), tuple(d["socs"]))
+            for n, d in ops.items()}
 
 
 class _TensorArg(ctypes.Structure):
@@ -278,10 +292,11 @@ class OpProject:
         self.opt = opt
 
     def tile(self, inputs: Sequence[Any], outputs: Sequence[Any], attrs: dict | None = None,
-             cores: int = DEFAULT_CORES, ub_bytes: int = 192 * 1024) -> Tiling:
+             cores: int = DEFAULT_CORES, ub_bytes: int | None = None) -> Tiling:
         """Run the op's host tiling function on these tensors' shapes/dtypes and the attributes
-        (OpDef order; missing ones take the OpDef's defaults)."""
+        (OpDef order; missing ones take the OpDef's defaults). ub_bytes: default the op's SoC's UB."""
         info = self.info
+        ub_bytes = ub_bytes or info.ub_bytes
         if len(inputs) != len(info.inputs) or len(outputs) != len(info.outputs):
             raise OpProjectError(f"op {info.name} takes inputs ({', '.join(p.name for p in info.inputs)}) and outputs "
                                  f"({', '.join(p.name for p in info.outputs)}); got {len(inputs)} inputs, "
@@ -311,7 +326,8 @@ class OpProject:
         """Tile on the host, then launch the kernel on the chosen block count and tiling key. Outputs are
         written in place; the workspace the tiling function asked for is allocated (zeroed)."""
         import torch
-        tiling = self.tile(inputs, outputs, attrs, cores, launch_options.get("ub_bytes", 192 * 1024))
+        launch_options.setdefault("ub_bytes", self.info.ub_bytes)
+        tiling = self.tile(inputs, outputs, attrs, cores, launch_options["ub_bytes"])
         lib = self.library(inputs, outputs)
         kernel = self.info.kernel_name if self.info.kernel_name in lib.kernels else None
         workspace = torch.zeros(max(tiling.workspace_bytes, 32), dtype=torch.uint8)

@@ -81,9 +81,10 @@ class OpAICoreDef {
   template <class F> OpAICoreDef& SetTilingParse(F) { return *this; }
   template <class F> OpAICoreDef& SetCheckSupport(F) { return *this; }
   template <class F> OpAICoreDef& SetOpSelectFormat(F) { return *this; }
-  OpAICoreDef& AddConfig(const char*) { return *this; }
-  OpAICoreDef& AddConfig(const char*, OpAICoreConfig&) { return *this; }
+  OpAICoreDef& AddConfig(const char* soc) { socs.emplace_back(soc); return *this; }
+  OpAICoreDef& AddConfig(const char* soc, OpAICoreConfig&) { socs.emplace_back(soc); return *this; }
   TilingFunc tiling = nullptr;
+  std::vector<std::string> socs;  // the SoCs the op is built for (the runner sizes UB by the first)
 };
 
 class OpDef;

@@ -79,6 +79,7 @@ extern "C" __attribute__((visibility("default"))) const char* trex_host_ops() {
   std::ostringstream os;
   for (ops::OpDef* op : ops::Registry()) {
     os << "op " << op->type << " " << (op->aicore.tiling ? "tiling" : "no-tiling") << "\n";
+    for (const auto& soc : op->aicore.socs) os << "config " << soc << "\n";
     for (const auto& p : op->inputs) {
       os << "input " << p.name << " " << trex_host::OptionName(p.param_type);
       for (size_t i = 0; i < p.dtypes.size(); ++i) os << (i ? "," : " ") << static_cast<int>(p.dtypes[i]);
