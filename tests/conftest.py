@@ -1,7 +1,9 @@
 """Shared pytest setup: hypothesis profiles.
 
-TREX_FUZZ_PROFILE=ci (default) keeps the default run under the CI budget; =nightly is the long
-fuzzing profile; =dev is quick for local iteration. Area fixtures live in each tests/<area>/conftest.py.
+TREX_FUZZ_PROFILE=ci (default) keeps the default run under the CI budget and is derandomized: every
+run draws the same examples, so a red run reproduces; =nightly is the long fuzzing profile with
+random seeds (tests marked `nightly` use it whatever the variable says; the default run deselects
+them with -m "not slow and not nightly"); =dev is quick for local iteration. Area fixtures live in each tests/<area>/conftest.py.
 """
 import os
 

@@ -25,13 +25,15 @@ OPS = sorted(registry.fused_ops())
 MIN_KERNEL_FRACTION = 0.75
 
 
-@pytest.mark.parametrize("op_name", OPS)
-def test_fused_op_matches_fp64_reference_in_the_emulator(op_name, emulator):
+def _fuzz_op(op_name, emulator, profile: settings) -> None:
+    """Fuzz one op under a hypothesis profile: every example matches the fp64 reference, most launch
+    a kernel, and both the solver's and drawn tilings ran."""
     if registry.kernel_spec(op_name) is None:
         pytest.skip(f"{op_name}: {emulate.unsupported_reason(op_name, ())}; the emulate target runs its reference")
     outcomes: collections.Counter = collections.Counter()
     tilings = {"solver": set(), "drawn": set()}
 
+    @settings(profile)
     @given(args=fuzz_arguments(op_name), choose=tiling_choosers())
     def fuzz(args, choose):
         record: list = []
@@ -53,9 +55,23 @@ def test_fused_op_matches_fp64_reference_in_the_emulator(op_name, emulator):
 
     fuzz()
     total = sum(outcomes.values())
-    assert total >= settings.default.max_examples, outcomes
+    assert total >= profile.max_examples, outcomes
     assert outcomes["kernel"] >= MIN_KERNEL_FRACTION * total, outcomes
     assert tilings["solver"] and tilings["drawn"], {k: len(v) for k, v in tilings.items()}
+
+
+@pytest.mark.parametrize("op_name", OPS)
+def test_fused_op_matches_fp64_reference_in_the_emulator(op_name, emulator):
+    """The loaded profile: ci (the default) is derandomized, the same examples on every run."""
+    _fuzz_op(op_name, emulator, settings.default)
+
+
+@pytest.mark.nightly
+@pytest.mark.parametrize("op_name", OPS)
+def test_nightly_fuzz_explores_new_examples(op_name, emulator):
+    """The nightly profile whatever TREX_FUZZ_PROFILE says: 5000 examples per op from random seeds
+    (a failure prints the seed to reproduce it with @seed / @reproduce_failure)."""
+    _fuzz_op(op_name, emulator, settings.get_profile("nightly"))
 
 
 BACKWARD_OF = {name: fop.backward_of for name, fop in registry.fused_ops().items() if fop.backward_of}
