@@ -73,6 +73,13 @@ def test_gold_reconstruction_passes(name, or_sandbox):
     assert np.mean(results) >= 0.99
 
 
+# Corruptions that leave an equivalent model (so accepting them is right), with the reason.
+EQUIVALENT_CORRUPTIONS = {
+    ("tsp", "flipped_sense"): "one degree row flipped from == 1 to <= 1 is implied by the other rows "
+                              "(n arcs in all, every stop entered exactly once)",
+}
+
+
 def test_corruptions_are_rejected(or_sandbox):
     rejected, total, accepted_cases = 0, 0, []
     for name in sorted(FAMILIES):
@@ -86,9 +93,11 @@ def test_corruptions_are_rejected(or_sandbox):
             assert bad != gold
             total += 1
             report = validate(inst, bad, or_sandbox)
-            if report.accepted:
+            if report.accepted and (name, cname) in EQUIVALENT_CORRUPTIONS:
+                total -= 1
+            elif report.accepted:
                 accepted_cases.append((name, cname))
             else:
                 rejected += 1
-    assert total >= 4 * len(FAMILIES) - 2
+    assert total >= 4 * len(FAMILIES) - 2 - len(EQUIVALENT_CORRUPTIONS)
     assert rejected / total >= 0.99, accepted_cases

@@ -68,7 +68,7 @@ def test_cli_generate_with_decontamination(tmp_path, capsys):
 
 def test_bad_config_names_the_fix():
     with pytest.raises(ValueError, match="unknown families"):
-        PipelineConfig(families=("tsp",))
+        PipelineConfig(families=("vrp",))
     with pytest.raises(ValueError, match="families is empty"):
         PipelineConfig(families=())
     with pytest.raises(ValueError, match=r"unknown difficulties \[7\]"):

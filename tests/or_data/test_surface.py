@@ -101,3 +101,17 @@ def test_stats_measures():
     assert stats.mask_numbers("Buy 12 or forty-five at $3.50.") == "Buy # or # at #."
     assert stats.skeleton("Send 12 to Dayton store.") == "Send # to N store."
     assert stats.histogram([1, 2, 2, 7, 300])["2"] == 0.4
+
+
+def test_ratio_constraint_is_said_in_words(or_sandbox):
+    from trex.training.or_data.contract import gold_formulation
+    from trex.training.or_data.numbers_text import MULTIPLIERS
+    from trex.training.or_data.validate import validate
+
+    inst = next(i for seed in range(60) if (i := generate_instance("production_mix", seed, difficulty=3))
+                and "ratio_pair" in i.data)
+    words = [w for ws in MULTIPLIERS.values() for w in ws]
+    assert any(f"{w} as many" in inst.text for w in words), inst.text
+    assert "ratio" in inst.informative                       # the ratio binds: dropping it moves the optimum
+    report = validate(inst, gold_formulation(inst), or_sandbox)
+    assert report.accepted, report.reason

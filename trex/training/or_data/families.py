@@ -18,6 +18,7 @@ from typing import Callable
 
 import numpy as np
 
+from trex.training.or_data.numbers_text import MULTIPLIERS
 from trex.training.or_data.skins import Skin, phrase
 from trex.training.or_data.solver import LinearModel
 
@@ -93,6 +94,7 @@ def _vtype(options: dict, default_integer: bool = False) -> str:
 class ProductionMix(Family):
     name = "production_mix"
     kind = "LP"
+    structure_keys = ("ratio_pair",)
 
     def sample(self, rng, difficulty):
         n = int(rng.integers(2, 3 + 2 * difficulty))
@@ -101,6 +103,9 @@ class ProductionMix(Family):
                 "capacity": _ints(rng, 40, 400, r)}
         if difficulty >= 2:
             data["min_units"] = _ints(rng, 1, 12, n)
+        if difficulty >= 2 and rng.random() < 0.5:     # "at least twice as many units of P as of Q"
+            i, j = (int(v) for v in rng.choice(n, size=2, replace=False))
+            data["ratio_pair"], data["ratio_factor"] = [i, j], int(rng.choice(sorted(MULTIPLIERS)))
         return data, {"integer": difficulty >= 2 and rng.random() < 0.6}
 
     def build(self, data, options):
@@ -110,6 +115,9 @@ class ProductionMix(Family):
             m.add_row({x[i]: a for i, a in enumerate(data["usage"][r])}, "<=", cap, "capacity")
         for i, lo in enumerate(data.get("min_units", [])):
             m.add_row({x[i]: 1.0}, ">=", lo, "min_units")
+        if "ratio_pair" in data:
+            i, j = data["ratio_pair"]
+            m.add_row({x[i]: 1.0, x[j]: -float(data["ratio_factor"])}, ">=", 0.0, "ratio")
         return m
 
     def render(self, data, options, skin, rng):
@@ -123,6 +131,10 @@ class ProductionMix(Family):
         out.append(" ".join(f"{r} has {phrase(rng, '<=')} {fmt(c)} units available." for r, c in zip(res, data["capacity"])))
         if "min_units" in data:
             out.append(" ".join(f"Contracts require {phrase(rng, '>=')} {fmt(v)} units of {p}." for p, v in zip(prods, data["min_units"])))
+        if "ratio_pair" in data:
+            i, j = data["ratio_pair"]
+            times = MULTIPLIERS[data["ratio_factor"]][int(rng.integers(len(MULTIPLIERS[data["ratio_factor"]])))]
+            out.append(f"Marketing requires at least {times} as many units of {prods[i]} as of {prods[j]}.")
         if options.get("integer"):
             out.append("Only whole units can be produced.")
         out.append(phrase(rng, "goal_max"))
@@ -140,6 +152,10 @@ class ProductionMix(Family):
         if "min_units" in data:
             cons.append("(C2) min_units[i]: make[i] >= min_units[i]  for every product i")
             code.append("model.addConstrs((make[i] >= data['min_units'][i] for i in P), name='min_units')")
+        if "ratio_pair" in data:
+            cons.append("(C3) ratio: make[p] >= ratio_factor * make[q]  for the pair (p, q) = ratio_pair")
+            code.append("p, q = data['ratio_pair']")
+            code.append("model.addConstr(make[p] >= data['ratio_factor'] * make[q], name='ratio')")
         return {"variables": f"- make[i] >= 0, {integer}: units of product i produced",
                 "objective": "maximize sum_i profit[i] * make[i]",
                 "constraints": "\n".join(cons), "code": code}
@@ -927,9 +943,127 @@ class CapitalBudgeting(Family):
                          "model.addConstrs((fund[b] <= fund[a] for a, b in requires), name='precedence')"]}
 
 
+# ================================================================================================
+class TravelingSalesman(Family):
+    """Small symmetric TSP, Miller-Tucker-Zemlin subtour elimination."""
+    name = "tsp"
+    kind = "MILP"
+
+    def sample(self, rng, difficulty):
+        n = int(rng.integers(4, 5 + difficulty))
+        dist = [[0] * n for _ in range(n)]
+        for i in range(n):
+            for j in range(i + 1, n):
+                dist[i][j] = dist[j][i] = int(rng.integers(5, 60))
+        return {"dist": dist}, {}
+
+    def build(self, data, options):
+        m = LinearModel(self.name)
+        d = data["dist"]
+        n = len(d)
+        x = {(i, j): m.add_var(f"x[{i},{j}]", ub=1, integer=True, obj=d[i][j])
+             for i in range(n) for j in range(n) if i != j}
+        u = {i: m.add_var(f"u[{i}]", lb=1, ub=n - 1) for i in range(1, n)}
+        for i in range(n):
+            m.add_row({x[i, j]: 1 for j in range(n) if j != i}, "==", 1, "degree")   # leave i once
+        for j in range(n):
+            m.add_row({x[i, j]: 1 for i in range(n) if i != j}, "==", 1, "degree")   # enter j once
+        for (i, j), v in x.items():
+            if i and j:
+                m.add_row({u[i]: 1, u[j]: -1, v: n}, "<=", n - 1, "mtz")
+        return m
+
+    def render(self, data, options, skin, rng):
+        stops = skin.names("node", len(data["dist"]))
+        vehicle = skin.noun("container")
+        out = [f"{_cap(skin.organization)} sends one {vehicle} from {stops[0]} on a round trip that visits each of "
+               f"{_join(stops[1:])} {phrase(rng, '==')} once and returns to {stops[0]}.",
+               rng.choice(["Travel distances in kilometres (the same in both directions):",
+                           "Distances between the stops, in kilometres:", "Kilometres between each pair of stops:"]),
+               _matrix_text(rng, stops, stops, data["dist"], lambda r, items: f"From {r}: {items}."),
+               rng.choice(["What is the length of the shortest such round trip?",
+                           "Find the shortest route that visits every stop once.",
+                           "Determine the minimum total distance of the trip."])]
+        return "\n".join(str(line) for line in out)
+
+    def sections(self, data, options):
+        return {"variables": "- x[i,j] binary (i != j): 1 if the trip goes from stop i straight to stop j\n"
+                             "- u[i] in [1, n-1], continuous, for i >= 1: position of stop i in the trip (MTZ)",
+                "objective": "minimize sum_{i != j} dist[i][j] * x[i,j]",
+                "constraints": "(C1) leave[i]: sum_j x[i,j] == 1  for every stop i\n"
+                               "(C2) enter[j]: sum_i x[i,j] == 1  for every stop j\n"
+                               "(C3) mtz[i,j]: u[i] - u[j] + n * x[i,j] <= n - 1  for i != j, both >= 1",
+                "code": ["dist = data['dist']",
+                         "n = len(dist)",
+                         "N = range(n)",
+                         "arcs = [(i, j) for i in N for j in N if i != j]",
+                         "model = gp.Model('tsp')",
+                         "x = model.addVars(arcs, vtype=GRB.BINARY, name='x')",
+                         "u = model.addVars(range(1, n), lb=1, ub=n - 1, name='u')",
+                         "model.setObjective(gp.quicksum(dist[i][j] * x[i, j] for i, j in arcs), GRB.MINIMIZE)",
+                         "model.addConstrs((x.sum(i, '*') == 1 for i in N), name='leave')",
+                         "model.addConstrs((x.sum('*', j) == 1 for j in N), name='enter')",
+                         "model.addConstrs((u[i] - u[j] + n * x[i, j] <= n - 1 for i, j in arcs if i and j), name='mtz')"]}
+
+
+# ================================================================================================
+class MachineScheduling(Family):
+    """Jobs on identical parallel machines, minimizing the makespan."""
+    name = "machine_scheduling"
+    kind = "MILP"
+
+    def sample(self, rng, difficulty):
+        jobs = int(rng.integers(4, 6 + 2 * difficulty))
+        machines = int(rng.integers(2, 3 + (difficulty >= 2)))
+        return {"time": _ints(rng, 2, 30, jobs), "machines": machines}, {}
+
+    structure_keys = ("machines",)
+
+    def build(self, data, options):
+        m = LinearModel(self.name)
+        J, M = range(len(data["time"])), range(data["machines"])
+        x = {(j, k): m.add_var(f"x[{j},{k}]", ub=1, integer=True) for j in J for k in M}
+        c = m.add_var("makespan", obj=1)
+        for j in J:
+            m.add_row({x[j, k]: 1 for k in M}, "==", 1, "assign")
+        for k in M:
+            m.add_row({**{x[j, k]: data["time"][j] for j in J}, c: -1}, "<=", 0, "makespan")
+        return m
+
+    def render(self, data, options, skin, rng):
+        jobs = skin.names("task", len(data["time"]))
+        crews = skin.names("worker", data["machines"])
+        out = [f"{_cap(skin.organization)} must split {len(jobs)} {skin.noun('task', True)} among "
+               f"{_join(crews)}, who work in parallel; each {skin.noun('task')} is done entirely by one of them.",
+               " ".join(f"{_cap(t)} takes {fmt(v)} hours." for t, v in zip(jobs, data["time"])),
+               rng.choice(["Everyone starts at the same time.", "All of them start together.",
+                           "Work starts for everyone at once."]),
+               rng.choice(["What is the earliest time by which every job can be finished?",
+                           "Minimize the makespan: the time at which the last person finishes.",
+                           "Find the smallest possible finishing time of the whole workload."])]
+        return "\n".join(str(line) for line in out)
+
+    def sections(self, data, options):
+        return {"variables": "- x[j,k] binary: 1 if job j goes to machine k\n"
+                             "- makespan >= 0, continuous: the time the last machine finishes",
+                "objective": "minimize makespan",
+                "constraints": "(C1) assign[j]: sum_k x[j,k] == 1  for every job j\n"
+                               "(C2) makespan[k]: sum_j time[j] * x[j,k] <= makespan  for every machine k",
+                "code": ["time = data['time']",
+                         "J, M = range(len(time)), range(data['machines'])",
+                         "model = gp.Model('machine_scheduling')",
+                         "x = model.addVars(J, M, vtype=GRB.BINARY, name='x')",
+                         "makespan = model.addVar(lb=0, name='makespan')",
+                         "model.setObjective(makespan, GRB.MINIMIZE)",
+                         "model.addConstrs((x.sum(j, '*') == 1 for j in J), name='assign')",
+                         "model.addConstrs((gp.quicksum(time[j] * x[j, k] for j in J) <= makespan for k in M), "
+                         "name='makespan')"]}
+
+
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     ProductionMix(), Diet(), Blending(), Transportation(), Assignment(), Knapsack(), FacilityLocation(),
-    SetCover(), StaffScheduling(), MinCostFlow(), Inventory(), BinPacking(), Portfolio(), CapitalBudgeting())}
+    SetCover(), StaffScheduling(), MinCostFlow(), Inventory(), BinPacking(), Portfolio(), CapitalBudgeting(),
+    TravelingSalesman(), MachineScheduling())}
 
 
 def get_family(name: str) -> Family:

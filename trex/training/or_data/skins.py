@@ -201,7 +201,7 @@ PHRASES = {
     "==": ("exactly", "precisely"),
     "minimize": ("minimize", "keep as low as possible", "make as small as possible"),
     "maximize": ("maximize", "make as large as possible", "get the highest possible"),
-    "framing": ("",) * 32 + tuple(f"{o}; {r}." if k % 2 else f"{o}, and {r}." for k, o in enumerate(_OPENERS)
+    "framing": ("",) * 32 + tuple(f"{o}; {r}." for o in _OPENERS
                                   for r in _REQUESTS),
     "goal_min": _asks(_MIN_QUANTITIES),
     "goal_max": _asks(_MAX_QUANTITIES),

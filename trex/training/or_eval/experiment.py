@@ -218,16 +218,16 @@ WIDE_V4 = {"vocab_size": 8192, "dim": 320, "n_layers": 6, "n_mtp_layers": 1, "n_
 # tokenizer and the test items are the same seeded draws in every run, so `--combine` pairs the three
 # runs item by item (exact McNemar). Per arm: (550 + 365) steps x 16 x 2048 tokens = 30.0M tokens,
 # equal in every arm (sft_only trains SFT for all 915 steps); SFT rows packed (no padding windows).
-# Test: 70 problems per family, split (4 seen, 6 cpt_only, 4 held_out): 420 cpt_only and 280
-# held_out items (700 from families SFT never shows), 280 seen. Planning (not measured on an H200
+# Test: 68 problems per family, split (4 seen, 6 cpt_only, 6 held_out) of the 16 families: 408
+# cpt_only and 408 held_out items (816 from families SFT never shows), 272 seen. Planning (not measured on an H200
 # for this model): data ~26k or_data instances at ~25/s/core on 16 cores ~65 s; BPE ~5 s; compile
-# ~40 s; a 32k-token step ~0.2 s (5.5 TFLOP per step) -> ~185 s; decoding ~700 steps of 980 rows in
-# two batches ~100-150 s; sandbox ~40 s. The guard (560 s) cuts decoding, never training, if it
+# ~40 s; a 32k-token step ~0.2 s (5.5 TFLOP per step) -> ~185 s; decoding ~700 steps of 1168 rows
+# in two batches ~100-150 s; sandbox ~40 s. The guard (560 s) cuts decoding, never training, if it
 # runs long, and the JSON records what it cut.
 PRESETS["h200_arm"] = dict(
-    split_sizes=(4, 6, 4), cpt_docs_per_family=1500, sft_pairs_per_family=2500, test_per_family=70,
+    split_sizes=(4, 6, 6), cpt_docs_per_family=1500, sft_pairs_per_family=2500, test_per_family=68,
     cpt_steps=550, sft_steps=365, tokenizer_vocab=8192, max_new_tokens=768, max_new_tokens_quantile=0.95,
-    max_new_tokens_margin=32, eval_workers=16, eval_batch_size=512, public_benchmarks=("nl4opt", "mamo_easy"),
+    max_new_tokens_margin=32, eval_workers=16, eval_batch_size=584, public_benchmarks=("nl4opt", "mamo_easy"),
     public_limit=40, work_dir="/tmp/or_cpt_ablation_work", time_budget_s=560.0, reserve_s=20.0,
     stage=StageConfig(compile="trex", seq_len=ABLATION_SEQ_LEN, micro_batch=16, precision="bf16", warmup_steps=30,
                       sft_packed=True, model_overrides=WIDE_V4, device="cuda"))
