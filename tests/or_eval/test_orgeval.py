@@ -220,3 +220,23 @@ def test_report_hook_and_folder_cli(references, data_root, tmp_path, capsys):
     assert "ORGEval 100.0%  (1 / 1 scored" in capsys.readouterr().out
     assert orgeval.main(["--candidates", str(tmp_path / "nothing")]) == 2
     assert "--candidates" in capsys.readouterr().err
+
+
+def test_sandbox_read_back_model_is_scored(references, data_root):
+    """The sandbox hands back a solver.LinearModel (model.json / model.mps read in the parent)."""
+    import json
+
+    from trex.training.or_data.solver import LinearModel as SolverModel
+
+    rec = next(json.loads(line) for line in open(data_root / "bench4opt" / "bench4opt.jsonl")
+               if WL_ITEMS[0] in line)
+    d = rec["instance_data"]
+    m = SolverModel("blend")
+    x = [m.add_var(f"x{i}", obj=c) for i, c in enumerate(d["costs"])]
+    m.add_row({x[i]: r for i, r in enumerate(d["requirements"])}, ">=", d["demand"], "demand")
+    for i, a in enumerate(d["availability"]):
+        m.add_row({x[i]: 1.0}, "<=", a, "availability")
+    summary = orgeval.score_models({WL_ITEMS[0]: m}, references)
+    assert (summary.equivalent, summary.scored) == (1, 1)
+    m.rows[0].sense = "<="
+    assert orgeval.score_models({WL_ITEMS[0]: m}, references).equivalent == 0

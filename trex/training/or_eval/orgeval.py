@@ -33,8 +33,10 @@ binaries carry a flag); quadratic objective terms and quadratic constraints are 
 :attr:`Verdict.objective_sense_match` reports the sense beside the verdict.
 
 Loaders: :func:`model_from_file` (LP or MPS through highspy; Gurobi-style names such as
-``x[0,1]`` are rewritten for HiGHS's LP reader), :func:`model_from_lp_text`, and
-:func:`model_from_shim` for the project's gurobipy shim model. :func:`exact_isomorphic` confirms a
+``x[0,1]`` are rewritten for HiGHS's LP reader), :func:`model_from_lp_text`,
+:func:`model_from_shim` for the project's gurobipy shim model, and
+:func:`model_from_linear_model` for the sandbox's read-back of a program's model
+(``ExecutionResult.model``); :func:`as_linear_model` takes any of them. :func:`exact_isomorphic` confirms a
 verdict with networkx's VF2++ on the same labelled graph.
 """
 from __future__ import annotations
@@ -225,6 +227,33 @@ def model_from_shim(model) -> LinearModel:
         integer=tuple(v.VType in (GRB.INTEGER, GRB.BINARY) for v in variables),
         rows=tuple((tuple(sorted(row.items())), sense, float(rhs)) for row, sense, rhs in model._rows),
         maximize=model.ModelSense == GRB.MAXIMIZE, quadratic_terms=quad)
+
+
+_SOLVER_SENSE = {"<=": "<", ">=": ">", "==": "="}
+
+
+def model_from_linear_model(model) -> LinearModel:
+    """The sandbox's read-back of a program's model (``ExecutionResult.model``: a
+    trex.training.or_data.solver.LinearModel, from model.json or model.mps)."""
+    return LinearModel(
+        var_names=tuple(model.var_names), obj=tuple(float(c) for c in model.obj),
+        lb=tuple(float(v) for v in model.lb), ub=tuple(float(v) for v in model.ub),
+        integer=tuple(bool(i) for i in model.integer),
+        rows=tuple((tuple(sorted((int(j), float(a)) for j, a in row.coeffs.items() if a != 0.0)),
+                    _SOLVER_SENSE[row.sense], float(row.rhs)) for row in model.rows),
+        maximize=bool(model.maximize), quadratic_terms=len(model.quad))
+
+
+def as_linear_model(candidate) -> LinearModel:
+    """Whatever a harness hands over: this module's model, the sandbox's read-back, a shim model,
+    or a model file."""
+    if isinstance(candidate, LinearModel):
+        return candidate
+    if hasattr(candidate, "rows") and hasattr(candidate, "quad"):
+        return model_from_linear_model(candidate)
+    if hasattr(candidate, "_rows") and hasattr(candidate, "getVars"):
+        return model_from_shim(candidate)
+    return model_from_file(candidate)
 
 
 # -- the graph ----------------------------------------------------------------------------------
@@ -436,10 +465,10 @@ def load_references(data_root: str | os.PathLike) -> dict[str, tuple[str, dict]]
     return out
 
 
-def score_models(candidates: Mapping[str, LinearModel | str | os.PathLike | None],
+def score_models(candidates: Mapping[str, object],
                  references: Mapping[str, tuple[str, dict]], use_paper_flags: bool = True) -> OrgevalSummary:
-    """ORGEval for the items in ``candidates`` (id -> extracted model, a model file, or None when the
-    program produced none, which scores as not equivalent). Call it beside Pass@1 for benchmarks
+    """ORGEval for the items in ``candidates`` (id -> the model the program built, in any form
+    :func:`as_linear_model` takes, or None when it built none, which scores as not equivalent). Call it beside Pass@1 for benchmarks
     that ship formulations (Bench4Opt)."""
     summary = OrgevalSummary()
     classes: Counter = Counter()
@@ -454,8 +483,7 @@ def score_models(candidates: Mapping[str, LinearModel | str | os.PathLike | None
             item = {"id": item_id, "equivalent": verdict, "reason": "no model extracted", "reference_class": ref_class}
             summary.no_model += verdict is not None
         else:
-            model = cand if isinstance(cand, LinearModel) else model_from_file(cand)
-            v = equivalent(model, reference, flags if use_paper_flags else None)
+            v = equivalent(as_linear_model(cand), reference, flags if use_paper_flags else None)
             item = {"id": item_id, **v.as_dict()}
             verdict, ref_class = v.equivalent, v.reference_class
         classes[ref_class] += 1
@@ -480,7 +508,7 @@ def classify_references(references: Mapping[str, tuple[str, dict]]) -> dict:
 
 
 
-def add_to_report(report: dict, models: Mapping[str, LinearModel | str | os.PathLike | None],
+def add_to_report(report: dict, models: Mapping[str, object],
                   data_root: str | os.PathLike) -> dict:
     """The reporting hook: put ORGEval beside Pass@1 in an ``evaluate`` report. ``models`` maps each
     Bench4Opt item id of the report to the model its program built (as the harness extracted it),
