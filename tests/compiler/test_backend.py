@@ -138,18 +138,25 @@ def test_failing_pattern_leaves_region_eager_with_one_warning(monkeypatch):
     torch.testing.assert_close(out, two_norms(x, w))
 
 
-def test_graph_with_grad_mode_change_runs_unfused():
+def test_graph_with_no_grad_region_fuses_and_keeps_eager_gradients():
+    """The no_grad region's result carries no gradient (backend.detach_no_grad_regions); other
+    grad-mode changes still run unfused (tests/compiler/test_no_grad_regions.py)."""
     def f(x, w):
         with torch.no_grad():
             s = x.sum()
         return rms(x, w) * s
 
-    x, w = torch.randn(2, 8, requires_grad=True), torch.randn(8)
+    x, w = torch.randn(2, 8), torch.randn(8)
+    xs, xe = x.clone().requires_grad_(), x.clone().requires_grad_()
     with logs.capture() as reports:
-        out = torch.compile(f, backend="trex")(x, w)
+        out = torch.compile(f, backend="trex")(xs, w)
     (report,) = reports
-    assert report.matches == [] and any("grad mode" in fb for fb in report.fallbacks), report.format()
-    torch.testing.assert_close(out, f(x, w))
+    assert [m.pattern for m in report.matches] == ["rms_norm"] and report.fallbacks == [], report.format()
+    ref = f(xe, w)
+    torch.testing.assert_close(out, ref)
+    out.sum().backward()
+    ref.sum().backward()
+    torch.testing.assert_close(xs.grad, xe.grad)
 
 
 def test_near_miss_is_reported_with_reason():

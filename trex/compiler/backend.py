@@ -251,6 +251,61 @@ def run_patterns(gm: fx.GraphModule, pattern_names: tuple[str, ...], report: log
     gm.recompile()
 
 
+def _is_mutating(node: fx.Node) -> bool:
+    name = getattr(node.target, "__name__", str(node.target))
+    return ("out" in node.kwargs or (name.endswith("_") and not name.endswith("__"))
+            or node.op == "call_module")
+
+
+def detach_no_grad_regions(gm: fx.GraphModule) -> fx.GraphModule | None:
+    """A copy of Dynamo's graph ``gm`` with each ``torch.no_grad()`` region (``_set_grad_enabled(False)``
+    ... ``_set_grad_enabled(True)``) rewritten as the same ops on detached inputs, with grad mode left
+    alone, or None when ``gm`` has other global-state changes or a region that mutates (then the graph
+    is compiled unfused, trex.compiler.graph.graph_has_global_state_changes says why).
+
+    Why: re-tracing to ATen drops the grad-mode switch (graph.trace_to_aten), and transformers' models
+    compute their rotary tables under ``@torch.no_grad()``, so without this every such model graph
+    ran unfused (H200 run 7: DeepSeek-V4 fused nothing). The rewrite keeps eager's semantics for
+    functional regions: an op on inputs that do not require grad records no graph and returns a
+    tensor that does not require grad, as under no_grad; a region that writes in place (``x.add_()``,
+    ``out=``) could see a version-counter difference, so it is not rewritten."""
+    nodes = list(gm.graph.nodes)
+    switches = [n for n in nodes if n.op == "call_function" and n.target is torch._C._set_grad_enabled]
+    if not switches:
+        return None
+    if [n.args for n in switches] != [(False,), (True,)] * (len(switches) // 2) or len(switches) % 2:
+        return None
+    copy = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {}
+    out = copy.graph_copy(gm.graph, env)
+    copy.output(out)
+    position = {n: i for i, n in enumerate(nodes)}
+    for start, end in zip(switches[::2], switches[1::2]):
+        region = [n for n in nodes if position[start] < position[n] < position[end]]
+        inside = set(region)
+        if any(_is_mutating(n) for n in region):
+            return None
+        detached: dict[fx.Node, fx.Node] = {}
+        for node in region:
+            if node.op == "get_attr":
+                continue
+            for arg in node.all_input_nodes:
+                if arg in inside and arg.op != "get_attr":
+                    continue
+                if not isinstance(arg.meta.get("example_value"), torch.Tensor):
+                    continue
+                if arg not in detached:
+                    with copy.inserting_before(env[start]):
+                        detached[arg] = copy.call_method("detach", (env[arg],))
+                        detached[arg].meta = dict(arg.meta)
+                env[node].replace_input_with(env[arg], detached[arg])
+        copy.erase_node(env[start])
+        copy.erase_node(env[end])
+    result = fx.GraphModule(gm, copy)
+    result.meta.update(getattr(gm, "meta", {}))
+    return result
+
+
 def fuse_graph(gm: fx.GraphModule, example_inputs: list, opts: TrexOptions,
                report: logs.GraphReport) -> fx.GraphModule:
     """Steps 1-2 of the pipeline; returns the graph to hand to AOTAutograd (``gm`` itself when the
@@ -258,10 +313,12 @@ def fuse_graph(gm: fx.GraphModule, example_inputs: list, opts: TrexOptions,
     from torch._guards import TracingContext, detect_fake_mode
     from torch._subclasses.fake_tensor import FakeTensor
 
+    original = gm
+    gm = detach_no_grad_regions(gm) or gm
     reason = graph_has_global_state_changes(gm)
     if reason:
         report.fallbacks.append(reason)
-        return gm
+        return original
     try:
         fake_mode = detect_fake_mode(example_inputs)
         context = TracingContext.try_get()
@@ -283,7 +340,7 @@ def fuse_graph(gm: fx.GraphModule, example_inputs: list, opts: TrexOptions,
         warnings.warn(f"trex: graph {report.graph_id} could not be prepared for fusion ({reason}); it runs "
                       f"unfused", RuntimeWarning, stacklevel=2)
         report.fallbacks.append(f"graph preparation: {reason}")
-        return gm
+        return original
     try:
         run_patterns(aten_gm, opts.patterns, report)
         restore_unfused(aten_gm.graph)   # unfused regions compute exactly what eager computes
@@ -294,7 +351,7 @@ def fuse_graph(gm: fx.GraphModule, example_inputs: list, opts: TrexOptions,
                       RuntimeWarning, stacklevel=2)
         report.fallbacks.append(f"fusion: {reason}")
         report.matches.clear()
-        return gm
+        return original
     report.pre_grad_graph = aten_gm.print_readable(print_output=False)
     return aten_gm
 
