@@ -9,7 +9,8 @@ in its traced form exactly like the same code inside a model:
    Functionalisation turns in-place spellings (``q *= rsqrt(...)``, ``x[..., -r:] = ...``) into the
    functional chains patterns are written against.
 2. ``make_differentiable``: functionalisation emits ``aten.copy`` (no autograd formula); it is
-   replaced by its source where shapes and dtypes agree, else by ``copy_`` into a fresh buffer.
+   replaced by its source where shapes and dtypes agree, by a cast where only the dtype differs, else
+   by ``copy_`` into a fresh buffer.
 3. ``canonicalize`` (canonical.py) rewrites equivalent spellings to one form.
 """
 from __future__ import annotations
@@ -137,6 +138,11 @@ def make_differentiable(graph: fx.Graph) -> None:
         dv, sv = val(dst), val(src)
         if sv.dtype == dv.dtype and same_shape(sv.shape, dv.shape):
             node.replace_all_uses_with(src)
+        elif same_shape(sv.shape, dv.shape) and sv.device == dv.device:
+            # copying into a tensor of another dtype is a cast (the official RoPE's y.copy_(x), fp32 into
+            # the bf16 activations): same values, same gradient, and a form the patterns see through
+            node.replace_all_uses_with(insert_call(graph, aten._to_copy.default, (src,), {"dtype": dv.dtype},
+                                                   before=node))
         else:
             buf = insert_call(graph, aten.empty_like.default, (dst,), before=node)
             new = insert_call(graph, aten.copy_.default, (buf, src), before=node)

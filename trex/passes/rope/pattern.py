@@ -59,7 +59,9 @@ def rope_rotate_half_chain(x, cos_pairs, sin_pairs):
 
 def _replace(x, cos, sin, freqs_cis, *, inverse, rope_dim=None):
     if freqs_cis is not None:
-        table = torch.view_as_real(freqs_cis)
+        # resolve_conj: a conjugate the refinement did not fold into ``inverse`` (the official code's
+        # freqs_cis.conj().view(...): the view hides it) is materialised, giving the -sin table
+        table = torch.view_as_real(freqs_cis.resolve_conj())
         cos, sin = table[..., 0], table[..., 1]
     # int(): the head size is a compile-time constant of the kernel (specialises a symbolic head dim).
     return torch.ops.trex.rope(x, cos, sin, int(rope_dim if rope_dim is not None else x.shape[-1]), inverse)
