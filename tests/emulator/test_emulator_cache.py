@@ -81,7 +81,7 @@ def test_missing_source_file_is_one_line_exit_2(tmp_path):
 
 
 @pytest.mark.parametrize("sizes, message", [
-    ("D=abc", r"--sizes: D='abc' is not an integer"),
+    ("D=abc", r"--sizes: D=abc is not an integer"),
     ("D=0", r"--sizes: D=0 must be a positive integer"),
     ("rows=64", r"--sizes: unknown size 'rows'; this pattern's sizes are ROWS, D"),
 ])

@@ -34,7 +34,7 @@ def _parse_sizes(text: str | None, known: dict) -> dict:
         try:
             value = int(v)
         except ValueError:
-            raise _BadArgument(f"--sizes: {k}={v!r} is not an integer; give a positive integer") from None
+            raise _BadArgument(f"--sizes: {k}={v} is not an integer; give a positive integer") from None
         if value < 1:
             raise _BadArgument(f"--sizes: {k}={value} must be a positive integer")
         out[k] = value
