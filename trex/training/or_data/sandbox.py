@@ -47,7 +47,7 @@ import time
 import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -143,9 +143,12 @@ class ExecutionResult:
     enforced: list = field(default_factory=list)
     violations: list = field(default_factory=list)
     killed_after_run: int = 0
+    # the model the program built, as read back (trex.training.or_data.solver.LinearModel), for
+    # formulation metrics such as ORGEval; not part of to_dict()
+    model: object | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return asdict(replace(self, model=None))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -718,6 +721,7 @@ class Sandbox:
         except ModelFileError as exc:
             result.error = f"model file: {exc}"
             return result
+        result.model = model
         result.num_vars, result.num_constrs = model.num_vars, len(model.rows)
         result.num_int_vars, result.num_qnzs = model.num_int_vars, len(model.quad)
         try:
