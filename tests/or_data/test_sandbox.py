@@ -244,3 +244,16 @@ def test_zygote_that_bubblewrap_cannot_start_runs_without_it(monkeypatch):
         assert "mount_namespace" not in r.enforced and "network_namespace" not in r.enforced
     with pytest.warns(RuntimeWarning), pytest.raises(RuntimeError, match="--allow-weak-sandbox"):
         Sandbox(workers=1, require=sbx.KERNEL_LAYERS)
+
+
+def test_a_sandbox_dropped_without_close_ends_its_zygote_and_cgroup():
+    import gc
+
+    sb = Sandbox(workers=1)
+    assert sb.run(GOOD, SandboxLimits(**FAST)).ok
+    zygote = sb._zygotes[0]
+    proc, dirs = zygote.proc, list(zygote.cgroup.dirs)
+    del sb, zygote
+    gc.collect()
+    assert proc.poll() is not None
+    assert not any(os.path.exists(d) for d in dirs)

@@ -279,6 +279,7 @@ class _Cgroup:
 
     @staticmethod
     def _make(parent: str, name: str, probe: str) -> str | None:
+        _Cgroup._remove_stale(parent)
         path = os.path.join(parent, name)
         try:
             os.makedirs(path, exist_ok=True)
@@ -288,6 +289,21 @@ class _Cgroup:
             return path
         shutil.rmtree(path, ignore_errors=True)
         return None
+
+    @staticmethod
+    def _remove_stale(parent: str) -> None:
+        """rmdir the empty cgroups of sandboxes whose process is gone (killed with -9: no close())."""
+        try:
+            names = [n for n in os.listdir(parent) if n.startswith("trex-sbx-")]
+        except OSError:
+            return
+        for n in names:
+            owner = n.split("-")[2]
+            if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+                try:
+                    os.rmdir(os.path.join(parent, n))  # fails (and stays) while it holds a process
+                except OSError:
+                    pass
 
     def _write(self, directory: str | None, name: str, value) -> bool:
         if directory is None:
@@ -439,6 +455,8 @@ class _Zygote:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                          env=sandbox_runner.minimal_env(self.worker_dir), cwd=self.worker_dir,
                                          bufsize=0)
+        # a Sandbox dropped without close() (or at interpreter exit) still ends its zygote and cgroup
+        self._finalizer = weakref.finalize(self, _Zygote._end, self.proc, self.cgroup)
         try:
             hello = read_frame(self.proc.stdout.fileno(), time.monotonic() + 120)
         except (EOFError, TimeoutError, FrameError) as exc:
@@ -452,8 +470,14 @@ class _Zygote:
                             "private_tmp", "die_with_parent"]
         self._cgroup_baseline()
         self.keep = self.cgroup.procs()
-        self.memory_mb: int | None = None
         self.lock = threading.Lock()
+
+    @staticmethod
+    def _end(proc: subprocess.Popen, cgroup: "_Cgroup") -> None:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        cgroup.remove()
 
     def _cgroup_baseline(self) -> None:
         if self.cgroup.memory_dir is None:
@@ -503,10 +527,7 @@ class _Zygote:
         return reply
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        self.cgroup.remove()
+        self._finalizer()
 
     def close(self) -> None:
         if self.proc.poll() is None:
