@@ -58,7 +58,8 @@ def read_records(patterns: list[str], fmt: str = "auto") -> Iterator[dict]:
                         try:
                             yield json.loads(line)
                         except json.JSONDecodeError as e:
-                            raise ValueError(f"{path}:{lineno}: not valid JSON ({e})") from e
+                            raise ConfigError(f"data.paths: {path}:{lineno}: not valid JSON ({e}); fix the line or "
+                                              f"name the file with another suffix to read it as text") from None
         else:
             yield {"text": path.read_text(encoding="utf-8", errors="replace")}
 
@@ -238,7 +239,8 @@ class DataLoader:
 
     def load_state_dict(self, state: dict) -> None:
         if state["num_samples"] != len(self.dataset) or state["seed"] != self.seed:
-            raise ValueError(f"checkpoint data position is for {state['num_samples']} samples / seed "
-                             f"{state['seed']}, but this corpus has {len(self.dataset)} / seed {self.seed}; "
-                             f"resume with the same data.paths, data.seq_len and data.seed")
+            raise ConfigError(f"checkpoint data position is for {state['num_samples']} samples / seed "
+                              f"{state['seed']}, but this corpus has {len(self.dataset)} / seed {self.seed}; "
+                              f"resume with the same data.paths (the same files, unchanged), data.seq_len and "
+                              f"data.seed, or pass --checkpoint.resume false")
         self.consumed = state["consumed"]
