@@ -400,3 +400,21 @@ def test_no_child_ever_holds_a_nonce(sandbox, monkeypatch):
     r = run(sandbox, dump)
     assert r.ok and len(sent) >= 4, r
     assert not [n for n in sent if n in r.stdout], "a child saw a nonce"
+
+
+def test_an_installed_trex_in_site_packages_is_hidden(tmp_path, monkeypatch):
+    """A non-editable install puts the generators' reference builders into site-packages, which the
+    sandbox binds: the trex folder there is covered by an empty tmpfs."""
+    import trex.training.or_data.sandbox as sbx
+
+    site = tmp_path / "site-packages"
+    (site / "trex" / "training").mkdir(parents=True)
+    (site / "trex" / "training" / "families.py").write_text("REFERENCE = 1\n")
+    (site / "other.txt").write_text("visible\n")
+    os.chmod(tmp_path, 0o755)
+    real = sbx._site_dirs
+    monkeypatch.setattr(sbx, "_site_dirs", lambda: real() + [str(site)])
+    code = HOOK_ESCAPE + f"print('listing', sorted(os.listdir({str(site)!r})), os.listdir({str(site / 'trex')!r}))\n" + SOLVE
+    with Sandbox(workers=1) as sb:  # as the zygote's uid: pytest's tmp folders are 0700
+        r = run(sb, code, drop_privileges=False)
+    assert r.ok and "listing ['other.txt', 'trex'] []" in r.stdout, (r.stdout, r.error)

@@ -216,13 +216,17 @@ def bwrap_command(worker_dir: str, lib_dir: str) -> list[str] | None:
             cmd += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             cmd += ["--ro-bind", top, top]
-    cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
+            # the tmpfs mounts come before the interpreter's binds: a venv under /tmp stays visible
+            "--proc", "/proc", "--dev", "/dev", "--perms", "0755", "--tmpfs", "/tmp",
+            "--perms", "0755", "--tmpfs", "/dev/shm"]
     for root in _interpreter_roots():
         cmd += ["--ro-bind", root, root]
+    for site_dir in _site_dirs():  # an installed (non-editable) trex holds the reference builders: hide it
+        if os.path.isdir(os.path.join(site_dir, "trex")):
+            cmd += ["--tmpfs", os.path.join(site_dir, "trex")]
     cmd += ["--perms", "0755", "--dir", os.path.dirname(_SBX_LIB),  # the per-run uid traverses it
             "--ro-bind", lib_dir, _SBX_LIB, "--bind", worker_dir, _SBX_RUN,
-            "--proc", "/proc", "--dev", "/dev", "--perms", "0755", "--tmpfs", "/tmp",
-            "--perms", "0755", "--tmpfs", "/dev/shm",
             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--chdir", _SBX_RUN, "--clearenv"]
     for key, value in sandbox_runner.minimal_env(_SBX_RUN).items():
