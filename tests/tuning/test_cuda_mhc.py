@@ -55,7 +55,8 @@ def test_a_stored_per_stream_tuning_is_what_the_cuda_launcher_finds(store_path):
     s = Store(store_path)
     s.put({"op": "mhc_pre", "sizes": TINY, "dtype": "bf16", "target": "cuda", "program": p.name,
            "fingerprint": p.fingerprint(), "config": cfg, "time_s": 1e-5, "profile": "measured (test)",
-           "baseline": {"config": cfg, "time_s": 1e-5}, "gain": 0.0, "candidates": 1})
+           "baseline": {"config": cfg, "time_s": 1e-5}, "gain": 0.0, "candidates": 1,
+           "kernel_sha256": "the printed Triton kernel's hash"})
     s.save()
     # the sizes the launcher binds from the adapter's inputs (N from fn0's (2+N)*N rows)
     ins = harness.make_inputs(p, dict(TINY, ROWS=11), seed=0)

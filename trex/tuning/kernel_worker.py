@@ -12,6 +12,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+# buffers here are numpy arrays; the emulator's runner imports torch lazily for tensor arguments, which
+# would cost the worker seconds to import and to tear down: make that import fail fast (it is optional there)
+sys.modules["torch"] = None
 
 
 def _sha256(path: str) -> str:
