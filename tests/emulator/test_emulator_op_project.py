@@ -152,3 +152,11 @@ def test_compile_error_summary_keeps_only_the_first_error():
     text = summarize_compile_errors(log)
     assert text.splitlines()[0].startswith("k.cpp:3:5: the kernel uses `Foo`")
     assert "Bar" not in text.splitlines()[1] and "and 1 more error(s)" in text and len(text.splitlines()) < 8
+
+
+def test_a_tensor_passed_as_input_and_output_is_one_allocation(scale_add):
+    # CANN "ref" tensors: the same buffer behind two kernel arguments (in place: x = x * alpha + bias)
+    x, bias = torch.randn(3, 333), torch.randn(3, 333)
+    expected = x * 0.5 + bias
+    scale_add.run([x, bias], [x], {"alpha": 0.5})
+    torch.testing.assert_close(x, expected)

@@ -240,9 +240,16 @@ def tiling_struct_for(op: str, headers: Sequence[Path]) -> str | None:
 
 
 def prelude_for(headers: Sequence[Path], struct: str | None) -> str:
+    """Kernel prelude: the emulator headers, the op_host tiling headers, their structs at global scope too
+    (CANN's kernel build generates them there: kernels name `AddCustomTilingData` unqualified), and the
+    struct GET_TILING_DATA reads."""
+    from .signature import strip_comments, strip_disabled_blocks
     lines = ['#include "kernel_operator.h"']
     for h in headers:  # the digest puts the header's content into the compile cache key
         lines.append(f'#include "{h}"  // sha256 {hashlib.sha256(h.read_bytes()).hexdigest()[:16]}')
+        text = strip_disabled_blocks(strip_comments(h.read_text(errors="replace")))
+        if "namespace optiling" in text:
+            lines += [f"using optiling::{name};" for name in dict.fromkeys(_TILING_DEF.findall(text))]
     if struct:
         lines.append(f"using trex_emu_default_tiling_t = {struct};")
     return "\n".join(lines)

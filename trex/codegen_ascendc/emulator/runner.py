@@ -361,11 +361,15 @@ class KernelLibrary:
                 address, nbytes, owner = _buffer_address(param.name, value)
                 keep_alive.append(owner)
                 if address and nbytes is not None and options[5]:
-                    padded = device_allocation_bytes(nbytes)
-                    copy = (ctypes.c_char * padded)()
-                    ctypes.memmove(copy, address, nbytes)
-                    copies.append((address, copy, nbytes))
-                    address, nbytes = ctypes.addressof(copy), padded
+                    # One padded copy per distinct buffer: a tensor passed twice (an in-place op's input and
+                    # output, CANN's "ref" tensors) stays one allocation the two pointers alias, as on the NPU.
+                    shared = next((c for c in copies if c[0] == address and c[2] == nbytes), None)
+                    if shared is None:
+                        copy = (ctypes.c_char * device_allocation_bytes(nbytes))()
+                        ctypes.memmove(copy, address, nbytes)
+                        shared = (address, copy, nbytes)
+                        copies.append(shared)
+                    address, nbytes = ctypes.addressof(shared[1]), ctypes.sizeof(shared[1])
                 slot = ctypes.c_void_p(address)
                 if address and nbytes is not None:
                     regions.append((param.name, address, nbytes))

@@ -84,6 +84,12 @@ inline void DumpTensor(const Tensor& t, uint32_t desc, uint32_t count) {
   for (uint32_t i = 0; i < count; ++i) std::printf(" %g", static_cast<double>(static_cast<float>(t.GetValue(i))));
   std::printf("\n");
 }
+// Data cache maintenance: the emulator has no data cache between scalar accesses and GM, so these are
+// no-ops (kept for kernels that flush before GM reads by other cores).
+enum class CacheLine : uint8_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst : uint8_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+template <class T, CacheLine entire = CacheLine::SINGLE_CACHE_LINE, DcciDst dst = DcciDst::CACHELINE_ALL, class Tensor>
+inline void DataCacheCleanAndInvalid(const Tensor&) {}
 template <class T>
 inline constexpr T DivCeil(T a, T b) { return (a + b - 1) / b; }
 template <class T>

@@ -5,6 +5,8 @@
 #include "register/tilingdata_base.h"
 #include "trex_host/ge_types.h"
 
+namespace AscendC {}  // op_host code writes `using namespace AscendC;`
+
 namespace ops {
 enum Option { REQUIRED = 0, OPTIONAL = 1, DYNAMIC = 2, IGNORE = 3 };
 enum class ItemFindStatus { ITEM_FIND = 0, ITEM_NOEXIST = 1 };

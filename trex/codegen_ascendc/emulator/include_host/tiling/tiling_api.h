@@ -3,3 +3,6 @@
 #pragma once
 #include "register/op_def_registry.h"
 #include "tiling/platform/platform_ascendc.h"
+
+// op_host files write `using namespace AscendC;` for the adv APIs' tiling helpers (not emulated).
+namespace AscendC {}
