@@ -6,7 +6,9 @@ entry point, or registered in-process when trex.compiler is imported first).
 Pipeline for each graph Dynamo captures:
 
 1. Re-trace the Dynamo graph to a functional ATen graph *before autograd* (graph.trace_to_aten),
-   using the fake tensors (and symbolic sizes) Dynamo gave the backend.
+   using the fake tensors (and symbolic sizes) Dynamo gave the backend. A ``torch.no_grad()`` region
+   in it (transformers' rotary tables) is first rewritten as the same ops on detached inputs
+   (``detach_no_grad_regions``), since the re-trace would drop the grad-mode switch.
 2. Canonicalise spellings (canonical.py) and run the enabled patterns (pattern.py): matched chains
    become ``torch.ops.trex.*`` fused ops.
 3. Compile the rest of the graph (option ``rest``):
@@ -75,6 +77,7 @@ from .graph import (
     graph_has_global_state_changes,
     mark_requires_grad,
     remove_dead_code,
+    source_line,
     trace_to_aten,
 )
 from .pattern import Matcher, MatchFailure, anchor_candidates, build_replacement
@@ -245,7 +248,7 @@ def run_patterns(gm: fx.GraphModule, pattern_names: tuple[str, ...], report: log
         for anchor, failure in misses.items():
             if anchor not in matched and not getattr(anchor, "_erased", False) \
                     and failure.depth >= _NEAR_MISS_MIN_DEPTH:
-                report.near_misses.append(logs.NearMiss(pattern.name, anchor.name, failure.reason))
+                report.near_misses.append(logs.NearMiss(pattern.name, source_line(anchor), failure.reason))
     remove_dead_code(graph)
     graph.lint()
     gm.recompile()
@@ -306,6 +309,7 @@ def detach_no_grad_regions(gm: fx.GraphModule) -> fx.GraphModule | None:
     return result
 
 
+@logs.third_party_tracebacks_to_debug()   # a fallback is one warning line, torch's tracebacks go to debug
 def fuse_graph(gm: fx.GraphModule, example_inputs: list, opts: TrexOptions,
                report: logs.GraphReport) -> fx.GraphModule:
     """Steps 1-2 of the pipeline; returns the graph to hand to AOTAutograd (``gm`` itself when the
