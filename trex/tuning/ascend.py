@@ -34,6 +34,7 @@ from trex.cost_models.hardware import ascend_target
 from trex.compiler.kernel_ir import ROWS, Program
 
 from . import harness
+from .harness import Artifact
 
 
 @dataclass
@@ -53,19 +54,6 @@ class AscendCalibration:
         # the label names the file and its content: an entry timed under other constants never answers
         digest = hashlib.sha256(text.encode()).hexdigest()[:12]
         return cls(d.get("launch_s"), dict(d.get("scales", {})), f"calibrated: {path}, sha256 {digest}")
-
-
-@dataclass
-class Artifact:
-    """What a candidate hands to the verifier and the profiler: its kernel source, the hash of the
-    library built from it (sandbox.build) and its knob values."""
-    config: dict
-    source: str
-    kernel: str
-    sha256: str = ""
-
-    def for_verifier(self) -> dict:
-        return {"source": self.source, "config": self.config, "sha256": self.sha256}
 
 
 class AscendBackend:

@@ -24,7 +24,7 @@ import torch
 from trex.compiler.kernel_ir import ROWS, Program
 
 from . import harness
-from .ascend import Artifact
+from .harness import Artifact
 
 MAX_THREADS_PER_BLOCK = 1024
 

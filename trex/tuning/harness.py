@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from dataclasses import dataclass
 
 import sympy
 import torch
@@ -36,6 +37,19 @@ def kernel_spec(pattern: str):
     if spec is None:
         raise IRError(f"unknown pattern {pattern!r}; choose one of {sorted(registry.kernel_specs())}")
     return spec
+
+
+@dataclass
+class Artifact:
+    """What a candidate hands to the verifier and the profiler: its kernel source, the hash of the
+    library built from it (sandbox.build) and its knob values."""
+    config: dict
+    source: str
+    kernel: str
+    sha256: str = ""
+
+    def for_verifier(self) -> dict:
+        return {"source": self.source, "config": self.config, "sha256": self.sha256}
 
 
 # The programs build_program made, with (spec, layout, dtype): make_inputs and output_views give a
