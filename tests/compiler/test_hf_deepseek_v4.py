@@ -93,3 +93,35 @@ def test_every_site_fused_forward_and_backward(dtype, dynamic, layers):
     for name in grads:
         assert_close_to_reference(grads[name], eager_grads[name], ref_grads[name], name=f"d{name}",
                                   compute_dtype=dtype)
+
+
+def _half_split_rotate_half(x):
+    """Llama's rotate_half (halves, not interleaved pairs): other mathematics than V4's rotation."""
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def test_near_miss_lines_name_the_source_and_the_first_differing_op(monkeypatch):
+    """A half-split rotate_half patched into V4 must not fuse as interleaved RoPE, and each unfused site
+    is explained in one line: the closest pattern, the user's file:line, the first op that differs
+    (with its file:line), and no FX node names."""
+    import re
+
+    monkeypatch.setattr(modeling, "rotate_half", _half_split_rotate_half)
+    torch.manual_seed(0)
+    config = tiny_config(1)
+    model = transformers.DeepseekV4ForCausalLM(config)
+    ids = torch.randint(0, config.vocab_size, (2, 8))
+    torch._dynamo.reset()
+    with logs.capture() as reports, torch.no_grad():
+        out = torch.compile(model, backend="trex")(ids).logits
+    torch.testing.assert_close(out, model(ids).logits, rtol=1e-4, atol=1e-4)
+    (report,) = reports
+    assert report.match_counts()["rope"] == 0
+    lines = [line.strip() for line in report.format().splitlines() if line.strip().startswith("near-miss rope")]
+    assert len(lines) == 3 * config.num_hidden_layers, report.format()      # q, kv, inverse per layer
+    line_re = re.compile(r"near-miss rope at modeling_deepseek_v4\.py:\d+ \(called at modeling_deepseek_v4\.py:\d+\): "
+                         r".+ at modeling_deepseek_v4\.py:\d+")
+    for line in lines:
+        assert line_re.match(line), line
+        assert not re.search(r"\b[a-z_]+_\d+\b", line), f"an FX node name in {line!r}"

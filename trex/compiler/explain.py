@@ -125,6 +125,11 @@ def explain(fn: Any, inputs: tuple, *, options: dict, backward: bool, dynamic: b
     return 1 if any(r.fallbacks for r in reports) else 0
 
 
+def _bad_argument(message: str) -> None:
+    print(f"trex explain: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="trex explain", description=__doc__.split("\n\n")[0])
     parser.add_argument("target", nargs="?", help="FILE.py:FACTORY returning (model, example_inputs)")
@@ -150,11 +155,21 @@ def main(argv: list[str] | None = None) -> int:
     else:
         fn, inputs = _load_factory(args.target)()
         inputs = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
+    from .targets import known_targets
+
+    # bad names are one line and exit 2 here, not a Dynamo BackendCompilerFailed traceback later
+    if args.kernel_target not in known_targets():
+        _bad_argument(f"--target: unknown target {args.kernel_target!r}; valid: {', '.join(known_targets())}")
+    requested = [p.strip() for p in (args.patterns or "").split(",") if p.strip()]
+    unknown = [p for p in requested if p not in registry.patterns()]
+    if unknown:
+        _bad_argument(f"--patterns: unknown pattern(s) {', '.join(unknown)}; valid: "
+                     f"{', '.join(sorted(registry.patterns()))}")
     options: dict = {"target": args.kernel_target}
     if args.dump_dir:
         options["dump_dir"] = args.dump_dir
-    if args.patterns:
-        options["patterns"] = [p.strip() for p in args.patterns.split(",") if p.strip()]
+    if requested:
+        options["patterns"] = requested
     elif args.example in registry.patterns() and not registry.patterns()[args.example].enabled_by_default:
         # an opt-in pattern's own example runs with that pattern switched on
         options["patterns"] = [n for n, p in registry.patterns().items()

@@ -70,11 +70,30 @@ def fake_eval(target: Callable, args: tuple, kwargs: dict | None = None) -> Any:
 
 def insert_call(graph: fx.Graph, target: Callable, args: tuple, kwargs: dict | None = None,
                 *, before: fx.Node) -> fx.Node:
-    """Insert ``target(*args)`` before ``before``, with ``meta['val']`` filled in."""
+    """Insert ``target(*args)`` before ``before``, with ``meta['val']`` filled in (and ``before``'s
+    source location: a rewrite stands for the code that node came from)."""
     with graph.inserting_before(before):
         node = graph.call_function(target, args, kwargs or {})
     node.meta["val"] = fake_eval(target, args, kwargs)
+    if "stack_trace" in before.meta:
+        node.meta["stack_trace"] = before.meta["stack_trace"]
     return node
+
+
+def source_line(node: Any) -> str:
+    """``file.py:line (called at file.py:line)`` of the user code a graph node came from (its innermost
+    frame and the one that called it), else the node's name."""
+    trace = node.meta.get("stack_trace") if isinstance(node, fx.Node) else None
+    if not trace:
+        return getattr(node, "name", str(node))
+    import re
+
+    frames = re.findall(r'File "([^"]+)", line (\d+)', trace)
+    if not frames:
+        return node.name
+    where = [f"{path.rsplit('/', 1)[-1]}:{line}" for path, line in frames[-2:]]
+    # the caller too: a helper called at three sites (apply_rotary_pos_emb) is three places
+    return where[-1] if len(where) == 1 else f"{where[1]} (called at {where[0]})"
 
 
 def trace_to_aten(fn: Callable, args: list, *, fake_mode=None) -> fx.GraphModule:
@@ -85,13 +104,20 @@ def trace_to_aten(fn: Callable, args: list, *, fake_mode=None) -> fx.GraphModule
     from torch._dispatch.python import enable_python_dispatcher
     from torch.func import functionalize
 
-    if fake_mode is None:
-        gm = make_fx(functionalize(fn, remove="mutations"), decomposition_table=DECOMPOSITIONS,
-                     tracing_mode="fake")(*args)
-    else:
-        with fake_mode, enable_python_dispatcher():
+    from torch.fx import traceback as fx_traceback
+
+    if isinstance(fn, fx.GraphModule):
+        # run node by node, so each ATen node keeps the stack trace (the user's file:line) of the Dynamo
+        # node it came from: explanations point at source lines, not at FX node names
+        fn = fx.Interpreter(fn).run
+    with fx_traceback.preserve_node_meta():
+        if fake_mode is None:
             gm = make_fx(functionalize(fn, remove="mutations"), decomposition_table=DECOMPOSITIONS,
-                         tracing_mode="real")(*args)
+                         tracing_mode="fake")(*args)
+        else:
+            with fake_mode, enable_python_dispatcher():
+                gm = make_fx(functionalize(fn, remove="mutations"), decomposition_table=DECOMPOSITIONS,
+                             tracing_mode="real")(*args)
     make_differentiable(gm.graph)
     remove_dead_code(gm.graph)
     gm.recompile()

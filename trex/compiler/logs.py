@@ -28,8 +28,17 @@ counters: collections.defaultdict = collections.defaultdict(collections.Counter)
 CHANNELS = ("matches", "graphs")
 
 
+_warned_specs: set = set()
+
+
 def enabled(channel: str) -> bool:
-    spec = {c.strip() for c in os.environ.get("TREX_LOGS", "").split(",") if c.strip()}
+    raw = os.environ.get("TREX_LOGS", "")
+    spec = {c.strip() for c in raw.split(",") if c.strip()}
+    unknown = sorted(spec - set(CHANNELS) - {"all"})
+    if unknown and raw not in _warned_specs:
+        _warned_specs.add(raw)
+        log.warning(f"TREX_LOGS names unknown channel(s) {', '.join(unknown)}; valid: "
+                    f"{', '.join(CHANNELS + ('all',))} (comma-separated)")
     return channel in spec or "all" in spec
 
 
@@ -43,9 +52,9 @@ class MatchRecord:
 
 @dataclasses.dataclass
 class NearMiss:
-    pattern: str
-    anchor: str
-    reason: str
+    pattern: str      # the pattern that came closest
+    anchor: str       # where: the user's file:line of the chain's last op (graph.source_line)
+    reason: str       # the first operation that differs, with its own file:line
 
 
 @dataclasses.dataclass
@@ -74,13 +83,38 @@ class GraphReport:
             lines.append(f"    {m.pattern} at {m.anchor} -> {', '.join(m.replaced_by)} {m.scalars or ''}")
         if not self.matches:
             lines.append("  matched: nothing")
-        for nm in self.near_misses:
-            lines.append(f"  near-miss {nm.pattern} at {nm.anchor}: {nm.reason}")
+        for line in dict.fromkeys(f"  near-miss {nm.pattern} at {nm.anchor}: {nm.reason}" for nm in self.near_misses):
+            lines.append(line)   # once per chain: its weighted and weight-free anchors explain alike
         for fb in self.fallbacks:
             lines.append(f"  fell back to eager: {fb}")
         for path in self.dumped:
             lines.append(f"  wrote {path}")
         return "\n".join(lines)
+
+
+# torch loggers that print a traceback (log.exception) for an op that fails while trex prepares or
+# fuses a graph; trex catches the failure and warns in one line, so their records go to the debug log
+THIRD_PARTY_LOGGERS = ("torch._subclasses.fake_tensor", "torch.fx.experimental.proxy_tensor")
+
+
+class _ToDebug(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        log.debug("%s: %s", record.name, record.getMessage(), exc_info=record.exc_info)
+        return False
+
+
+@contextlib.contextmanager
+def third_party_tracebacks_to_debug():
+    """Inside the block, tracebacks torch logs on its own go to the ``trex`` logger at DEBUG level."""
+    to_debug = _ToDebug()
+    loggers = [logging.getLogger(name) for name in THIRD_PARTY_LOGGERS]
+    for logger in loggers:
+        logger.addFilter(to_debug)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(to_debug)
 
 
 _captures: list[list[GraphReport]] = []

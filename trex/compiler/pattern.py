@@ -43,7 +43,7 @@ import torch
 import torch.fx as fx
 
 from .canonical import canonicalize
-from .graph import ASIDE, aten, requires_grad, same_size, trace_to_aten, users, val
+from .graph import ASIDE, aten, requires_grad, same_size, source_line, trace_to_aten, users, val
 
 FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 _MAGIC_BASE = 0.0123456789
@@ -180,6 +180,13 @@ _DIM_ARGS = {
     aten.unbind.int: (1, False),
 }
 _LOSSLESS_UPCASTS = {(torch.bfloat16, torch.float32), (torch.float16, torch.float32)}
+
+
+def _op(n) -> str:
+    """An op as users write it: ``aten.select.int`` -> ``select``, ``operator.getitem`` -> ``getitem``."""
+    target = getattr(n, "target", n)
+    name = getattr(target, "__name__", None) if not hasattr(target, "_schema") else str(target)
+    return (name or str(target)).removeprefix("aten.").split(".")[0]
 
 
 def _is_cast(n) -> bool:
@@ -363,8 +370,8 @@ class Matcher:
                 continue
             for user in users(n):
                 if user not in self.covered:
-                    raise MatchFailure(f"intermediate {n.name} ({n.target}) is also used outside the chain "
-                                       f"(by {user.name}); fusing would compute it twice", self.depth)
+                    raise MatchFailure(f"intermediate {_op(n)} at {source_line(n)} is also used outside the chain "
+                                       f"(by {_op(user)} at {source_line(user)}); fusing would compute it twice", self.depth)
 
     def _snapshot(self):
         return (dict(self.m), dict(self.inputs), dict(self.scalars), list(self.neg), set(self.covered))
@@ -383,7 +390,7 @@ class Matcher:
             name = self.traced.input_names[list(self.traced.gm.graph.find_nodes(op="placeholder")).index(pn)]
             if name in self.inputs and self.inputs[name] is not g:
                 raise MatchFailure(f"input {name!r} would bind two different tensors "
-                                   f"({self.inputs[name].name}, {g.name})", self.depth)
+                                   f"(at {source_line(self.inputs[name])} and {source_line(g)})", self.depth)
             self.inputs[name] = g
             self.covered.update(casts)
             self.input_strips.setdefault(name, []).append(casts)
@@ -409,11 +416,12 @@ class Matcher:
             return
         if g.op != "call_function" or not _same_target(g.target, pn.target):
             found = g.target if g.op == "call_function" else g.op
-            raise MatchFailure(f"expected {pn.target} but found {found} ({g.name})", self.depth)
+            raise MatchFailure(f"expected {_op(pn)} but found {_op(g) if g.op == 'call_function' else found} at "
+                               f"{source_line(g)}", self.depth)
         self.depth += 1
         if pn.target in _VIEWS:
             if view_groups(pn) != view_groups(g):
-                raise MatchFailure(f"reshape {g.name} regroups dims differently from the chain", self.depth)
+                raise MatchFailure(f"the reshape at {source_line(g)} regroups dims differently from the chain", self.depth)
             self._node(pn.args[0], g.args[0])
         elif pn.target in _COMMUTATIVE and len(pn.args) == 2 and not pn.kwargs and not g.kwargs:
             snap = self._snapshot()
@@ -434,14 +442,14 @@ class Matcher:
 
     def _kwargs(self, pn, g) -> None:
         if set(pn.kwargs) != set(g.kwargs):
-            raise MatchFailure(f"{g.name}: keyword arguments {sorted(g.kwargs)} differ from the chain's "
+            raise MatchFailure(f"{_op(g)} at {source_line(g)}: keyword arguments {sorted(g.kwargs)} differ from the chain's "
                                f"{sorted(pn.kwargs)}", self.depth)
         for k in pn.kwargs:
             self._arg(pn, g, pn.kwargs[k], g.kwargs[k], None)
 
     def _args(self, pn, g, pargs, gargs) -> None:
         if len(pargs) != len(gargs):
-            raise MatchFailure(f"{g.name}: {len(gargs)} arguments, the chain has {len(pargs)}", self.depth)
+            raise MatchFailure(f"{_op(g)} at {source_line(g)}: {len(gargs)} arguments, the chain has {len(pargs)}", self.depth)
         for i, (pa, ga) in enumerate(zip(pargs, gargs)):
             self._arg(pn, g, pa, ga, i)
 
@@ -454,26 +462,26 @@ class Matcher:
             return
         if isinstance(pa, float) and -pa in self.traced.magic:
             if isinstance(ga, fx.Node) or ga is None:
-                raise MatchFailure(f"{g.name}: expected a constant bound, found {ga}", self.depth)
+                raise MatchFailure(f"{_op(g)} at {source_line(g)}: expected a constant bound, found {ga}", self.depth)
             self.neg.append((self.traced.magic[-pa], ga))
             return
         if pn.target in _DIM_ARGS and index == _DIM_ARGS[pn.target][0]:
             pa, ga = _norm_dims(pn, pa), _norm_dims(g, ga)
         if isinstance(pa, (list, tuple)):
             if not isinstance(ga, (list, tuple)) or len(pa) != len(ga):
-                raise MatchFailure(f"{g.name}: argument {ga!r} differs from the chain's {pa!r}", self.depth)
+                raise MatchFailure(f"{_op(g)} at {source_line(g)}: argument {ga!r} differs from the chain's {pa!r}", self.depth)
             for x, y in zip(pa, ga):
                 self._arg(pn, g, x, y, None)
             return
         if isinstance(ga, fx.Node):
-            raise MatchFailure(f"{g.name}: argument is a runtime value ({ga.name}), the chain has the "
+            raise MatchFailure(f"{_op(g)} at {source_line(g)}: argument is a runtime value, the chain has the "
                                f"constant {pa!r}", self.depth)
         if isinstance(pa, torch.SymInt) or isinstance(ga, torch.SymInt):
             if not same_size(pa, ga):
-                raise MatchFailure(f"{g.name}: size {ga} differs from {pa}", self.depth)
+                raise MatchFailure(f"{_op(g)} at {source_line(g)}: size {ga} differs from {pa}", self.depth)
             return
         if pa != ga:
-            raise MatchFailure(f"{g.name} ({g.target}): argument {ga!r} differs from the chain's {pa!r}",
+            raise MatchFailure(f"{_op(g)} at {source_line(g)}: argument {ga!r} differs from the chain's {pa!r}",
                                self.depth)
 
     def _capture(self, name: str, ga, g) -> None:
