@@ -68,3 +68,11 @@ def test_shift_on_float_is_a_compile_error():
            'extern "C" __global__ __aicore__ void k(GM_ADDR x) { LocalTensor<float> a; ShiftLeft(a, a, 1.0f, 8); }\n')
     with pytest.raises(EmulatorCompileError, match=r"ShiftLeft: element type not supported"):
         compile_kernel(src, extra_flags=("-O0",))
+
+
+def test_element_references_read_write_and_bounds(lib):
+    x = torch.arange(8, dtype=torch.float32)
+    y = torch.full((8,), float("nan"))
+    with pytest.raises(EmulatorError, match=r"LocalTensor::operator\(\): tensor accesses UB bytes \[32, 36\) outside"):
+        lib.launch("element_refs", 1, x, y, 8)
+    assert torch.equal(y, x * 2 + torch.arange(8))  # written before the out-of-bounds access

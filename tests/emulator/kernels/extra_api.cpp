@@ -59,3 +59,17 @@ extern "C" __global__ __aicore__ void broadcast2d(GM_ADDR v, GM_ADDR y, uint32_t
   PipeBarrier<PIPE_ALL>();
   DataCopy(yg, yl, rows * cols);
 }
+
+// operator() element access: y[i] = x[i] * 2 + l(i) through LocalTensor and GlobalTensor references.
+extern "C" __global__ __aicore__ void element_refs(GM_ADDR x, GM_ADDR y, uint32_t n) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, n * sizeof(float));
+  LocalTensor<float> l = buf.Get<float>();
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, n);
+  yg.SetGlobalBuffer((__gm__ float*)y, n);
+  for (uint32_t i = 0; i < n; ++i) l(i) = static_cast<float>(i);
+  for (uint32_t i = 0; i < n; ++i) yg(i) = xg(i) * 2.0f + l(i);
+  if (n > 0) (void)l(n);  // one past the end: raises
+}

@@ -374,8 +374,7 @@ CORPUS: list[Entry] = [
     Entry("s3-kiara/replication_pad2d", HOMEWORK, "Ascend_S3-main/10ReplicationPad2d/op_kernel/replication_pad2d.cpp",
           replication_pad_cases()),
     Entry("homework/softmax", HOMEWORK, "1_SoftMax/softmax/op_kernel/softmax_custom.cpp", softmax_cases()),
-    Entry("homework/scatter_elements", HOMEWORK, "2_ScatterElements/ScatterElements/op_kernel/scatter_elements.cpp",
-          scatter_elements_cases()),
+    # (2_ScatterElements is a verbatim copy of s3-linnlh/scatter_elements: counted once)
     Entry("homework/log_sum_exp", HOMEWORK, "3_LogSumExp/LogSumExp/op_kernel/log_sum_exp.cpp",
           logsumexp_cases(lambda nd: {"dim": [nd - 1], "keep_dim": False})),
     Entry("homework/layer_norm", HOMEWORK, "LayerNormCustomSample/FrameworkLaunch/LayerNormCustom/op_kernel/layer_norm_custom.cpp",

@@ -74,6 +74,13 @@ class GlobalTensor {
     trex_emu::RT().counters.scalar_ops += 1;
     return addr_[offset];
   }
+  // operator()(offset): a reference to one element (bounds-checked; recorded as a read for the race
+  // check, since whether it is then written is not known here).
+  T& operator()(uint64_t offset) const {
+    trex_emu::CheckGm("GlobalTensor::operator()", addr_ + offset, sizeof(T));
+    trex_emu::RT().counters.scalar_ops += 1;
+    return addr_[offset];
+  }
   void SetValue(uint64_t offset, const T& value) const {
     trex_emu::CheckGm("GlobalTensor::SetValue", addr_ + offset, sizeof(T), true);
     trex_emu::RT().counters.scalar_ops += 1;
@@ -118,6 +125,13 @@ class LocalTensor {
   }
   T GetValue(uint32_t index) const {
     trex_emu::CheckUbRange("LocalTensor::GetValue", "tensor", buf_, addr_ + index, addr_ + index + 1);
+    trex_emu::RT().counters.scalar_ops += 1;
+    trex_emu::EndInstr();
+    return addr_[index];
+  }
+  // operator()(index): a reference to one element, read or written by the scalar unit (bounds-checked).
+  T& operator()(uint32_t index) const {
+    trex_emu::CheckUbRange("LocalTensor::operator()", "tensor", buf_, addr_ + index, addr_ + index + 1);
     trex_emu::RT().counters.scalar_ops += 1;
     trex_emu::EndInstr();
     return addr_[index];
