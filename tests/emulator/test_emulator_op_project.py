@@ -160,3 +160,11 @@ def test_a_tensor_passed_as_input_and_output_is_one_allocation(scale_add):
     expected = x * 0.5 + bias
     scale_add.run([x, bias], [x], {"alpha": 0.5})
     torch.testing.assert_close(x, expected)
+
+
+def test_ascendc_assert_and_scalar_min_max(conventions):
+    y = torch.zeros(2, dtype=torch.int32)
+    conventions.launch("assert_minmax", 1, y, 7, -3)
+    assert y.tolist() == [-3, 7]
+    with pytest.raises(EmulatorError, match=r"ASSERT\(a != 99\) failed at .*cann_conventions.cpp"):
+        conventions.launch("assert_minmax", 1, y, 99, 0)

@@ -52,3 +52,11 @@ extern "C" __global__ __aicore__ void cast_half_int8(GM_ADDR x, GM_ADDR y, uint3
   AscendC::Cast(i8, h, static_cast<AscendC::RoundMode>(mode), n);
   AscendC::DataCopy(yg, i8, n);
 }
+
+// ascendc_assert (CANN 8.x) and the scalar min/max builtins: y[0] = min(a, b), y[1] = max(a, b).
+extern "C" __global__ __aicore__ void assert_minmax(GM_ADDR y, int32_t a, int32_t b) {
+  using namespace AscendC;
+  ascendc_assert(a != 99, "a must not be 99\n");
+  *reinterpret_cast<__gm__ int32_t*>(y) = min(a, b);
+  *(reinterpret_cast<__gm__ int32_t*>(y) + 1) = max(a, b);
+}

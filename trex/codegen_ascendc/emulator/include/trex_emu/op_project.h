@@ -65,6 +65,8 @@ inline void AssertCheck(bool ok, const char* cond, const char* file, int line) {
 }
 }  // namespace trex_emu
 #define ASSERT(cond, ...) ; ::trex_emu::AssertCheck(static_cast<bool>(cond), #cond, __FILE__, __LINE__)
+// ascendc_assert(cond[, fmt, args...]) (CANN 8.x): the same check; the message names the condition.
+#define ascendc_assert(cond, ...) ::trex_emu::AssertCheck(static_cast<bool>(cond), #cond, __FILE__, __LINE__)
 
 namespace AscendC {
 inline void InitSocState() {}
@@ -90,6 +92,11 @@ enum class CacheLine : uint8_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
 enum class DcciDst : uint8_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
 template <class T, CacheLine entire = CacheLine::SINGLE_CACHE_LINE, DcciDst dst = DcciDst::CACHELINE_ALL, class Tensor>
 inline void DataCacheCleanAndInvalid(const Tensor&) {}
+// Scalar min/max, which the CCE compiler provides as builtins to kernel code.
+template <class T>
+inline constexpr T min(T a, T b) { return b < a ? b : a; }
+template <class T>
+inline constexpr T max(T a, T b) { return a < b ? b : a; }
 template <class T>
 inline constexpr T DivCeil(T a, T b) { return (a + b - 1) / b; }
 template <class T>
