@@ -1,4 +1,6 @@
-"""Compile time of a stack of DeepSeek-V4-style blocks: trex vs default torch.compile (Inductor).
+"""Compile time of a stack of DeepSeek-V4-style blocks, or of transformers' tiny DeepseekV4ForCausalLM
+(``--model transformers-v4``): trex vs default torch.compile (Inductor) or ``aot_eager`` (the same
+Dynamo + AOTAutograd work without trex's matching and canonicalisation).
 
 For each backend: a fresh process-level Dynamo cache, then the first training step (forward +
 backward, where compilation happens) and the mean of a few further steps. The compile time reported
@@ -8,6 +10,7 @@ Result: bench/results/compile_time.json (written atomically) with
 the hardware, torch version and git commit.
 
     python bench/compile_time.py [--depth 2] [--dtype bf16] [--steps 3] [--out bench/results/compile_time.json]
+    python bench/compile_time.py --model transformers-v4 --backends trex,aot_eager --out ...
 """
 from __future__ import annotations
 
@@ -46,31 +49,59 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def _step(model, x, freqs):
-    model.zero_grad(set_to_none=True)
-    out = model(x, freqs)
-    out.float().square().mean().backward()
-
-
-def measure(backend: str, depth: int, dtype: torch.dtype, steps: int, batch: int, seq: int) -> dict:
-    from trex.compiler import logs
+def _blocks(depth: int, dtype: torch.dtype, batch: int, seq: int):
     from trex.compiler.examples import Config, Stack, make_streams, rope_table
 
-    torch._dynamo.reset()
-    torch.manual_seed(0)
     cfg = Config()
     model = Stack(depth, cfg, dtype)
     x = make_streams(batch, seq, cfg, dtype).requires_grad_()
     freqs = rope_table(seq, cfg.rope_dim)
+
+    def step(compiled):
+        compiled.zero_grad(set_to_none=True)
+        compiled(x, freqs).float().square().mean().backward()
+    return model, step
+
+
+def _transformers_v4(depth: int, dtype: torch.dtype, batch: int, seq: int):
+    """The tiny config of tests/compiler/test_hf_deepseek_v4.py (sliding-attention layers)."""
+    import transformers
+
+    config = transformers.DeepseekV4Config(
+        vocab_size=64, hidden_size=32, intermediate_size=24, moe_intermediate_size=24, num_hidden_layers=depth,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=16, qk_rope_head_dim=8, q_lora_rank=16,
+        o_lora_rank=8, o_groups=2, num_local_experts=2, num_experts_per_tok=1, hc_mult=4, hc_sinkhorn_iters=3,
+        layer_types=["sliding_attention"] * depth, mlp_layer_types=["moe"] * depth, sliding_window=16,
+        max_position_embeddings=max(64, seq), swiglu_limit=7.0)
+    config._attn_implementation = "eager"
+    model = transformers.DeepseekV4ForCausalLM(config).to(dtype)
+    ids = torch.randint(0, config.vocab_size, (batch, seq))
+
+    def step(compiled):
+        compiled.zero_grad(set_to_none=True)
+        compiled(ids, labels=ids).loss.backward()
+    return model, step
+
+
+MODELS = {"blocks": _blocks, "transformers-v4": _transformers_v4}
+
+
+def measure(backend: str, model_name: str, depth: int, dtype: torch.dtype, steps: int, batch: int,
+            seq: int) -> dict:
+    from trex.compiler import logs
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model, step = MODELS[model_name](depth, dtype, batch, seq)
     compiled = torch.compile(model, backend=backend)
     with logs.capture() as reports:
         start = time.perf_counter()
-        _step(compiled, x, freqs)
+        step(compiled)
         first = time.perf_counter() - start
     times = []
     for _ in range(steps):
         start = time.perf_counter()
-        _step(compiled, x, freqs)
+        step(compiled)
         times.append(time.perf_counter() - start)
     steady = sum(times) / len(times)
     result = {"first_step_s": round(first, 3), "steady_step_s": round(steady, 4),
@@ -83,7 +114,8 @@ def measure(backend: str, depth: int, dtype: torch.dtype, steps: int, batch: int
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--depth", type=int, default=2, help="number of blocks")
+    parser.add_argument("--model", choices=sorted(MODELS), default="blocks")
+    parser.add_argument("--depth", type=int, default=2, help="number of blocks (decoder layers)")
     parser.add_argument("--dtype", choices=sorted(_DTYPES), default="bf16")
     parser.add_argument("--steps", type=int, default=3, help="steady-state steps averaged")
     parser.add_argument("--batch", type=int, default=2)
@@ -104,12 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
         print(f"compiling {args.depth} blocks with backend={backend} ...", file=sys.stderr, flush=True)
-        results[backend] = measure(backend, args.depth, dtype, args.steps, args.batch, args.seq)
+        results[backend] = measure(backend, args.model, args.depth, dtype, args.steps, args.batch, args.seq)
         print(f"  {backend}: {results[backend]}", file=sys.stderr, flush=True)
     record = {
         "benchmark": "compile_time",
-        "model": f"{args.depth} DeepSeek-V4-style blocks (trex/compiler/examples.py Stack), "
-                 f"batch {args.batch}, seq {args.seq}, {args.dtype}, training step (fwd+bwd)",
+        "model": (f"{args.depth} DeepSeek-V4-style blocks (trex/compiler/examples.py Stack)"
+                  if args.model == "blocks" else f"transformers' DeepseekV4ForCausalLM, tiny, {args.depth} layers")
+                 + f", batch {args.batch}, seq {args.seq}, {args.dtype}, training step (fwd+bwd)",
         "results": results,
         "inductor_caches": "warm (existing on-disk caches)" if args.warm_cache else "cold (fresh cache dir)",
         "hardware": {"cpu": _cpu_name(), "logical_cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import logging
 from typing import Any, Callable
 
 import torch
@@ -502,6 +503,115 @@ def _call_with_known_kwargs(fn: Callable, kwargs: dict) -> Any:
     return fn(**{k: v for k, v in kwargs.items() if k in params})
 
 
+# ops a confirmation follows outside the matched region (table plumbing: repeat_interleave's expand,
+# views, negation, conjugation), so the region and the replacement see the same values
+_FOLLOWED = _VIEWS | {aten.expand.default, aten.clone.default, aten.neg.default, aten._conj.default,
+                      aten.slice.Tensor, aten.select.int, _CAST}
+_CONFIRMED: dict = {}
+_CONFIRM_MAX_NUMEL = 1 << 22
+
+
+def _as_fp64(x):
+    if isinstance(x, torch.Tensor):
+        return x.to(torch.complex128 if x.is_complex() else torch.float64) if x.is_floating_point() or \
+            x.is_complex() else x
+    return x
+
+
+def _concrete(x):
+    return _hint(x) if isinstance(x, torch.SymInt) else float(x.node.hint) if isinstance(x, torch.SymFloat) else x
+
+
+def _region_signature(match: Match, region: list) -> tuple:
+    index = {n: i for i, n in enumerate(region)}
+    ins = {n: k for k, n in match.inputs.items()}
+
+    def ref(a):
+        return ("r", index[a]) if a in index else ("i", ins.get(a, "?"), tuple(_hint(s) for s in val(a).shape)
+                                                    if isinstance(val(a), torch.Tensor) else None)
+    return (match.pattern.name, tuple(sorted(match.scalars.items())), tuple(sorted(map(str, match.consts.items()))),
+            tuple((str(n.target), str(fx.node.map_arg((n.args, n.kwargs), ref))) for n in region))
+
+
+def confirm_semantics(match: Match) -> str | None:
+    """The matched region evaluated in fp64 on random inputs of its sizes against the replacement (the
+    fused op's fp64 reference): a region that computes other mathematics than the pattern's function
+    (eps outside the root, another reduction, another rotation...) is refused whatever its structure.
+    Casts evaluate as fp64 identities (the rounding is the numerics rule's business, not a difference in
+    the function). Cached per region structure, sizes and scalars; a region that cannot be evaluated
+    here (unbacked sizes, non-float values, too large) keeps the structural verdict."""
+    order = {n: i for i, n in enumerate(match.graph.nodes)}
+    region = sorted(set(match.nodes) | set(match.outputs), key=order.__getitem__)
+    try:
+        key = _region_signature(match, region)
+    except Exception:  # noqa: BLE001 - e.g. a size without a hint: structure only
+        logging.getLogger("trex").debug(f"{match.pattern.name}: region without concrete sizes, not confirmed")
+        return None
+    if key in _CONFIRMED:
+        return _CONFIRMED[key]
+    generator = torch.Generator().manual_seed(0)
+    values: dict = {}
+    members = set(region)
+
+    def leaf(node):
+        v = val(node)
+        if not isinstance(v, torch.Tensor) or not (v.is_floating_point() or v.is_complex()):
+            raise TypeError("non-float leaf")
+        shape = [_hint(s) for s in v.shape]
+        if min(shape, default=1) < 0 or torch.Size(shape).numel() > _CONFIRM_MAX_NUMEL:
+            raise ValueError("size")
+        if v.is_complex():
+            return torch.complex(torch.randn(shape, generator=generator, dtype=torch.float64),
+                                 torch.randn(shape, generator=generator, dtype=torch.float64))
+        return torch.randn(shape, generator=generator, dtype=torch.float64)
+
+    def value(node):
+        if not isinstance(node, fx.Node):
+            return _concrete(node)
+        if node in values:
+            return values[node]
+        # an input computed by table plumbing (rope's halved tables) is followed too, so the region and the
+        # replacement read the same values
+        if node.op != "call_function" or (node not in members and node.target not in _FOLLOWED):
+            result = leaf(node)
+        else:
+            args = fx.node.map_aggregate(node.args, lambda a: value(a) if isinstance(a, fx.Node) else _concrete(a))
+            kwargs = {k: v for k, v in node.kwargs.items() if k != "dtype"} if node.target in (
+                _CAST, aten.sum.dim_IntList, aten.mean.dim, aten.sum.default, aten.mean.default) else node.kwargs
+            kwargs = fx.node.map_aggregate(kwargs, lambda a: value(a) if isinstance(a, fx.Node) else _concrete(a))
+            result = _as_fp64(args[0]) if node.target == _CAST else _as_fp64(node.target(*args, **kwargs))
+        values[node] = result
+        return result
+
+    try:
+        region_out = [value(o) for o in match.outputs]
+        params = [p for p in inspect.signature(match.pattern.replacement).parameters.values()
+                  if p.kind != p.KEYWORD_ONLY]
+        kwargs = {p.name: (value(match.inputs[p.name]) if match.inputs.get(p.name) is not None else None)
+                  for p in params}
+        kwargs.update(match.scalars)
+        kwargs.update(match.consts)
+        kwargs["out_dtype"] = torch.float64
+        kwargs["out_dtypes"] = (torch.float64,) * len(match.outputs)
+        fused = _call_with_known_kwargs(match.pattern.replacement, kwargs)
+        fused = list(fused) if isinstance(fused, (list, tuple)) else [fused]
+    except Exception as e:  # noqa: BLE001 - not evaluable here: the structural verdict stands
+        logging.getLogger("trex").debug(f"{match.pattern.name}: not confirmed in fp64 ({type(e).__name__}: {e}); "
+                                        f"the structural match stands")
+        _CONFIRMED[key] = None
+        return None
+    verdict = None
+    for i, (a, b) in enumerate(zip(region_out, fused)):
+        b = _as_fp64(b)
+        if a.shape != b.shape or not torch.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True):
+            diff = (a - b).abs().max().item() if a.shape == b.shape else f"shape {tuple(a.shape)} vs {tuple(b.shape)}"
+            verdict = (f"the region computes other values than {match.pattern.name}'s op (output {i}, fp64 on "
+                       f"random inputs: max difference {diff})")
+            break
+    _CONFIRMED[key] = verdict
+    return verdict
+
+
 def build_replacement(match: Match) -> list[fx.Node]:
     """Trace the pattern's replacement on the matched values and splice it into the graph; returns the
     new nodes that take over ``match.outputs``. Raises on any inconsistency (caller falls back)."""
@@ -511,6 +621,9 @@ def build_replacement(match: Match) -> list[fx.Node]:
 
     pattern = match.pattern
     graph = match.graph
+    differs = confirm_semantics(match)
+    if differs:
+        raise MatchFailure(differs, depth=10 ** 6)
     params = [p for p in inspect.signature(pattern.replacement).parameters.values()
               if p.kind != p.KEYWORD_ONLY]
     tensor_names = [p.name for p in params if match.inputs.get(p.name) is not None]
