@@ -74,8 +74,7 @@ ROWS: dict[str, tuple[list[str], dict, list[str], str | None]] = {
 
 # rows of other owners whose fix had not landed when this table was last checked (git log): xfail,
 # not strict, so each starts counting as soon as it passes; remove a row from here once it does
-NOT_LANDED = {"explain --patterns nosuch", "explain --target nosuch", "unwritable explain --dump-dir",
-              "TREX_LOGS typo"}
+NOT_LANDED = {"unwritable explain --dump-dir", "TREX_LOGS typo"}
 
 
 def _emulator_main(argv):
