@@ -77,7 +77,20 @@ CHEATS = [
      r"mean signed error|error common to a row"),
     ("wrong_at_one_row_count", _at_process_start("if (tl_.rows == 11) return;"), r"ROWS=11 .*non-finite"),
 ]
-HONEST = [("debug_printf", _sub(RSTD, RSTD + '\n        std::printf("debug: rstd %f\\n", (double)s3);'))]
+def _seed0_first_bits() -> int:
+    """The bits of x[0, 0] in the old profiler's fixed seed-0 inputs."""
+    from trex.tuning import harness
+    b = AscendBackend("ascend910b", "rms_norm", "bf16", SHAPE)
+    x = harness.make_inputs(b.program, SHAPE, 0)["x"]
+    return int(x.reshape(-1)[:1].view(__import__("torch").int16).item()) & 0xFFFF
+
+
+# (name, transform): kernels that are right on every input they are ever given
+HONEST = [("debug_printf", _sub(RSTD, RSTD + '\n        std::printf("debug: rstd %f\\n", (double)s3);')),
+          # does nothing when its input is the old profiler's seed-0 data: no evaluation draws it any more,
+          # and every profiled launch is judged, so it gains nothing
+          ("recognises_seed_0_inputs", lambda src: _at_process_start(
+              f"if (*reinterpret_cast<const uint16_t*>(xGm_.GetPhyAddr()) == {_seed0_first_bits()}u) return;")(src))]
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +115,13 @@ def test_every_cheat_is_rejected_with_its_reason_in_the_tree(planted_tree, name,
 def test_an_honest_variant_with_a_debug_printf_is_not_rejected(planted_tree):
     _, nodes = planted_tree
     assert nodes["debug_printf"].status != "rejected", nodes["debug_printf"].reason
+
+
+def test_a_kernel_that_recognises_the_profilers_inputs_gains_nothing(planted_tree):
+    res, nodes = planted_tree
+    node, honest = nodes["recognises_seed_0_inputs"], nodes["debug_printf"]
+    assert node.status == "rolled_back" and node.time_s >= honest.time_s, (node.status, node.reason)
+    assert res.config != CONFIG or res.time_s >= honest.time_s
 
 
 def test_the_result_records_the_printers_kernel_not_a_variant(planted_tree):
