@@ -103,7 +103,18 @@ def swiglu_exp_form_unrouted(g, u, r):
     return (gf / (1 + torch.exp(-gf)) * u.float().clamp(-L, L)).to(g.dtype)
 
 
-SWIGLU_SPELLINGS = [(swiglu_reference_style, True), (swiglu_sigmoid_clamp_max, True),
+def swiglu_transformers_v4_mlp(g, u, r):
+    # transformers' DeepseekV4MLP: no explicit fp32 casts, clamp(min=, max=) keywords
+    return F.silu(g.clamp(max=L)) * u.clamp(min=-L, max=L)
+
+
+def swiglu_transformers_v4_experts_chunk(g, u, r):
+    # transformers' DeepseekV4Experts._apply_gate on the packed gate_up projection
+    gate, up = torch.cat([g, u], dim=-1).chunk(2, dim=-1)
+    return (F.silu(gate.float().clamp(max=L)) * up.float().clamp(min=-L, max=L)).to(g.dtype)
+
+
+SWIGLU_SPELLINGS = [(swiglu_transformers_v4_mlp, False), (swiglu_transformers_v4_experts_chunk, False), (swiglu_reference_style, True), (swiglu_sigmoid_clamp_max, True),
                     (swiglu_clamp_min_max_late_route, True), (swiglu_exp_form_unrouted, False)]
 
 
@@ -138,8 +149,32 @@ def rope_real_negated_sin(x, freqs, cos, sin):
     return torch.cat([x[..., :-RD], rot], -1)
 
 
+def rope_transformers_v4_rotate_half(x, freqs, cos, sin):
+    # transformers' DeepSeek-V4 apply_rotary_pos_emb: repeat_interleave'd tables, interleaved rotate_half
+    c, s = cos.repeat_interleave(2, dim=-1), sin.repeat_interleave(2, dim=-1)
+    nope, rope = x[..., :-RD], x[..., -RD:]
+    x1, x2 = rope[..., 0::2], rope[..., 1::2]
+    rotated = torch.stack((-x2, x1), dim=-1).flatten(-2)
+    return torch.cat([nope, ((rope.float() * c) + (rotated.float() * s)).to(x.dtype)], dim=-1)
+
+
+def rope_transformers_v4_rotate_half_inverse(x, freqs, cos, sin):
+    return rope_transformers_v4_rotate_half(x, freqs, cos, -sin)
+
+
+def rope_official_inplace_conj_view(x, freqs, cos, sin):
+    # the official apply_rotary_emb: complex, the inverse through freqs.conj().view(...), written back in place
+    y = x.clone()
+    part = y[..., -RD:]
+    xc = torch.view_as_complex(part.float().unflatten(-1, (-1, 2)))
+    f = freqs.conj().view(1, xc.size(1), 1, xc.size(-1))
+    part.copy_(torch.view_as_real(xc * f).flatten(-2))
+    return y
+
+
 # (fn, inverse, partial)
-ROPE_SPELLINGS = [(rope_complex_full, False, False), (rope_complex_partial_inverse_cat, True, True),
+ROPE_SPELLINGS = [(rope_transformers_v4_rotate_half, False, True), (rope_transformers_v4_rotate_half_inverse, True, True),
+                  (rope_official_inplace_conj_view, True, True), (rope_complex_full, False, False), (rope_complex_partial_inverse_cat, True, True),
                   (rope_real_partial_inplace, False, True), (rope_real_negated_sin, True, True)]
 
 
