@@ -410,14 +410,17 @@ CORPUS: list[Entry] = [
     Entry("jeff/sinh_segmentation", JEFF, "SinhCustomSample/FrameworkLaunch/SinhCustomSegmentation/op_kernel/sinh_custom.cpp",
           ew(torch.sinh, 1, dtypes=(F16,), tol_scale=4)),
     # --- Huawei's asc-devkit examples (ACL-based op projects)
-    Entry("devkit/add_custom", DEVKIT, ACL + "custom_op/op_kernel/add_custom/add_custom_kernel.cpp", ew(torch.add, 2)),
+    # the asc-devkit samples compile their tile length in (STATIC_TILE_LENGTH = 128, 8 tiles x 2 buffers per
+    # block) and assert the runtime one matches: 8 blocks x 2048 elements is the shape they are written for
+    Entry("devkit/add_custom", DEVKIT, ACL + "custom_op/op_kernel/add_custom/add_custom_kernel.cpp",
+          ew(torch.add, 2, shapes=((8, 2048),))),
     Entry("devkit/add_custom_template", DEVKIT, ACL + "custom_op/op_kernel/add_custom_template/add_custom_template.cpp",
           ew(torch.add, 2), style="template"),
     Entry("devkit/add_custom_tiling_sink", DEVKIT,
           ACL + "custom_op/op_kernel/add_custom_tiling_sink/add_custom_tiling_sink_kernel.cpp", ew(torch.add, 2)),
     Entry("devkit/leaky_relu_custom", DEVKIT, ACL + "custom_op/op_kernel/leaky_relu_custom/leaky_relu_custom_kernel.cpp",
-          ew(lambda x: torch.nn.functional.leaky_relu(x, 0.01), 1, dtypes=(F32,), attrs=None)),
+          ew(lambda x: torch.nn.functional.leaky_relu(x, 0.0), 1, dtypes=(F32,), shapes=((8, 2048),))),  # OpDef default slope
     Entry("devkit/leaky_relu_package", DEVKIT,
           ACL + "parallel_ops_package/leaky_relu_custom/op_kernel/leaky_relu_custom/leaky_relu_custom_kernel.cpp",
-          ew(lambda x: torch.nn.functional.leaky_relu(x, 0.0), 1, dtypes=(F32,))),
+          ew(lambda x: torch.nn.functional.leaky_relu(x, 0.0), 1, dtypes=(F32,), shapes=((8, 2048),))),
 ]
