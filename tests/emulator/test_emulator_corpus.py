@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from trex.codegen_ascendc.emulator import corpus
+from trex.codegen_ascendc.emulator import corpus_manifest
 from trex.codegen_ascendc.emulator.corpus_manifest import CORPUS
 from trex.codegen_ascendc.emulator.runner import compiler_available
 
@@ -22,7 +23,7 @@ def test_manifest_names_public_sources_with_commits():
 
 
 def test_missing_root_is_one_line_exit_2(tmp_path, capsys):
-    assert corpus.main(["--root", str(tmp_path / "nope")]) == 2
+    assert corpus_manifest.main(["--root", str(tmp_path / "nope")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
 
 

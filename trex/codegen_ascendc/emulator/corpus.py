@@ -1,10 +1,11 @@
 """Measure the emulator on public AscendC kernels written by others, compiled and run unchanged.
 
-    python -m trex.codegen_ascendc.emulator.corpus --root DIR [--only ID ...] [--json OUT.json] [--markdown]
+    python -m trex.codegen_ascendc.emulator.corpus_manifest --root DIR [--only ID ...] [--json OUT.json] [--markdown]
 
 DIR holds the source repositories, one directory per entry of `SOURCES` named `<owner>+<name>`
 (e.g. `git clone https://github.com/<owner>/<name> DIR/<owner>+<name> && git -C ... checkout <commit>`).
-Third-party code is never committed to trex; only this manifest is.
+Third-party code is never committed to trex; only the manifest (corpus_manifest.py, which imports
+this harness and is the command) is.
 
 Each entry of `CORPUS` names a kernel (`op_kernel/<op>.cpp` of an op project, whose `op_host/` tiling
 code runs as well: emulator/op_project.py) and the cases it runs: input tensors, poisoned outputs
@@ -16,11 +17,8 @@ dtypes and shapes so that several block counts and tiling keys run. The table sa
 """
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import re
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,41 +195,3 @@ def markdown(results: list[Result]) -> str:
         bk = f"{sorted(set(r.blocks))} / {sorted(set(r.keys))}" if r.blocks else ""
         lines.append(f"| {r.id} | {repo}@{commit[:7]} `{r.path}` | {r.result} | {bk} | {r.detail.replace('|', '/')} |")
     return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    from .corpus_manifest import CORPUS
-    ap = argparse.ArgumentParser(prog="python -m trex.codegen_ascendc.emulator.corpus", description=__doc__.splitlines()[0])
-    ap.add_argument("--root", required=True, help="directory with the source repositories (<owner>+<name>/)")
-    ap.add_argument("--only", nargs="*", help="entry ids to run")
-    ap.add_argument("--json", help="write the results here")
-    ap.add_argument("--cores", type=int, default=8, help="AIV cores the host tiling functions see (default 8)")
-    a = ap.parse_args(argv)
-    root = Path(a.root)
-    if not root.is_dir():
-        print(f"corpus: --root {a.root!r} is not a directory; clone the SOURCES repositories there", file=sys.stderr)
-        return 2
-    entries = [e for e in CORPUS if not a.only or e.id in a.only]
-    if a.only and len(entries) != len(set(a.only)):
-        print(f"corpus: unknown ids {sorted(set(a.only) - {e.id for e in CORPUS})}", file=sys.stderr)
-        return 2
-    missing = sorted({e.source for e in entries if not (root / e.source).is_dir()})
-    if missing:
-        print(f"corpus: {root} lacks {', '.join(missing)}; clone them (see SOURCES)", file=sys.stderr)
-        return 2
-    results = []
-    for e in entries:
-        r = run_entry(root, e, a.cores)
-        results.append(r)
-        print(f"{r.id:28s} {r.result:10s} {r.seconds:5.1f}s {r.detail[:150]}", flush=True)
-    counted = [r for r in results if r.result != "excluded"]
-    passed = sum(r.result == "pass" for r in counted)
-    print(f"\n{passed} of {len(counted)} kernels pass ({len(results) - len(counted)} excluded)")
-    print(markdown(results))
-    if a.json:
-        Path(a.json).write_text(json.dumps([r.__dict__ for r in results], indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

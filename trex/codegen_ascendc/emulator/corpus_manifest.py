@@ -1,10 +1,21 @@
 """The corpus: public AscendC op-project kernels (see corpus.py for how they run). Paths are inside
-the repositories of corpus.SOURCES at the commits listed there; nothing of them is committed here."""
+the repositories of corpus.SOURCES at the commits listed there; nothing of them is committed here.
+
+    python -m trex.codegen_ascendc.emulator.corpus_manifest --root DIR [--only ID ...] [--json OUT.json]
+
+runs every entry (the command lives here, not in corpus.py, so that the harness never imports its
+manifest: the import graph stays a tree)."""
 from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
 
 import torch
 
-from .corpus import Case, Entry, TOL, _gen, elementwise, poison
+from . import corpus
+from .corpus import TOL, Case, Entry, _gen, elementwise, markdown, poison, run_entry
 
 F16, F32, I32 = torch.float16, torch.float32, torch.int32
 HOMEWORK, S3, CONTEST = "KiaraStark+ascendc-homework", "linnlh+ascendc-competition-s3", "hansheng1001+AscendCContest"
@@ -424,3 +435,40 @@ CORPUS: list[Entry] = [
           ACL + "parallel_ops_package/leaky_relu_custom/op_kernel/leaky_relu_custom/leaky_relu_custom_kernel.cpp",
           ew(lambda x: torch.nn.functional.leaky_relu(x, 0.0), 1, dtypes=(F32,), shapes=((8, 2048),))),
 ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m trex.codegen_ascendc.emulator.corpus_manifest", description=corpus.__doc__.splitlines()[0])
+    ap.add_argument("--root", required=True, help="directory with the source repositories (<owner>+<name>/)")
+    ap.add_argument("--only", nargs="*", help="entry ids to run")
+    ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--cores", type=int, default=8, help="AIV cores the host tiling functions see (default 8)")
+    a = ap.parse_args(argv)
+    root = Path(a.root)
+    if not root.is_dir():
+        print(f"corpus: --root {a.root!r} is not a directory; clone the SOURCES repositories there", file=sys.stderr)
+        return 2
+    entries = [e for e in CORPUS if not a.only or e.id in a.only]
+    if a.only and len(entries) != len(set(a.only)):
+        print(f"corpus: unknown ids {sorted(set(a.only) - {e.id for e in CORPUS})}", file=sys.stderr)
+        return 2
+    missing = sorted({e.source for e in entries if not (root / e.source).is_dir()})
+    if missing:
+        print(f"corpus: {root} lacks {', '.join(missing)}; clone them (see SOURCES)", file=sys.stderr)
+        return 2
+    results = []
+    for e in entries:
+        r = run_entry(root, e, a.cores)
+        results.append(r)
+        print(f"{r.id:28s} {r.result:10s} {r.seconds:5.1f}s {r.detail[:150]}", flush=True)
+    counted = [r for r in results if r.result != "excluded"]
+    passed = sum(r.result == "pass" for r in counted)
+    print(f"\n{passed} of {len(counted)} kernels pass ({len(results) - len(counted)} excluded)")
+    print(markdown(results))
+    if a.json:
+        Path(a.json).write_text(json.dumps([r.__dict__ for r in results], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
