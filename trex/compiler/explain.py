@@ -14,7 +14,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import inspect
+import os
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 import torch
@@ -130,6 +132,17 @@ def _bad_argument(message: str) -> None:
     raise SystemExit(2)
 
 
+def _check_writable_folder(flag: str, value: str) -> None:
+    """The folder can be created and written: its nearest existing ancestor is a writable folder
+    (checked before anything compiles; nothing is created here)."""
+    existing = Path(value).absolute()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        what = "is not a folder" if not existing.is_dir() else "is not writable"
+        _bad_argument(f"{flag} {value!r}: {existing} {what}; pass a folder you can write to")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="trex explain", description=__doc__.split("\n\n")[0])
     parser.add_argument("target", nargs="?", help="FILE.py:FACTORY returning (model, example_inputs)")
@@ -165,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         _bad_argument(f"--patterns: unknown pattern(s) {', '.join(unknown)}; valid: "
                      f"{', '.join(sorted(registry.patterns()))}")
+    if args.dump_dir:
+        _check_writable_folder("--dump-dir", args.dump_dir)
     options: dict = {"target": args.kernel_target}
     if args.dump_dir:
         options["dump_dir"] = args.dump_dir
