@@ -17,7 +17,6 @@ implemented, so such tensors are rejected with ``QuantizedCheckpointError``.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -29,6 +28,7 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 from torch import nn
 
+from ..checkpoint import file_sha256
 from .args import ModelArgs
 
 INDEX_FILE = "model.safetensors.index.json"
@@ -187,7 +187,7 @@ def save_checkpoint(model: nn.Module, directory: str | os.PathLike,
         path = directory / f"model-{i:05d}-of-{n:05d}.safetensors"
         _atomic_save({name: tensors[name] for name in names}, path)
         weight_map.update({name: path.name for name in names})
-        shards[path.name] = {"bytes": path.stat().st_size, "sha256": _sha256(path)}
+        shards[path.name] = {"bytes": path.stat().st_size, "sha256": file_sha256(path)}
         paths.append(path)
     total = sum(t.numel() * t.element_size() for t in tensors.values())
     index = {"metadata": {"total_size": total, "shards": shards}, "weight_map": weight_map}
@@ -196,14 +196,6 @@ def save_checkpoint(model: nn.Module, directory: str | os.PathLike,
         _atomic_write_text(json.dumps(config_from_args(args), indent=2), directory / CONFIG_FILE)
     _atomic_write_text(json.dumps(index, indent=2), directory / INDEX_FILE)
     return paths
-
-
-def _sha256(path: Path) -> str:
-    sha = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
 
 
 def _read_index(directory: Path) -> dict:
@@ -260,7 +252,7 @@ def verify_shards(directory: str | os.PathLike, index: dict | None = None) -> di
             if path.stat().st_size != want["bytes"]:
                 raise CheckpointShardError(f"shard {path}: {path.stat().st_size} bytes, the index recorded "
                                            f"{want['bytes']} (truncated or replaced)")
-            if _sha256(path) != want["sha256"]:
+            if file_sha256(path) != want["sha256"]:
                 raise CheckpointShardError(f"shard {path}: sha256 differs from the index's (damaged data)")
         header = _shard_header(directory, shard)
         misplaced = sorted(n for n, s in weight_map.items() if s == shard and n not in header)
