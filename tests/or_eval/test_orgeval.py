@@ -240,3 +240,37 @@ def test_sandbox_read_back_model_is_scored(references, data_root):
     assert (summary.equivalent, summary.scored) == (1, 1)
     m.rows[0].sense = "<="
     assert orgeval.score_models({WL_ITEMS[0]: m}, references).equivalent == 0
+
+
+def test_evaluate_reports_orgeval_beside_pass_at_1(data_root):
+    """evaluate() puts ORGEval in the report for Bench4Opt items: the model each run built (the
+    sandbox's read-back, Outcome.model) against the reference formulation; no model scores as not
+    equivalent."""
+    import json
+
+    from trex.training.or_data.solver import LinearModel as SolverModel
+    from trex.training.or_eval.benchmarks import load_benchmark
+    from trex.training.or_eval.cli import render_table
+    from trex.training.or_eval.evaluate import evaluate
+    from trex.training.or_eval.scoring import Outcome, RunStatus
+
+    by_id = {p.id: p for p in load_benchmark("bench4opt", data_root)}
+    problems = [by_id[WL_ITEMS[0]], by_id[WL_ITEMS[3]]]     # the blend is built; the knapsack run builds none
+    rec = next(json.loads(line) for line in open(data_root / "bench4opt" / "bench4opt.jsonl")
+               if WL_ITEMS[0] in line)
+    d = rec["instance_data"]
+    built = SolverModel("blend")
+    x = [built.add_var(f"x{i}", obj=c) for i, c in enumerate(d["costs"])]
+    built.add_row({x[i]: r for i, r in enumerate(d["requirements"])}, ">=", d["demand"], "demand")
+    for i, a in enumerate(d["availability"]):
+        built.add_row({x[i]: 1.0}, "<=", a, "availability")
+    models = {WL_ITEMS[0]: built, WL_ITEMS[3]: None}
+
+    def executor(code, problem):
+        return Outcome(RunStatus.OPTIMAL, objective=problem.reference_objective, model=models[problem.id])
+
+    report = evaluate(problems, lambda qs: ["```python\npass\n```"] * len(qs), executor, data_root=data_root)
+    assert [item["orgeval_equivalent"] for item in report["items"]] == [True, False]
+    summary = report["summary"]["orgeval"]
+    assert (summary["equivalent"], summary["scored"], summary["no_model"]) == (1, 2, 1)
+    assert "ORGEval (bench4opt)" in render_table(report, "t")

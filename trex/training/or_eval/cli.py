@@ -101,6 +101,13 @@ def render_table(report: dict, title: str) -> str:
                       "-" if rate is None else f"{100 * rate:.1f}%",
                       "-" if rate is None else f"[{100 * block['wilson_low']:.1f}, {100 * block['wilson_high']:.1f}]",
                       f"{block['correct']} / {block['scored']}", str(block["not_applicable"]))
+    orgeval = report["summary"].get("orgeval")   # Bench4Opt's formulation-graph metric, beside Pass@1
+    if orgeval:
+        rate = orgeval["orgeval"]
+        table.add_row("ORGEval (bench4opt)\n[dim]built model's graph equivalent to the reference formulation[/dim]",
+                      "-" if rate is None else f"{100 * rate:.1f}%",
+                      "-" if rate is None else f"[{100 * orgeval['wilson_low']:.1f}, {100 * orgeval['wilson_high']:.1f}]",
+                      f"{orgeval['equivalent']} / {orgeval['scored']}", str(orgeval["not_determinable"]))
     console = Console(record=True, width=120, file=io.StringIO())   # render off-screen, export text
     console.print(table)
     fmt, exe = summary["format_rate"], summary["execution_rate"]
@@ -186,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             with progress.phase(f"generating {len(questions)} responses"):
                 return generate_responses(model, tokenizer, questions, args.max_new_tokens)
 
-        report = evaluate(problems, respond, executor, config, out=out, on_item=progress.item,
+        report = evaluate(problems, respond, executor, config, out=out, on_item=progress.item, data_root=args.data_root,
                           meta={"model": str(args.model), "checkpoint": info, "benchmark_arg": args.benchmark})
     print(render_table(report, f"OR Pass@1 (greedy) - {args.benchmark} - {args.model}"))
     print(f"wrote {out}")

@@ -30,6 +30,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from trex.resources import benchmark_root_or_none
+from trex.training.or_eval import orgeval
 from trex.training.or_eval.benchmarks import ORProblem
 from trex.training.or_eval.scoring import RULES, HEADLINE_RULES, ItemScore, Outcome, RunStatus, native_rule, score
 from trex.training.or_eval.stats import wilson_interval
@@ -234,10 +236,13 @@ class EvalConfig:
 
 def evaluate(problems: Sequence[ORProblem], respond: Callable[[list[str]], list[str]],
              executor: Executor, config: EvalConfig | None = None, out: str | os.PathLike | None = None,
-             meta: dict | None = None, on_item: Callable[[ORProblem, ItemScore, Outcome], None] | None = None) -> dict:
+             meta: dict | None = None, on_item: Callable[[ORProblem, ItemScore, Outcome], None] | None = None,
+             data_root: str | os.PathLike | None = None) -> dict:
     """Pass@1 of ``respond`` on ``problems``: one greedy response each, executed and scored under
     the strict and legacy rules plus each benchmark's native rule. Returns (and writes) the report.
-    ``on_item(problem, score, outcome)`` is called as each item is scored (progress output)."""
+    ``on_item(problem, score, outcome)`` is called as each item is scored (progress output).
+    Bench4Opt items also get ORGEval (the built model against the reference formulation) when the
+    benchmark files are found (``data_root``, else trex.resources' search)."""
     config = config or EvalConfig()
     if not problems:
         raise ValueError("no problems to evaluate; check the benchmark name and --limit")
@@ -276,6 +281,10 @@ def evaluate(problems: Sequence[ORProblem], respond: Callable[[list[str]], list[
         "sandbox": getattr(executor, "isolation", None),   # the layers that held in every run
         "config": asdict(config),
     }
+    if any(p.benchmark == "bench4opt" for p in problems):
+        root, _ = benchmark_root_or_none(data_root)
+        if root is not None and (Path(root) / "bench4opt" / "bench4opt.jsonl").is_file():
+            orgeval.add_to_report(report, {p.id: outcome.model for p, (_, outcome) in zip(problems, runs)}, root)
     if out is not None:
         atomic_write_json(out, report)
     return report

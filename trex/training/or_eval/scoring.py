@@ -34,8 +34,10 @@ Deviations, stated where they apply:
   equal (within 1e-4) the objective or the value of one of the model's decision variables (free
   variables joined to the objective through constraints; trex.training.or_data.model_file).
   Like the authors' rule, this rejects a correct alternative optimum whose variable values differ.
-- Bench4Opt: the authors' metric (ORGEval graph isomorphism of the built model) is not implemented;
-  its "native" rule here is objective/status match under strict_1e-6 (the project's "B4O-Feasible"
+- Bench4Opt: the authors' metric (ORGEval: equivalence of the built model's variable-constraint
+  graph with the reference formulation, trex.training.or_eval.orgeval) is reported beside Pass@1
+  (``summary.orgeval``, ``items[].orgeval_equivalent``) when the benchmark files are found; the
+  "native" rule here is objective/status match under strict_1e-6 (the project's "B4O-Feasible"
   reading, extended to the infeasible items through status matching).
 """
 from __future__ import annotations
@@ -106,6 +108,7 @@ class Outcome:
     stdout: str = ""             # kept for the record; no rule reads it
     error: str | None = None     # the sandbox's reason when the program did not run to a status
     values: dict[str, float] | None = None   # decision variables' values (name -> value), solver's
+    model: object | None = None  # the model the program built, as the sandbox read it back (ORGEval's input)
 
     @classmethod
     def from_execution(cls, result) -> "Outcome":
@@ -121,7 +124,8 @@ class Outcome:
         objective = float(objective) if objective is not None and math.isfinite(float(objective)) else None
         values = getattr(result, "decision_values", None) if run_status is RunStatus.OPTIMAL else None
         return cls(run_status, objective if run_status is RunStatus.OPTIMAL else None,
-                   str(getattr(result, "stdout", "") or ""), error, dict(values) if values else None)
+                   str(getattr(result, "stdout", "") or ""), error, dict(values) if values else None,
+                   getattr(result, "model", None))
 
 
 # Reference status -> run statuses that match it (strict). A no-optimum reference accepts any
