@@ -531,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
     import sys
 
     from trex.training.or_eval.benchmarks import default_data_root
-    from trex.training.or_eval.evaluate import atomic_write_json
+    from trex.training.or_data.export import atomic_write_json
 
     p = argparse.ArgumentParser(prog="python -m trex.training.or_eval.orgeval", description=main.__doc__)
     p.add_argument("--candidates", required=True, help="folder of <Bench4Opt item id>.lp or .mps files")
@@ -556,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
     rate = "-" if d["orgeval"] is None else f"{100 * d['orgeval']:.1f}%"
     print(f"ORGEval {rate}  ({d['equivalent']} / {d['scored']} scored, {d['not_determinable']} not determinable)")
     if args.out:
-        atomic_write_json(args.out, d)
+        atomic_write_json(Path(args.out), d)
     return 0
 
 
