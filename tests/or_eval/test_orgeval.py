@@ -222,8 +222,9 @@ def test_report_hook_and_folder_cli(references, data_root, tmp_path, capsys):
     assert "--candidates" in capsys.readouterr().err
 
 
-def test_sandbox_read_back_model_is_scored(references, data_root):
-    """The sandbox hands back a solver.LinearModel (model.json / model.mps read in the parent)."""
+def _read_back_blend(data_root):
+    """The cement-blend reference formulation as the sandbox hands a program's model back
+    (a solver.LinearModel, as read from model.json / model.mps in the parent)."""
     import json
 
     from trex.training.or_data.solver import LinearModel as SolverModel
@@ -236,6 +237,12 @@ def test_sandbox_read_back_model_is_scored(references, data_root):
     m.add_row({x[i]: r for i, r in enumerate(d["requirements"])}, ">=", d["demand"], "demand")
     for i, a in enumerate(d["availability"]):
         m.add_row({x[i]: 1.0}, "<=", a, "availability")
+    return m
+
+
+def test_sandbox_read_back_model_is_scored(references, data_root):
+    """The sandbox hands back a solver.LinearModel (model.json / model.mps read in the parent)."""
+    m = _read_back_blend(data_root)
     summary = orgeval.score_models({WL_ITEMS[0]: m}, references)
     assert (summary.equivalent, summary.scored) == (1, 1)
     m.rows[0].sense = "<="
@@ -246,9 +253,6 @@ def test_evaluate_reports_orgeval_beside_pass_at_1(data_root):
     """evaluate() puts ORGEval in the report for Bench4Opt items: the model each run built (the
     sandbox's read-back, Outcome.model) against the reference formulation; no model scores as not
     equivalent."""
-    import json
-
-    from trex.training.or_data.solver import LinearModel as SolverModel
     from trex.training.or_eval.benchmarks import load_benchmark
     from trex.training.or_eval.cli import render_table
     from trex.training.or_eval.evaluate import evaluate
@@ -256,15 +260,7 @@ def test_evaluate_reports_orgeval_beside_pass_at_1(data_root):
 
     by_id = {p.id: p for p in load_benchmark("bench4opt", data_root)}
     problems = [by_id[WL_ITEMS[0]], by_id[WL_ITEMS[3]]]     # the blend is built; the knapsack run builds none
-    rec = next(json.loads(line) for line in open(data_root / "bench4opt" / "bench4opt.jsonl")
-               if WL_ITEMS[0] in line)
-    d = rec["instance_data"]
-    built = SolverModel("blend")
-    x = [built.add_var(f"x{i}", obj=c) for i, c in enumerate(d["costs"])]
-    built.add_row({x[i]: r for i, r in enumerate(d["requirements"])}, ">=", d["demand"], "demand")
-    for i, a in enumerate(d["availability"]):
-        built.add_row({x[i]: 1.0}, "<=", a, "availability")
-    models = {WL_ITEMS[0]: built, WL_ITEMS[3]: None}
+    models = {WL_ITEMS[0]: _read_back_blend(data_root), WL_ITEMS[3]: None}
 
     def executor(code, problem):
         return Outcome(RunStatus.OPTIMAL, objective=problem.reference_objective, model=models[problem.id])
