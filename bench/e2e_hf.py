@@ -26,6 +26,7 @@ import collections
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -91,9 +92,41 @@ def profile_step(step) -> dict:
     from trex.codegen_triton import kernel_report
     printed = {name.removesuffix("_interpret") for name in kernel_report()}   # the printed kernels' names
     host_trex = collections.Counter(e.name for e in prof.events() if e.name.startswith("trex::"))
+    per_name = collections.defaultdict(lambda: [0, 0.0])
+    per_family = collections.defaultdict(lambda: [0, 0.0])
+    for e in kernels:
+        per_name[e.name][0] += 1
+        per_name[e.name][1] += e.device_time / 1e3
+        fam = kernel_family(e.name, printed)
+        per_family[fam][0] += 1
+        per_family[fam][1] += e.device_time / 1e3
+    top = sorted(per_name.items(), key=lambda kv: -kv[1][1])[:60]
     return {"launches": len(kernels), "kernel_ms": dev, "profiled_wall_ms": wall, "busy": dev / wall,
             "trex_op_dispatches": dict(host_trex),
-            "trex_kernel_launches": sum(1 for e in kernels if e.name in printed)}
+            "trex_kernel_launches": sum(1 for e in kernels if e.name in printed),
+            "per_family": {k: {"launches": n, "ms": ms} for k, (n, ms) in sorted(per_family.items())},
+            "top_kernels": [{"name": k[:160], "launches": n, "ms": ms} for k, (n, ms) in top]}
+
+
+# Kernel families of one step, first match wins: trex's printed kernels, Inductor's generated Triton,
+# GEMMs (cuBLAS/CUTLASS/nvjet and grouped_mm), attention, and the ATen rest.
+KERNEL_FAMILIES = (
+    ("gemm", re.compile(r"nvjet|gemm|cutlass|sm90_|sm80_|cublas|grouped_mm|matmul", re.I)),
+    ("attention", re.compile(r"flash|fmha|attention|sdpa", re.I)),
+    ("inductor_triton", re.compile(r"^triton_")),
+    ("optimizer", re.compile(r"adam|multi_tensor|foreach", re.I)),
+    ("copy_cast", re.compile(r"copy|cast|cat|index|gather|scatter|fill", re.I)),
+    ("reduce", re.compile(r"reduce|sum|softmax|norm", re.I)),
+)
+
+
+TREX_NAMES = re.compile(r"^(trex_|rms_norm|add_rms_norm|swiglu|rope|mhc|rows_matmul)")
+
+
+def kernel_family(name: str, printed: set) -> str:
+    if name in printed or TREX_NAMES.match(name):
+        return "trex_printed"
+    return next((fam for fam, pat in KERNEL_FAMILIES if pat.search(name)), "aten_other")
 
 
 def run(mode: str) -> dict:

@@ -5,6 +5,7 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh A   # composition tests, gpu_patterns, e2e eager+trex (~8 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh C   # SwiGLU's Inductor code and forward per launch path (~1 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh D   # e2e_hf: eager, inductor(_ro), trex(_ro), trex+warm (~9 min; REGIONAL=1 per layer)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh P   # per-kernel table of one step, trex_ro vs inductor_ro (~6 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # composition tests, gpu_patterns, SwiGLU's Inductor code, train_step small (~9.5 min)
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
@@ -74,5 +75,21 @@ PY
   D)  # the e2e acceptance set (not run yet: ~9 min): Inductor's modes and trex's, cold and warm, 2 layers
     timeout -k 5 560 python3 bench/e2e_hf.py --out "$OUT" eager inductor inductor_ro trex trex_ro trex+warm \
       > "$OUT/e2e_log.txt" 2>&1; echo "e2e rc=$?"; grep -v "^{" "$OUT/e2e_log.txt" | tail -10 ;;
-  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D)"; exit 2 ;;
+  P)  # the per-kernel table of one step under CUDA graphs, trex against Inductor (~6 min)
+    timeout -k 5 420 python3 bench/e2e_hf.py --out "$OUT" trex_ro inductor_ro > "$OUT/e2e_log.txt" 2>&1
+    echo "e2e rc=$?"; grep -v "^{" "$OUT/e2e_log.txt" | tail -6
+    python3 - <<'PY'
+import glob, json, os
+rows = json.load(open(glob.glob(os.environ["OUT"] + "/e2e_hf_*.json")[0]))["rows"]
+for row in rows:
+    if "error" in row:
+        print(row["mode"], row["error"][:300]); continue
+    print("==", row["mode"], round(row["step_ms"], 2), "ms/step; kernel ms", round(row["kernel_ms"], 2))
+    for fam, v in row["per_family"].items():
+        print(f"   {fam:16s} {v['launches']:5d} {v['ms']:8.3f}")
+    for t in row["top_kernels"][:25]:
+        print(f"   {t['ms']:7.3f} {t['launches']:4d} {t['name'][:110]}")
+PY
+    ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P)"; exit 2 ;;
 esac
