@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# One batched H200 call for several prepared runs: each `name[:part]=seconds` runs
+# bench/h200_<name>.sh [part] under its own limit with OUT=$OUT/<name>, one after the other, so one
+# broken run cannot take the others' minutes. Example (the call's limit is 600 s):
+#   OUT=$OUT bash bench/h200_session.sh h19e:probe=120 h17=240 h22=150
+set -uo pipefail
+OUT=${OUT:?set OUT to the folder whose files come back}
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/install.txt" 2>&1 \
+  || echo "WARN: editable install failed: $(tail -c 300 "$OUT/install.txt")"
+if ls .whl/*.whl > /dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site:$PWD
+fi
+nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
+for spec in "$@"; do
+  name_part=${spec%%=*}; limit=${spec##*=}; name=${name_part%%:*}; part=""
+  [[ "$name_part" == *:* ]] && part=${name_part#*:}
+  script="bench/h200_${name}.sh"
+  if [ ! -f "$script" ]; then echo "== $name: $script is missing, skipped"; continue; fi
+  mkdir -p "$OUT/$name"
+  t0=$(date +%s)
+  OUT="$OUT/$name" timeout -k 5 "$limit" bash "$script" $part > "$OUT/$name/log.txt" 2>&1
+  rc=$?
+  echo "== $name $part: rc=$rc in $(( $(date +%s) - t0 )) s (limit $limit s)"
+  tail -n 25 "$OUT/$name/log.txt" | cut -c1-300
+done
