@@ -183,7 +183,7 @@ def _stats(args) -> int:
     from trex.resources import benchmark_root_or_none
     from trex.training.or_data.export import atomic_write_json
     from trex.training.or_data.stats import benchmark_stats, check_targets, corpus_records, corpus_stats, render, \
-        throughput
+        size_comparison, throughput
 
     try:
         records = corpus_records(args.corpus)
@@ -200,7 +200,7 @@ def _stats(args) -> int:
     print(render(corpus, benchmarks, speed))
     if args.out:
         atomic_write_json(Path(args.out), {"corpus": corpus, "benchmarks": benchmarks, "throughput": speed,
-                                           "targets_met": check_targets(corpus)})
+                                           "sizes": size_comparison(corpus), "targets_met": check_targets(corpus)})
         print(f"wrote {args.out}")
     return 0
 

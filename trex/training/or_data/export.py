@@ -11,7 +11,7 @@ from pathlib import Path
 from trex.training.or_data.contract import build_prompt
 from trex.training.or_tokenizer import format_prompt
 
-GENERATOR_VERSION = "or_data/1"
+GENERATOR_VERSION = "or_data/2"   # 2: sizes drawn from the benchmarks, the text->model round trip
 
 
 @lru_cache(maxsize=1)
@@ -35,7 +35,7 @@ def provenance(instance, report) -> dict:
         "status": instance.status, "objective": instance.objective,
         "sandbox_backend": report.backend, "sandbox_fallback": report.fallback_reason,
         "checks_passed": [k for k, v in report.checks.items() if v],
-        "informative_groups": sorted(instance.informative),
+        "informative_groups": sorted(instance.informative), "rejections": instance.rejections,
     }
 
 

@@ -69,6 +69,7 @@ class Family:
     kind = "LP"  # "LP" | "MILP" | "QP"
     structure_keys: tuple = ()
     frozen_keys: tuple = ()
+    verbatim_keys: tuple = ()    # quantities said through a word table ("twice"): the round trip keeps them
 
     def sample(self, rng: np.random.Generator, difficulty: int) -> tuple[dict, dict]:
         raise NotImplementedError
@@ -95,6 +96,7 @@ class ProductionMix(Family):
     name = "production_mix"
     kind = "LP"
     structure_keys = ("ratio_pair",)
+    verbatim_keys = ("ratio_factor",)
 
     def sample(self, rng, difficulty):
         n = int(rng.integers(2, 3 + 2 * difficulty))
@@ -167,7 +169,7 @@ class Diet(Family):
     kind = "LP"
 
     def sample(self, rng, difficulty):
-        n = int(rng.integers(3, 4 + 2 * difficulty))
+        n = int(rng.integers(2, 4 + 2 * difficulty))
         k = int(rng.integers(2, 3 + difficulty))
         data = {"cost": _ints(rng, 2, 30, n), "content": [_ints(rng, 0, 20, n) for _ in range(k)],
                 "requirement": _ints(rng, 30, 200, k)}
@@ -221,7 +223,7 @@ class Blending(Family):
     kind = "LP"
 
     def sample(self, rng, difficulty):
-        n = int(rng.integers(3, 4 + difficulty))
+        n = int(rng.integers(2, 4 + difficulty))
         q = int(rng.integers(1, 1 + difficulty))
         demand = int(rng.integers(50, 500))
         avail = _ints(rng, demand // 3 + 1, demand, n)
@@ -375,7 +377,7 @@ class Knapsack(Family):
     kind = "MILP"
 
     def sample(self, rng, difficulty):
-        n = int(rng.integers(4, 5 + 4 * difficulty))
+        n = int(rng.integers(2, 5 + 4 * difficulty))
         dims = int(rng.integers(1, 1 + difficulty))
         weight = [_ints(rng, 3, 40, n) for _ in range(dims)]
         cap = [max(int(sum(w) * rng.uniform(0.3, 0.7)), max(w) + 1) for w in weight]
@@ -830,7 +832,7 @@ class Portfolio(Family):
     frozen_keys = ("covariance",)
 
     def sample(self, rng, difficulty):
-        n = int(rng.integers(3, 4 + 2 * difficulty))
+        n = int(rng.integers(2, 4 + 2 * difficulty))
         factors = rng.normal(0, 0.12, size=(n, 2))
         cov = factors @ factors.T + np.diag(rng.uniform(0.005, 0.03, size=n))
         cov = np.round(cov, 4)
@@ -893,7 +895,7 @@ class CapitalBudgeting(Family):
     structure_keys = ("requires",)
 
     def sample(self, rng, difficulty):
-        n = int(rng.integers(4, 5 + 2 * difficulty))
+        n = int(rng.integers(3, 5 + 2 * difficulty))
         periods = int(rng.integers(2, 2 + difficulty))
         spend = [_ints(rng, 5, 40, n) for _ in range(periods)]
         budget = [int(sum(row) * rng.uniform(0.35, 0.6)) for row in spend]

@@ -8,6 +8,8 @@ import numpy as np
 
 from trex.training.or_data.families import DIFFICULTIES, Family, fmt, get_family
 from trex.training.or_data.numbers_text import digits_for_words
+from trex.training.or_data.roundtrip import round_trip
+from trex.training.or_data.sizes import sample_sized
 from trex.training.or_data.skins import SKINS, phrase, pick_skin
 from trex.training.or_data.solver import LinearModel, SolveResult, objectives_agree, solve
 from trex.training.or_data.surface import vary
@@ -43,6 +45,7 @@ class Instance:
     solver_fallback: str | None = None
     attempts: int = 1
     informative: dict = field(default_factory=dict)
+    rejections: dict = field(default_factory=dict)    # draws rejected before this one, by reason
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -124,14 +127,33 @@ def _stressed(fam: Family, data: dict, rng: np.random.Generator) -> dict:
     return {**data, key: scale(data[key])}
 
 
+def render_text(fam: Family, data: dict, options: dict, skin, integer_flags, rng: np.random.Generator) -> str:
+    """The problem statement: an optional framing sentence, the family's text, surface variety."""
+    framing = phrase(rng, "framing")  # an optional opening sentence (surface variety, no numbers)
+    text = (framing + "\n" if framing else "") + fam.render(data, options, skin, rng)
+    return vary(text, integer_flags, rng)
+
+
+def _replay(fam: Family, options: dict, skin, integer_flags, rng_state: dict):
+    """render_text from the random state ``rng_state`` (the round trip's sentinel rendering)."""
+    def render(data: dict) -> str:
+        rng = np.random.default_rng()
+        rng.bit_generator.state = rng_state
+        return render_text(fam, data, options, skin, integer_flags, rng)
+    return render
+
+
 def generate_instance(family: str | Family, seed: int, difficulty: int | None = None, skin: str | None = None,
                       max_attempts: int = 40, require_informative: bool = True,
-                      backend: str = "auto", no_optimum_share: float = NO_OPTIMUM_SHARE) -> Instance | None:
-    """Sample (seeded) until the instance is optimal, every number survives rendering and, when
-    ``require_informative``, every constraint group is essential (dropping or flipping it changes
-    the optimum).  With probability ``no_optimum_share`` the instance is instead one without an
-    optimum (infeasible or unbounded; its expected answer is that status).  Returns None if no
-    such instance is found in ``max_attempts`` draws."""
+                      backend: str = "auto", no_optimum_share: float = NO_OPTIMUM_SHARE,
+                      match_sizes: bool = True) -> Instance | None:
+    """Sample (seeded) until the instance is optimal, every number survives rendering, the text
+    determines the model (``roundtrip``) and, when ``require_informative``, every constraint group
+    is essential (dropping or flipping it changes the optimum).  With probability
+    ``no_optimum_share`` the instance is instead one without an optimum (infeasible or unbounded;
+    its expected answer is that status).  ``match_sizes`` draws each shape's size from the
+    benchmarks' distribution (``sizes``). Returns None if no such instance is found in
+    ``max_attempts`` draws."""
     fam = get_family(family) if isinstance(family, str) else family
     rng = np.random.default_rng([seed, sum(map(ord, fam.name))])
     if difficulty is None:
@@ -140,30 +162,41 @@ def generate_instance(family: str | Family, seed: int, difficulty: int | None = 
         raise ValueError(f"difficulty={difficulty}: use one of {DIFFICULTIES}")
     skin_obj = (SKINS[skin] if skin else pick_skin(rng)).with_names(rng)
     want_no_optimum = rng.random() < no_optimum_share
+    rejections: dict[str, int] = {}
+
+    def reject(reason: str) -> None:
+        rejections[reason] = rejections.get(reason, 0) + 1
+
     for attempt in range(1, max_attempts + 1 + (STRESS_ATTEMPTS if want_no_optimum else 0)):
         want_no_optimum = want_no_optimum and attempt <= STRESS_ATTEMPTS
-        data, options = fam.sample(rng, difficulty)
+        data, options = sample_sized(fam, rng, difficulty) if match_sizes else fam.sample(rng, difficulty)
         if want_no_optimum:
             data = _stressed(fam, data, rng)
         model = fam.build(data, options)
         quick = solve(model, backend="highs", time_limit=10)
         if quick.status not in (NO_OPTIMUM_STATUSES if want_no_optimum else ("optimal",)):
+            reject("status")
             continue
         # (for an instance without an optimum: dropping or flipping any group must change the status,
         # so a formulation that leaves a group out cannot reach the same verdict)
         info = informativeness(model, quick) if require_informative else {}
         if info and not all(v["drop"] and v["flip"] for v in info.values()):
+            reject("uninformative")
             continue
-        framing = phrase(rng, "framing")  # an optional opening sentence (surface variety, no numbers)
-        text = (framing + "\n" if framing else "") + fam.render(data, options, skin_obj, rng)
-        text = vary(text, model.integer, rng)
+        state = rng.bit_generator.state
+        text = render_text(fam, data, options, skin_obj, model.integer, rng)
         if missing_numbers(text, quantity_numbers(fam, data)):
+            reject("missing_numbers")
+            continue
+        if not round_trip(fam, data, options, text, _replay(fam, options, skin_obj, model.integer, state)).ok:
+            reject("roundtrip")
             continue
         ref = solve(model, backend=backend, time_limit=30)
         if ref.status != quick.status:
+            reject("reference_disagrees")
             continue
         return Instance(fam.name, seed, difficulty, skin_obj.name, data, options, text, ref.status,
-                        ref.objective, ref.backend, ref.fallback_reason, attempt, info)
+                        ref.objective, ref.backend, ref.fallback_reason, attempt, info, rejections)
     return None
 
 

@@ -10,9 +10,12 @@ against the public benchmarks:
   once entity names are taken out too; the headline, target >= 50%);
 - the share of infeasible and unbounded instances (target >= 5%);
 - the share of problems that say whether quantities must be whole numbers;
-- size histograms: decision variables (generated: rebuilt from each record's data; Bench4Opt: its
-  model.lp statistics) and numbers in the problem text (every benchmark; a size proxy that needs no
-  formulation).
+- size histograms: decision variables and constraints (generated: rebuilt from each record's data;
+  Bench4Opt and NL4OPT: their reference formulations, ``sizes.benchmark_sizes``; the generator's
+  target is their equal-weight mixture, and the total-variation distance to it is reported) and
+  numbers in the problem text (every benchmark; a size proxy that needs no formulation);
+- the round trip (``roundtrip``): draws whose text did not determine the model, rejected before
+  the accepted ones (each record's ``provenance.rejections``).
 Table rows (markdown tables) are not sentences and are left out.
 """
 from __future__ import annotations
@@ -24,10 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from trex.training.or_data.numbers_text import NUMBER_WORD_PATTERN
+from trex.training.or_data.sizes import SIZE_BINS, benchmark_sizes, bin_labels, binned_shares, target_shares, \
+    total_variation
 from trex.training.or_data.surface import INTEGRALITY_CUES
 
 TARGETS = {"distinct_sentence_share": 0.50, "infeasible_or_unbounded_share": 0.05}
-SIZE_BINS = (1, 2, 3, 5, 10, 20, 50, 100, 200)       # upper edges; the last bin is everything above
 SHARE_SAMPLE = 150       # problems per source the distinct-sentence share is measured on
 BENCHMARK_FILES = ("nl4opt", "mamo_easy", "mamo_complex", "optibench", "optmath_bench", "bench4opt")
 
@@ -73,18 +77,28 @@ def distinct_shares(texts: Sequence[str], sample: int = SHARE_SAMPLE) -> dict:
 
 
 def histogram(values: Sequence[int], bins: Sequence[int] = SIZE_BINS) -> dict:
-    labels, lo = [], 1
-    for hi in bins:
-        labels.append(str(hi) if hi == lo else f"{lo}-{hi}")
-        lo = hi + 1
-    labels.append(f">{bins[-1]}")
-    counts = Counter()
-    for v in values:
-        idx = next((k for k, hi in enumerate(bins) if v <= hi), len(bins))
-        counts[labels[idx]] += 1
-    total = len(values) or 1
-    return {lab: round(counts[lab] / total, 4) for lab in labels} | {"n": len(values),
-                                                                      "median": _median(values)}
+    shares = binned_shares(Counter(values), bins)
+    return {lab: round(v, 4) for lab, v in zip(bin_labels(bins), shares)} | {"n": len(values),
+                                                                              "median": _median(values)}
+
+
+def counts_histogram(counts: dict[int, int]) -> dict:
+    return histogram([v for v, n in counts.items() for _ in range(n)])
+
+
+def _shares(hist: dict) -> list[float]:
+    return [hist[lab] for lab in bin_labels()]
+
+
+def size_comparison(corpus: dict) -> dict:
+    """The generated size histograms against each measured benchmark and the generator's target."""
+    out = {}
+    for kind in ("variables", "constraints"):
+        target = {lab: round(v, 4) for lab, v in zip(bin_labels(), target_shares(kind))}
+        out[kind] = {"target": target,
+                     "benchmarks": {name: counts_histogram(b[kind]) for name, b in benchmark_sizes().items()},
+                     "total_variation_to_target": round(total_variation(_shares(corpus[kind]), target_shares(kind)), 4)}
+    return out
 
 
 def _median(values: Sequence[int]) -> float | None:
@@ -110,15 +124,23 @@ def corpus_stats(records: Sequence[dict]) -> dict:
 
     texts = [r["problem"] for r in records]
     statuses = Counter(r["provenance"]["status"] for r in records)
-    sizes = [get_family(r["provenance"]["family"]).build(r["provenance"]["data"], r["provenance"]["options"]).num_vars
-             for r in records]
+    models = [get_family(r["provenance"]["family"]).build(r["provenance"]["data"], r["provenance"]["options"])
+              for r in records]
+    rejections = Counter()
+    for r in records:
+        rejections.update(r["provenance"].get("rejections", {}))
+    draws = len(records) + sum(rejections.values())
     n = len(records) or 1
     return {"n": len(records), "distinct_sentence_share": distinct_shares(texts),
+            "rejections": dict(rejections), "draws": draws,
+            "roundtrip_rejected_share": round(rejections["roundtrip"] / (draws or 1), 4),
             "status": dict(statuses),
             "infeasible_or_unbounded_share": round((statuses["infeasible"] + statuses["unbounded"]) / n, 4),
             "states_integrality_share": round(sum(bool(INTEGRALITY_CUES.search(t)) for t in texts) / n, 4),
             "families": dict(Counter(r["provenance"]["family"] for r in records)),
-            "variables": histogram(sizes), "numbers_in_text": histogram([numbers_in(t) for t in texts])}
+            "variables": histogram([m.num_vars for m in models]),
+            "constraints": histogram([len(m.rows) for m in models]),
+            "numbers_in_text": histogram([numbers_in(t) for t in texts])}
 
 
 def benchmark_stats(root: str | Path) -> dict:
@@ -138,8 +160,9 @@ def benchmark_stats(root: str | Path) -> dict:
                  "states_integrality_share": round(sum(bool(INTEGRALITY_CUES.search(t)) for t in texts)
                                                    / (len(recs) or 1), 4),
                  "numbers_in_text": histogram([numbers_in(t) for t in texts])}
-        if name == "bench4opt":
-            block["variables"] = histogram([r["model_stats"]["num_vars"] for r in recs])
+        if name in benchmark_sizes():
+            block["variables"] = counts_histogram(benchmark_sizes()[name]["variables"])
+            block["constraints"] = counts_histogram(benchmark_sizes()[name]["constraints"])
         out[name] = block
     return out
 
@@ -187,14 +210,23 @@ def render(corpus: dict, benchmarks: dict, speed: dict | None) -> str:
                       str(s["numbers_in_text"]["median"]))
     console = Console(record=True, width=150, file=StringIO())
     console.print(table)
-    hist = Table(title="decision variables per problem (share)")
-    labels = [k for k in corpus["variables"] if k not in ("n", "median")]
-    hist.add_column("source")
-    for lab in labels:
-        hist.add_column(lab, justify="right")
-    for name, s in [("generated", corpus)] + [(k, v) for k, v in benchmarks.items() if "variables" in v]:
-        hist.add_row(name, *[pct(s["variables"][lab]) for lab in labels])
-    console.print(hist)
+    sizes = size_comparison(corpus)
+    for kind in ("variables", "constraints"):
+        hist = Table(title=f"{kind} per problem (share); target: the equal-weight mixture of the benchmarks "
+                           f"with formulations")
+        hist.add_column("source")
+        for lab in bin_labels():
+            hist.add_column(lab, justify="right")
+        hist.add_column("median", justify="right")
+        rows = [("generated", corpus[kind])] + list(sizes[kind]["benchmarks"].items())
+        for name, h in rows:
+            hist.add_row(name, *[pct(h[lab]) for lab in bin_labels()], str(h["median"]))
+        hist.add_row("target", *[pct(sizes[kind]["target"][lab]) for lab in bin_labels()], "-")
+        console.print(hist)
+        console.print(f"{kind}: total-variation distance generated vs target "
+                      f"{sizes[kind]['total_variation_to_target']:.3f}")
+    console.print(f"round trip: {corpus['rejections'].get('roundtrip', 0)} of {corpus['draws']} draws rejected "
+                  f"({pct(corpus['roundtrip_rejected_share'])}): the text did not determine the model")
     if speed:
         console.print(f"pipeline: {speed['accepted']} accepted in {speed['wall_s']} s = {speed['samples_per_s']}/s")
     targets = check_targets(corpus)
