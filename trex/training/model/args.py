@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 # (spec §5.3, §8); ratio 0 is sliding-window only, every other ratio is HCA.
 CSA_RATIO = 4
 SCORE_FUNCS = ("sqrtsoftplus",)
-MOE_DISPATCH_MODES = ("sparse", "dense")
+MOE_DISPATCH_MODES = ("sparse", "dense", "grouped")
 
 
 def attention_kind(ratio: int) -> str:
@@ -153,11 +153,22 @@ def _small() -> ModelArgs:
         max_seq_len=4096)
 
 
-CONFIGS = {"tiny": _tiny, "small": _small, "flash": _flash, "pro": _pro}
+def _flash_h200() -> ModelArgs:
+    # V4-Flash's widths (dim 4096, 64 heads x 512 with 64 rope dims, q/o ranks 1024, 8 output groups,
+    # indexer 64 x 128, experts 2048 wide, top-6 + 1 shared, window 128, ratios 4 / 128, Flash's
+    # vocabulary) cut in depth (4 trunk layers in Flash's order: SWA, SWA, CSA, HCA; + the SWA MTP
+    # block) and experts (16) so that weights, grads, AdamW state and the activations of 4 x 1024
+    # tokens fit one H200; index_topk 128 selects half of the 256 CSA entries at T = 1024 (docs/model.md).
+    return ModelArgs(
+        n_layers=4, compress_ratios=(0, 0, 4, 128) + (0,), n_routed_experts=16, n_hash_layers=1,
+        index_topk=128, max_seq_len=1024, moe_dispatch="grouped")
+
+
+CONFIGS = {"tiny": _tiny, "small": _small, "flash_h200": _flash_h200, "flash": _flash, "pro": _pro}
 
 
 def get_config(name: str, **overrides) -> ModelArgs:
-    """Return a fresh ``ModelArgs`` for ``tiny|small|flash|pro``; keyword overrides replace fields."""
+    """Return a fresh ``ModelArgs`` for ``tiny|small|flash_h200|flash|pro``; keyword overrides replace fields."""
     try:
         make = CONFIGS[name]
     except KeyError:

@@ -210,12 +210,13 @@ def hash_table(vocab_size: int, n_experts: int, topk: int, seed: int) -> torch.T
 
     DeepSeek does not publish how its ``tid2eid`` was built (spec §6, §10.5); this is our choice.
     Checkpoints carry the table, so loaded models route exactly as saved."""
+    # on the CPU even inside a `with torch.device("cuda")` build: the table must not depend on the device
     generator = torch.Generator().manual_seed(seed)
-    table = torch.empty(vocab_size, topk, dtype=torch.int64)
+    table = torch.empty(vocab_size, topk, dtype=torch.int64, device="cpu")
     chunk = 1 << 14          # bounded memory for the 129k x 384 vocabulary of Pro
     for start in range(0, vocab_size, chunk):
         rows = min(chunk, vocab_size - start)
-        table[start:start + rows] = torch.rand(rows, n_experts, generator=generator).argsort(-1)[:, :topk]
+        table[start:start + rows] = torch.rand(rows, n_experts, generator=generator, device="cpu").argsort(-1)[:, :topk]
     return table
 
 

@@ -120,7 +120,90 @@ def dense_dispatch(x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch.T
     return y.to(x.dtype)
 
 
-DISPATCHERS: dict[str, Dispatcher] = {"sparse": sparse_dispatch, "dense": dense_dispatch}
+# --------------------------------------------------------------------------- grouped dispatch
+# CUDA's grouped GEMM (torch._grouped_mm, CUTLASS on sm90) runs each expert's rows as one problem of
+# a single launch; torchtitan pads every expert's row group to a multiple of 8 for bf16 (16-byte
+# aligned group starts). Rows of the padding are zeros, so they add nothing to the weight grads.
+GROUP_ALIGN = {"cuda": 8}
+
+
+def grouped_layout(flat_expert: torch.Tensor, n_experts: int, align: int = 1
+                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+    """Sort the routed (row, pick) slots by expert, with each expert's group padded to ``align`` rows.
+
+    Returns ``(order, slot, offs, n_slots)``: ``order`` the stable argsort of ``flat_expert``; sorted
+    pick j lives at row ``slot[j]`` of the grouped buffer of ``n_slots`` rows; ``offs`` int32
+    ``[n_experts]`` the end row of each expert's group (the last group runs to ``n_slots``, so no
+    buffer row is outside a group). Computed on the device, without a host read: ``n_slots`` is the
+    static bound ``len(flat_expert) + n_experts * (align - 1)``."""
+    order = torch.argsort(flat_expert, stable=True)
+    n_picks = flat_expert.numel()
+    counts = expert_counts(flat_expert, n_experts)
+    if align == 1:
+        return order, torch.arange(n_picks, device=flat_expert.device), counts.cumsum(0).to(torch.int32), n_picks
+    padded = torch.div(counts + align - 1, align, rounding_mode="floor") * align
+    padded_end = padded.cumsum(0)
+    shift = (padded_end - padded) - (counts.cumsum(0) - counts)     # group start: padded minus packed
+    slot = torch.arange(n_picks, device=flat_expert.device) + shift[flat_expert.index_select(0, order)]
+    n_slots = n_picks + n_experts * (align - 1)
+    offs = torch.cat([padded_end[:-1], padded_end.new_full((1,), n_slots)]).to(torch.int32)
+    return order, slot, offs, n_slots
+
+
+def grouped_mm(x: torch.Tensor, w: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+    """``x [M, K]`` rows grouped by ``offs`` (int32 group ends, ``offs[-1] == M``) times ``w [G, K, N]``
+    -> ``[M, N]``: group g's rows ``offs[g-1]:offs[g]`` times ``w[g]``.
+
+    CUDA: one ``torch._grouped_mm`` (bf16; no host sync). Elsewhere (the CPU, where its backward
+    fails on empty groups): one ``mm`` per group after a host read of ``offs``, the per-expert loop's
+    products (w1 and w3 as one GEMM: equal to ``sparse_dispatch`` up to the summation order)."""
+    if x.is_cuda:
+        return torch._grouped_mm(x, w, offs=offs)
+    sizes = torch.diff(offs, prepend=offs.new_zeros(1)).tolist()
+    return torch.cat([xg @ wg for xg, wg in zip(x.split(sizes), w.unbind(0))])
+
+
+def _stacked(experts: nn.ModuleList, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(w13 [E, dim, 2I], w2 [E, I, dim])`` from the experts' ``w1/w3/w2`` in ``dtype`` (the
+    autocast dtype: each weight is cast once, as autocast would cast it for ``F.linear``)."""
+    w13 = torch.stack([torch.cat([e.w1.weight, e.w3.weight]).to(dtype) for e in experts])
+    w2 = torch.stack([e.w2.weight.to(dtype) for e in experts])
+    return w13.transpose(1, 2), w2.transpose(1, 2)
+
+
+def grouped_dispatch(x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch.Tensor,
+                     experts: nn.ModuleList) -> torch.Tensor:
+    """All routed experts as two grouped GEMMs over the routed rows sorted by expert, with the
+    limited SwiGLU (route weight included) as one call over all of them in between.
+
+    The same function as ``sparse_dispatch`` with static shapes and no host sync (on CUDA), so that
+    torch.compile captures the whole MoE layer in one graph. Experts with no rows get zero grads
+    (``sparse_dispatch`` leaves theirs None)."""
+    n_rows, k = topk_idx.shape
+    dim = x.shape[-1]
+    inter = experts[0].w1.out_features
+    flat_expert = topk_idx.reshape(-1)
+    align = GROUP_ALIGN.get(x.device.type, 1)
+    order, slot, offs, n_slots = grouped_layout(flat_expert, len(experts), align)
+    rows = torch.div(order, k, rounding_mode="floor")
+    dtype = torch.get_autocast_dtype(x.device.type) if torch.is_autocast_enabled(x.device.type) else x.dtype
+    w13, w2 = _stacked(experts, dtype)
+    routed_x = x.to(dtype).index_select(0, rows)
+    routed_w = topk_weight.reshape(-1).index_select(0, order).unsqueeze(-1)
+    if n_slots != routed_x.shape[0]:     # padded groups: scatter the rows into their slots
+        routed_x = routed_x.new_zeros(n_slots, dim).index_copy(0, slot, routed_x)
+        routed_w = routed_w.new_zeros(n_slots, 1).index_copy(0, slot, routed_w)
+    gate_up = grouped_mm(routed_x, w13, offs)
+    hidden = limited_swiglu(gate_up[:, :inter], gate_up[:, inter:], experts[0].swiglu_limit, routed_w)
+    out = grouped_mm(hidden, w2, offs)
+    if n_slots != len(rows):
+        out = out.index_select(0, slot)
+    y = torch.zeros(n_rows, dim, dtype=torch.float32, device=x.device)
+    return y.index_add(0, rows, out.float()).to(x.dtype)
+
+
+DISPATCHERS: dict[str, Dispatcher] = {"sparse": sparse_dispatch, "dense": dense_dispatch,
+                                      "grouped": grouped_dispatch}
 
 
 class MoE(nn.Module):

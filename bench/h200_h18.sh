@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Issue 18 probe on one H200 (<= 240 s): the flash_h200 config (V4-Flash widths, 4 trunk layers +
+# MTP, 16 experts, grouped expert GEMMs) -- step time, tokens/s, MFU, peak memory and the Figure-6
+# step anatomy for eager, Inductor and trex, each mode in its own process under its own limit, then
+# merged into profile_anatomy.json/.png. Also the grouped GEMM's CUDA check against the per-expert loop.
+#   OUT=<folder> TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_h18.sh
+set -uo pipefail
+OUT=${OUT:?set OUT to the folder whose files come back}
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/install.txt" 2>&1 \
+  || echo "WARN: editable install failed: $(tail -c 300 "$OUT/install.txt")"
+if ls .whl/*.whl > /dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site:$PWD
+fi
+nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
+python3 -c "import torch; print('torch', torch.__version__, 'grouped_mm', hasattr(torch, '_grouped_mm'))"
+t0=$SECONDS
+# grouped expert GEMMs on CUDA (bf16, padded groups, an empty expert) against the per-expert loop: 15 s
+timeout -k 5 25 python3 - > "$OUT/grouped_check.txt" 2>&1 <<'PY'
+import torch
+from trex.training.model import get_config
+from trex.training.model.moe import MoE, grouped_dispatch, sparse_dispatch
+args = get_config("tiny", dim=256, moe_inter_dim=128, n_routed_experts=8)
+torch.manual_seed(0)
+experts = MoE(args, 1).experts.cuda()
+for p in experts.parameters():
+    torch.nn.init.normal_(p, std=0.05)
+for n_rows in (1, 37, 1000):
+    picks = torch.rand(n_rows, 7, device="cuda").argsort(-1)[:, :2] + 1     # expert 0 gets no rows
+    w = torch.rand(n_rows, 2, device="cuda")
+    x = torch.randn(n_rows, 256, device="cuda")
+    outs = []
+    for d in (sparse_dispatch, grouped_dispatch):
+        xx = x.clone().requires_grad_(True)
+        for p in experts.parameters():
+            p.grad = None
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            y = d(xx, picks, w, experts)
+        y.float().pow(2).sum().backward()
+        outs.append((y.float(), xx.grad, experts[3].w2.weight.grad, experts[0].w1.weight.grad))
+    err = [(a - b).abs().max().item() / (a.abs().max().item() + 1e-9) for a, b in zip(outs[0][:3], outs[1][:3])]
+    print(f"rows {n_rows}: rel max err y {err[0]:.2e} dx {err[1]:.2e} dW {err[2]:.2e}; empty expert grad zero:",
+          bool(outs[1][3] is not None and not outs[1][3].any()))
+PY
+echo "grouped check rc=$?"; cat "$OUT/grouped_check.txt" | tail -5
+# eager ~40 s, trex ~70 s, inductor ~90 s (compile); each writes profile_<mode>.json even alone
+for spec in eager:45 trex:75 inductor:95; do
+  mode=${spec%%:*}; lim=${spec##*:}
+  left=$((230 - (SECONDS - t0)))
+  [ "$lim" -gt "$left" ] && lim=$left
+  [ "$lim" -lt 15 ] && { echo "skip $mode: $left s left"; continue; }
+  timeout -k 5 "$lim" python3 bench/profile_step.py --model flash_h200 --modes "$mode" --steps ${STEPS:-4} \
+    --out "$OUT" > "$OUT/profile_${mode}_log.txt" 2>&1
+  echo "$mode rc=$? ($((SECONDS - t0)) s)"; grep -v "^USDT\|^STAGE" "$OUT/profile_${mode}_log.txt" | tail -4 | cut -c1-600
+done
+python3 bench/profile_step.py --merge "$OUT"/profile_eager.json "$OUT"/profile_trex.json "$OUT"/profile_inductor.json \
+  --out "$OUT" 2>&1 | tail -5 | cut -c1-700
+echo "total $((SECONDS - t0)) s"
