@@ -233,6 +233,19 @@ PRESETS["h200_arm"] = dict(
                       sft_packed=True, model_overrides=WIDE_V4, device="cuda"))
 
 
+# The h200_arms3 preset: the three arms of h200_arm in ONE 10-minute call, trained side by side on
+# one GPU by trex.training.or_eval.concurrent_arms (three worker processes; the model leaves the
+# H200 mostly idle). The data stage is built once for all arms; the steps are the preset's
+# (550 + 365: 30.0M tokens per arm) only when they fit: the workers measure their step time side by
+# side after compiling, and concurrent_arms.size_steps scales both stages down by one factor, the
+# same in every arm, so that training ends with the decoding and scoring time left (the JSON's
+# "sizing" says by how much). Data volumes are sized for about 15M tokens per arm (~1.2 CPT epochs,
+# ~2 SFT epochs at that size): or_data builds ~640 instances/s on 16 cores (h200_10min run), so the
+# 18.6k instances take ~30 s. Test set as h200_arm (408 CPT-only + 408 held-out + 272 seen items, 40
+# NL4OPT + 40 Mamo easy); 12 sandbox workers leave 4 cores to the three decoding workers.
+PRESETS["h200_arms3"] = {**PRESETS["h200_arm"], "cpt_docs_per_family": 1000, "sft_pairs_per_family": 2000,
+                         "eval_workers": 12, "eval_batch_size": 1168, "time_budget_s": 528.0, "reserve_s": 10.0}
+
 def preset(preset_name: str, **changes) -> ExperimentConfig:
     if preset_name not in PRESETS:
         raise ValueError(f"unknown preset {preset_name!r}; choose one of {sorted(PRESETS)}")
@@ -781,18 +794,26 @@ def run_experiment(cfg: ExperimentConfig, source: ORDataSource, command: str | N
     work, out_dir = Path(cfg.work_dir), Path(cfg.out_dir)
     work.mkdir(parents=True, exist_ok=True)
     out_dir.mkdir(parents=True, exist_ok=True)
+    return _run_after_preflight(cfg, source, command, clock, work, out_dir, _preflight(cfg))
+
+
+def _preflight(cfg: ExperimentConfig) -> dict:
     # its own short-lived sandbox: the evaluation's is opened after the data stage's process pool
     try:
         probe = SandboxExecutor(workers=1)
     except RuntimeError as exc:
         raise RuntimeError(f"sandbox preflight failed: {exc}. {PYTHON_I_HINT}") from exc
     with probe:
-        preflight = sandbox_preflight(probe)
-    return _run_after_preflight(cfg, source, command, clock, work, out_dir, preflight)
+        return sandbox_preflight(probe)
 
 
-def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: str | None, clock: "_Clock",
-                         work: Path, out_dir: Path, preflight: dict) -> dict:
+def prepare_shared(cfg: ExperimentConfig, source: ORDataSource, clock: "_Clock", work: Path,
+                   preflight: dict | None = None) -> dict:
+    """Everything the arms share, built once: the sandbox preflight (unless given), the family split,
+    the corpora and test problems, the tokenizer, the SFT window fit, the public benchmark items, the
+    decoding prompts (round-robin over families, then the public items) and the decoding length."""
+    if preflight is None:
+        preflight = _preflight(cfg)
     t_data = clock.elapsed()
     timing: dict[str, float] = {"preflight_s": round(t_data, 1)}
     split = split_families(cfg, source.families())
@@ -817,6 +838,19 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
     # the prompt generate_responses builds: bos + the formatted question
     prompt_tokens_max = max(1 + len(tokenizer.encode(format_prompt(q))) for q in questions)
     decoding = plan_max_new_tokens(cfg, built["manifests"]["sft"], prompt_tokens_max)
+    return {"preflight": preflight, "timing_s": timing, "split": split, "manifests": built["manifests"],
+            "problems": problems, "tokenizer": tokenizer.describe(), "tokenizer_path": tokenizer_path,
+            "order": order, "public_sets": public_sets, "public_unavailable": public_unavailable,
+            "questions": questions, "decoding": decoding}
+
+
+def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: str | None, clock: "_Clock",
+                         work: Path, out_dir: Path, preflight: dict) -> dict:
+    shared = prepare_shared(cfg, source, clock, work, preflight)
+    timing, split, problems, order = shared["timing_s"], shared["split"], shared["problems"], shared["order"]
+    built = {"manifests": shared["manifests"]}
+    tokenizer_path, public_sets = shared["tokenizer_path"], shared["public_sets"]
+    public_unavailable, questions, decoding = shared["public_unavailable"], shared["questions"], shared["decoding"]
     max_new_tokens = decoding["max_new_tokens"]
     arms: dict = {}
     verdicts: dict[str, dict[str, list]] = {}
@@ -846,7 +880,7 @@ def _run_after_preflight(cfg: ExperimentConfig, source: ORDataSource, command: s
             "question": "does CPT on OR documents before SFT lift greedy Pass@1, and does a balanced "
                         "OR/general mixture beat pure OR data, at equal compute?",
             "command": command, "config": cfg.to_dict(), "family_split": split,
-            "data": built["manifests"], "tokenizer": tokenizer.describe(),
+            "data": built["manifests"], "tokenizer": shared["tokenizer"],
             "n_test_problems": len(problems),
             "n_test_problems_evaluated_in_every_arm": sum(
                 v is not None for v in next(iter(common.values()))[PRIMARY_RULE]) if common else 0,
@@ -989,7 +1023,8 @@ def combine_runs(run_jsons: Sequence[str | Path], out_dir: str | Path, name: str
             generated = (reports.get("generated") or {}).get("items", [])
             items_by_arm[arm] = {it["id"]: it for it in generated}
             arms[arm] = {k: run["arms"][arm].get(k) for k in ("train_tokens", "train_steps", "stages",
-                                                                "public_benchmarks", "timing_s")}
+                                                                "public_benchmarks", "timing_s", "generated",
+                                                                "n_evaluated", "n_not_evaluated")}
             arms[arm]["run"] = str(path)
     splits = {json.dumps(r.get("family_split"), sort_keys=True) for r in runs}
     if len(splits) != 1:
