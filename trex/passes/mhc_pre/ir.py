@@ -415,6 +415,124 @@ def build_mhc_pre_bwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Pr
     return b.build()
 
 
+# ------------------------------------------------------------------------------------------------
+# the split per-stream programs: the reduce pass and the apply pass as two kernels
+#
+# The fused programs above run both passes in one program, so both get one tiling: the reduce pass needs
+# wide row tiles (fn, 2.75 MB fp32, is re-read from L2 by every row tile: 0.375x the x bytes at 128 rows)
+# and its dots, while the apply pass is a plain stream that runs at copy bandwidth with one row per
+# program. A 128-row tile of full rows is 7.3 MB, so the fused program's second pass reads x from DRAM
+# anyway (128 tiles x 7.3 MB = all of x in flight, L2 holds 60 MB): splitting costs no DRAM bytes. The
+# kernels meet through small per-row tensors: pre_mix [N] (forward), and in backward dh [(2+N), N],
+# dss2 [1] (d(sum of squares) x 2) and pre_mix.
+
+
+def _store_rows(b: ProgramBuilder, *pairs):
+    """Store per-row locals into GM row tensors through a view to the tensor's columns."""
+    for gm, local, cols in pairs:
+        b.op("view", local + "_st", local, dtype=F32, cols=cols)
+        b.op("store", None, gm, local + "_st")
+
+
+def _load_pre_mix(b: ProgramBuilder, n: int):
+    """pre (1, N) and the per-stream weights pre0..pre{n-1} from the pre_mix row tensor."""
+    b.op("load", "prem", "pre_mix", dtype=F32, cols=(N,))
+    b.op("view", "pre", "prem", dtype=F32, cols=(1, N))
+    _stream_weights(b, n)
+
+
+def build_mhc_pre_coeff_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_coeff_streams{n}_{dtype.value}",
+                       doc="mHC pre reduce pass, per-stream 2-d tiles: sum of squares, projection, Sinkhorn -> pre, post, comb")
+    _declare_streams(b, dtype, n)
+    b.gm("pre_mix", F32, (N,), role="out")
+    b.gm("post", F32, (N,), role="out")
+    b.gm("comb", F32, (N, N), role="out")
+    hc_eps, rms_eps = _declare_scalars(b)
+    _prologue(b)
+    _streams_reduce_pass(b, dtype, n, with_dli=False)
+    _coefficients(b, hc_eps, rms_eps)
+    _sinkhorn(b, hc_eps, hist=False)
+    _store_rows(b, ("pre_mix", "pre", (N,)), ("post", "postv", (N,)))
+    b.op("store", None, "comb", "M")
+    return b.build()
+
+
+def _apply_streams(b: ProgramBuilder, dtype: DType, n: int):
+    xs, _ = _stream_names(n)
+    for x in xs:
+        b.gm(x, dtype, (HD,))
+    b.gm("pre_mix", F32, (N,))
+    return xs
+
+
+def build_mhc_pre_apply_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_apply_streams{n}_{dtype.value}",
+                       doc="mHC pre apply pass, per-stream 2-d tiles: layer_input = sum_s pre_s x_s")
+    xs = _apply_streams(b, dtype, n)
+    b.gm("layer_input", dtype, (HD,), role="out")
+    _load_pre_mix(b, n)
+    with b.chunk_loop(HD):
+        xfs = [load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
+        b.op("mul", "li", xfs[0], "pre0", dtype=F32, cols=(HD,))
+        for s in range(1, n):
+            b.op("mul", "px", xfs[s], f"pre{s}", dtype=F32, cols=(HD,))
+            b.op("add", "li", "li", "px")
+        store_from_f32(b, "layer_input", dtype, "li", (HD,))
+    return b.build()
+
+
+def build_mhc_pre_bwd_coeff_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_bwd_coeff_streams{n}_{dtype.value}",
+                       doc="mHC pre backward reduce pass, per-stream 2-d tiles: recompute, Sinkhorn reverse -> dh, dss2, pre")
+    _declare_output_grads(b, dtype)
+    _declare_streams(b, dtype, n)
+    b.gm("pre_mix", F32, (N,), role="out")
+    b.gm("dss2", F32, (1,), role="out")
+    hc_eps, rms_eps = _declare_bwd_tail(b, host_dfn=False)
+    _streams_reduce_pass(b, dtype, n, with_dli=True)
+    _bwd_coefficients(b, hc_eps, rms_eps, lambda: None)
+    _store_rows(b, ("pre_mix", "pre", (N,)), ("dss2", "c2", (1,)))
+    b.section("epilogue")
+    b.op("store", None, "dscale_partial", "dsc_acc")
+    b.op("store", None, "dbase_partial", "db_acc")
+    return b.build()
+
+
+def build_mhc_pre_bwd_apply_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_bwd_apply_streams{n}_{dtype.value}",
+                       doc="mHC pre backward apply pass, per-stream 2-d tiles: dx_s = c2 x_s + pre_s dli + dh . fn_s")
+    b.gm("dli", dtype, (HD,))
+    xs = _apply_streams(b, dtype, n)
+    _, fns = _stream_names(n)
+    for f in fns:
+        b.gm(f, F32, ((2 + N) * N, HD), kind=SHARED)
+    b.gm("dh", F32, (2 + N, N))
+    b.gm("dss2", F32, (1,))
+    for s in range(n):
+        b.gm(f"dx{s}", dtype, (HD,), role="out")
+    _load_pre_mix(b, n)
+    b.op("load", "dhv", "dh", dtype=F32, cols=(2 + N, N))
+    b.op("view", "dhf", "dhv", dtype=F32, cols=((2 + N) * N,))
+    b.op("load", "c2v", "dss2", dtype=F32, cols=(1,))
+    with b.chunk_loop(HD):
+        load_f32(b, "dli", dtype, "dlif", (HD,))
+        xfs = [load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
+        for s in range(n):
+            b.op("mul", "dxf", xfs[s], "c2v", dtype=F32, cols=(HD,))
+            b.op("mul", "xd", "dlif", f"pre{s}", dtype=F32, cols=(HD,))
+            b.op("add", "dxf", "dxf", "xd")
+            b.op("load", "w", fns[s], dtype=F32, cols=((2 + N) * N, HD), per_row=False)
+            b.op("matvec_t", "xd", "dhf", "w")
+            b.op("add", "dxf", "dxf", "xd")
+            store_from_f32(b, f"dx{s}", dtype, "dxf", (HD,))
+    return b.build()
+
+
 def stream_views(x, fn, scale, base) -> tuple[dict, int, int, int]:
     """Inputs of the per-stream programs: x[:, s, :] row-strided views (no copy) and fn regrouped per
     stream as one contiguous [N, (2+N)*N, HD] copy (fn is small: 2.75 MB at N=4, HD=7168)."""
@@ -510,3 +628,30 @@ def run_mhc_pre_bwd_streams(execute: Executor, d_layer_input, d_post, d_comb, x,
     out = execute(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps}, out=dx_views)
     dfn = execute.rows_matmul(out["dh"].reshape(rows, -1), x.reshape(rows, n * d))
     return _backward_outputs(dx, dfn, out, x, fn, scale, base)
+
+
+def run_mhc_pre_split(execute: Executor, x, fn, scale, base, iters: int, hc_eps: float, rms_eps: float):
+    """The per-stream layout as two kernels: the reduce pass (pre, post, comb) and the apply pass."""
+    ins, rows, n, d = stream_views(x, fn, scale, base)
+    sc = {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps}
+    coeff = execute(cached_program(build_mhc_pre_coeff_streams, ir_dtype(x.dtype), n), ins, sc)
+    out = execute(cached_program(build_mhc_pre_apply_streams, ir_dtype(x.dtype), n),
+                  dict({x_: ins[x_] for x_ in _stream_names(n)[0]}, pre_mix=coeff["pre_mix"]), {})
+    return _forward_outputs(dict(coeff, layer_input=out["layer_input"]), x, n, d)
+
+
+def run_mhc_pre_bwd_split(execute: Executor, d_layer_input, d_post, d_comb, x, fn, scale, base, iters: int,
+                          hc_eps: float, rms_eps: float):
+    """The per-stream backward as two kernels (reduce: dh, dss2, pre, dscale/dbase partials; apply: dx),
+    and dfn = dh^T @ x as the executor's rows_matmul."""
+    ins, rows, n, d = stream_views(x, fn, scale, base)
+    _grads_of_outputs(ins, rows, n, d, d_layer_input, d_post, d_comb, x)
+    sc = {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps}
+    coeff = execute(cached_program(build_mhc_pre_bwd_coeff_streams, ir_dtype(x.dtype), n), ins, sc)
+    dx, dx_views = _dx_views(rows, n, d, x.dtype, x.device)
+    xs, fns = _stream_names(n)
+    apply_ins = {k: ins[k] for k in (*xs, *fns, "dli")}
+    apply_ins.update(dh=coeff["dh"], dss2=coeff["dss2"], pre_mix=coeff["pre_mix"])
+    execute(cached_program(build_mhc_pre_bwd_apply_streams, ir_dtype(x.dtype), n), apply_ins, {}, out=dx_views)
+    dfn = execute.rows_matmul(coeff["dh"].reshape(rows, -1), x.reshape(rows, n * d))
+    return _backward_outputs(dx, dfn, coeff, x, fn, scale, base)

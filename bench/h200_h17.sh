@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Issue 17 (mHC pre-projection at the hardware limit), one H200 call, <= 240 s, output in $OUT:
+#   1. bench/h200_h17_mhc.py: the fused per-stream mHC programs against the split ones (reduce + apply as two
+#      kernels), forward and backward, per candidate tiling (CUDA-graph device time) and end to end vs fp64;
+#   2. bench/gpu_patterns.py's mHC case: eager / inductor / trex alone / through backend="trex", fwd and fwd+bwd,
+#      device and wall time;
+#   3. DeepSeek's tile-kernels 2.1.0 in the same call, when its install tree travels in .tk_h17/
+#      (bench/h200_h17.carry names it; built by ../shared/anchors/build_tk_site.sh .tk_h17).
+#   OUT=... bash bench/h200_h17.sh
+set -uo pipefail
+OUT=${OUT:?set OUT to the folder whose files come back}
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/install.txt" 2>&1 \
+  || echo "WARN: editable install failed: $(tail -c 300 "$OUT/install.txt")"
+export PYTHONPATH=$PWD
+nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
+git rev-parse HEAD 2>/dev/null || echo "commit: ${TREX_COMMIT:-unknown}"
+timeout -k 5 100 python3 bench/h200_h17_mhc.py --budget-s 70 > "$OUT/h17_mhc_kernels_log.txt" 2>&1
+echo "h17_mhc_kernels rc=$?"; grep -E '"e2e"|^best|Error|error' "$OUT/h17_mhc_kernels_log.txt" | cut -c1-400 | tail -16
+timeout -k 5 80 python3 bench/gpu_patterns.py --out "$OUT" --cases mhc_pre --sweep 0 \
+  --variants eager,inductor,trex,trex_aten,trex_compile > "$OUT/gpu_patterns_log.txt" 2>&1
+echo "gpu_patterns rc=$?"; tail -8 "$OUT/gpu_patterns_log.txt" | cut -c1-600
+if [ -f .tk_h17/tk_site.tar.xz ]; then
+  tar -xJf .tk_h17/tk_site.tar.xz -C /tmp && cp .tk_h17/tilekernels_mhc_bench.py /tmp/
+  ( cd /tmp && PYTHONPATH=/tmp/site:/tmp timeout -k 5 50 python3 /tmp/tilekernels_mhc_bench.py --shapes 16384 \
+      --no-eager --no-inductor --no-autotune --budget-s 42 > "$OUT/tilekernels_mhc.log" 2>&1 )
+  echo "tilekernels rc=$?"; tail -14 "$OUT/tilekernels_mhc.log" | cut -c1-300
+else
+  echo "tilekernels: .tk_h17/tk_site.tar.xz not carried (bench/h200_h17.carry)"
+fi
