@@ -1062,10 +1062,156 @@ class MachineScheduling(Family):
                          "name='makespan')"]}
 
 
+# ================================================================================================
+class VehicleRouting(Family):
+    """Small capacitated VRP: vehicles of one capacity leave a depot (stop 0), every customer is
+    visited once; Miller-Tucker-Zemlin load variables cut subtours and enforce the capacity."""
+    name = "vrp"
+    kind = "MILP"
+
+    def sample(self, rng, difficulty):
+        n = 1 + int(rng.integers(3, 4 + 2 * difficulty))          # the depot and its customers
+        dist = [[0] * n for _ in range(n)]
+        for i in range(n):
+            for j in range(i + 1, n):
+                # a central depot: one more route is cheap, so the fleet limit binds
+                dist[i][j] = dist[j][i] = int(rng.integers(4, 25)) if i == 0 else int(rng.integers(20, 60))
+        demand = _ints(rng, 2, 9, n - 1)
+        capacity = max(max(demand) + 1, int(sum(demand) * rng.uniform(0.35, 0.6)))
+        vehicles = -(-sum(demand) // capacity)
+        return {"dist": dist, "demand": demand, "capacity": capacity, "vehicles": vehicles}, {}
+
+    def build(self, data, options):
+        m = LinearModel(self.name)
+        d, q, cap = data["dist"], data["demand"], data["capacity"]
+        n = len(d)
+        x = {(i, j): m.add_var(f"x[{i},{j}]", ub=1, integer=True, obj=d[i][j])
+             for i in range(n) for j in range(n) if i != j}
+        load = {i: m.add_var(f"load[{i}]", lb=q[i - 1], ub=cap) for i in range(1, n)}
+        for i in range(1, n):
+            m.add_row({x[i, j]: 1 for j in range(n) if j != i}, "==", 1, "leave")
+        for j in range(1, n):
+            m.add_row({x[i, j]: 1 for i in range(n) if i != j}, "==", 1, "enter")
+        m.add_row({x[0, j]: 1 for j in range(1, n)}, "<=", data["vehicles"], "fleet")
+        for (i, j), v in x.items():
+            if i and j:
+                m.add_row({load[i]: 1, load[j]: -1, v: cap}, "<=", cap - q[j - 1], "load")
+        return m
+
+    def render(self, data, options, skin, rng):
+        stops = skin.names("node", len(data["dist"]))
+        depot, customers = stops[0], stops[1:]
+        vehicle, unit = skin.noun("container"), skin.noun("commodity", True)
+        out = [f"{_cap(skin.organization)} serves {len(customers)} {skin.noun('node', True)} ({_join(customers)}) from "
+               f"{depot} with {phrase(rng, '<=')} {fmt(data['vehicles'])} vehicles ({vehicle}s), each carrying "
+               f"{phrase(rng, '<=')} {fmt(data['capacity'])} {unit}.",
+               " ".join(f"{c} needs {fmt(v)} {unit}." for c, v in zip(customers, data["demand"])),
+               f"Every vehicle used starts at {depot}, visits some of the others and returns to {depot}; each of "
+               f"them is visited by exactly one vehicle, which delivers its whole need.",
+               rng.choice(["Travel distances in kilometres (the same in both directions):",
+                           "Distances between the locations, in kilometres:"]),
+               _matrix_text(rng, stops, stops, data["dist"], lambda r, items: f"From {r}: {items}."),
+               rng.choice(["What is the minimum total distance driven?",
+                           "Find the routes with the smallest total distance.",
+                           "Determine the least total distance of all routes."])]
+        return "\n".join(str(line) for line in out)
+
+    def sections(self, data, options):
+        return {"variables": "- x[i,j] binary (i != j): 1 if a vehicle drives from location i straight to j (0 is the depot)\n"
+                             "- load[i] in [demand[i-1], capacity], continuous, for customers i >= 1: load delivered up to i",
+                "objective": "minimize sum_{i != j} dist[i][j] * x[i,j]",
+                "constraints": "(C1) leave[i]: sum_j x[i,j] == 1  for every customer i\n"
+                               "(C2) enter[j]: sum_i x[i,j] == 1  for every customer j\n"
+                               "(C3) fleet: sum_j x[0,j] <= vehicles\n"
+                               "(C4) load[i,j]: load[i] - load[j] + capacity * x[i,j] <= capacity - demand[j-1]  for customers i != j",
+                "code": ["dist, demand, capacity, vehicles = data['dist'], data['demand'], data['capacity'], data['vehicles']",
+                         "n = len(dist)",
+                         "N, C = range(n), range(1, n)",
+                         "arcs = [(i, j) for i in N for j in N if i != j]",
+                         "model = gp.Model('vrp')",
+                         "x = model.addVars(arcs, vtype=GRB.BINARY, name='x')",
+                         "load = model.addVars(C, lb={i: demand[i - 1] for i in C}, ub=capacity, name='load')",
+                         "model.setObjective(gp.quicksum(dist[i][j] * x[i, j] for i, j in arcs), GRB.MINIMIZE)",
+                         "model.addConstrs((x.sum(i, '*') == 1 for i in C), name='leave')",
+                         "model.addConstrs((x.sum('*', j) == 1 for j in C), name='enter')",
+                         "model.addConstr(gp.quicksum(x[0, j] for j in C) <= vehicles, name='fleet')",
+                         "model.addConstrs((load[i] - load[j] + capacity * x[i, j] <= capacity - demand[j - 1] "
+                         "for i in C for j in C if i != j), name='load')"]}
+
+
+# ================================================================================================
+class NetworkDesign(MinCostFlow):
+    """Fixed-charge network design: a link carries flow only if it is opened, at a fixed cost, up
+    to its capacity; the flow structure is min_cost_flow's (supply caps, demand floors,
+    conservation at the other nodes)."""
+    name = "network_design"
+    kind = "MILP"
+
+    def sample(self, rng, difficulty):
+        data, options = super().sample(rng, difficulty)
+        total = sum(data["demand"])
+        # a fixed charge comparable to a link's variable cost at full use: opening fewer links pays
+        data["fixed_cost"] = [int(rng.integers(max(5, total // 4), max(6, total * 2)))
+                              for _ in data["arcs"]]
+        return data, options
+
+    def build(self, data, options):
+        flow_model = super().build(data, options)
+        m = LinearModel(self.name)
+        f = [m.add_var(f"flow[{k}]", obj=c) for k, c in enumerate(data["arc_cost"])]
+        y = [m.add_var(f"open[{k}]", ub=1, integer=True, obj=c) for k, c in enumerate(data["fixed_cost"])]
+        for row in flow_model.rows:
+            if row.group != "capacity":
+                m.add_row({f[j]: a for j, a in row.coeffs.items()}, row.sense, row.rhs, row.group)
+        for k, cap in enumerate(data["arc_capacity"]):
+            m.add_row({f[k]: 1, y[k]: -cap}, "<=", 0, "link")
+        return m
+
+    def render(self, data, options, skin, rng):
+        nodes = skin.names("node", len(data["supply"]))
+        unit = skin.noun("commodity", True)
+        out = [f"{_cap(skin.organization)} designs a network of {len(nodes)} {skin.noun('node', True)} ({_join(nodes)}) to move {unit}."]
+        for v, (s, d) in enumerate(zip(data["supply"], data["demand"])):
+            if s:
+                out.append(f"{nodes[v]} can send out {phrase(rng, '<=')} {fmt(s)} {unit} in total.")
+            if d:
+                out.append(f"{nodes[v]} must receive {phrase(rng, '>=')} {fmt(d)} {unit}.")
+        trans = [nodes[v] for v, (s, d) in enumerate(zip(data["supply"], data["demand"])) if not s and not d]
+        out.append(f"The other {skin.noun('node', True)} ({_join(trans)}) have supply 0 and demand 0: whatever flows in must flow out.")
+        out.append("A one-way link carries nothing unless it is opened; opening it costs a fixed amount, and an open "
+                   "link carries up to its capacity at a cost per unit. Candidate links:")
+        for (a, b), c, cap, fc in zip(data["arcs"], data["arc_cost"], data["arc_capacity"], data["fixed_cost"]):
+            out.append(f"- {nodes[a]} -> {nodes[b]}: opening ${fmt(fc)}, ${fmt(c)} per unit, {phrase(rng, '<=')} "
+                       f"{fmt(cap)} {unit}")
+        out.append("Each link is either opened or not; flows may be fractional. "
+                   "What is the minimum total of opening and shipping costs?")
+        return "\n".join(out)
+
+    def sections(self, data, options):
+        base = super().sections(data, options)
+        code = [line for line in base["code"] if "name='capacity'" not in line]
+        code[0:2] = ["supply, demand, arcs = data['supply'], data['demand'], data['arcs']",
+                     "arc_cost, arc_capacity, fixed_cost = data['arc_cost'], data['arc_capacity'], data['fixed_cost']"]
+        code = [line.replace("gp.Model('min_cost_flow')", "gp.Model('network_design')") for line in code]
+        code.insert(code.index("flow = model.addVars(A, lb=0, vtype=GRB.CONTINUOUS, name='flow')") + 1,
+                    "is_open = model.addVars(A, vtype=GRB.BINARY, name='open')")
+        code = [line.replace("gp.quicksum(arc_cost[k] * flow[k] for k in A)",
+                             "gp.quicksum(arc_cost[k] * flow[k] + fixed_cost[k] * is_open[k] for k in A)")
+                for line in code]
+        code.append("model.addConstrs((flow[k] <= arc_capacity[k] * is_open[k] for k in A), name='link')")
+        return {"variables": "- flow[k] >= 0, continuous: units sent along link k = (a, b)\n"
+                             "- open[k] binary: 1 if link k is opened",
+                "objective": "minimize sum_k (arc_cost[k] * flow[k] + fixed_cost[k] * open[k])",
+                "constraints": base["constraints"].replace(
+                    "(C4) capacity[k]: flow[k] <= arc_capacity[k]  for every link k",
+                    "(C4) link[k]: flow[k] <= arc_capacity[k] * open[k]  for every link k"),
+                "code": code}
+
+
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     ProductionMix(), Diet(), Blending(), Transportation(), Assignment(), Knapsack(), FacilityLocation(),
     SetCover(), StaffScheduling(), MinCostFlow(), Inventory(), BinPacking(), Portfolio(), CapitalBudgeting(),
-    TravelingSalesman(), MachineScheduling())}
+    TravelingSalesman(), MachineScheduling(), VehicleRouting(), NetworkDesign())}
 
 
 def get_family(name: str) -> Family:
