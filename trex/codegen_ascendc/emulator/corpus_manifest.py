@@ -428,7 +428,9 @@ CORPUS: list[Entry] = [
     Entry("devkit/add_custom_template", DEVKIT, ACL + "custom_op/op_kernel/add_custom_template/add_custom_template.cpp",
           ew(torch.add, 2), style="template"),
     Entry("devkit/add_custom_tiling_sink", DEVKIT,
-          ACL + "custom_op/op_kernel/add_custom_tiling_sink/add_custom_tiling_sink_kernel.cpp", ew(torch.add, 2)),
+          ACL + "custom_op/op_kernel/add_custom_tiling_sink/add_custom_tiling_sink_kernel.cpp",
+          # float only (its OpDef); 8 blocks x 6 tiles of the compiled tile length 8: 384 elements
+          ew(torch.add, 2, dtypes=(F32,), shapes=((8, 48),))),
     Entry("devkit/leaky_relu_custom", DEVKIT, ACL + "custom_op/op_kernel/leaky_relu_custom/leaky_relu_custom_kernel.cpp",
           ew(lambda x: torch.nn.functional.leaky_relu(x, 0.0), 1, dtypes=(F32,), shapes=((8, 2048),))),  # OpDef default slope
     Entry("devkit/leaky_relu_package", DEVKIT,

@@ -22,6 +22,7 @@
 #include "trex_emu/vec.h"
 #include "trex_emu/vec_misc.h"
 #include "trex_emu/vec_extra.h"
+#include "trex_emu/vec_gather.h"
 #include "trex_emu/launch.h"
 #include "trex_emu/op_project.h"
 

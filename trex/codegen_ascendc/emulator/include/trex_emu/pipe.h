@@ -184,9 +184,11 @@ class QueBase {
     RequireInit("TQue::EnQue");
     const int i = FindBuffer(p);
     if (i < 0) Fail(Describe(), ": EnQue of a tensor that does not belong to this queue");
-    if (state_[i] != BufState::kAllocated)
-      Fail(Describe(), ": EnQue of buffer ", i, " which is not freshly allocated (AllocTensor it first; a tensor can be "
-           "enqueued once per allocation)");
+    // CANN's TQueBind::EnQue asserts the buffer is OCCUPIED (allocated) or DEQUE: a dequeued tensor may be
+    // enqueued again (the DeQue -> modify -> EnQue hand-back many kernels use); free or queued ones may not.
+    if (state_[i] != BufState::kAllocated && state_[i] != BufState::kDequeued)
+      Fail(Describe(), ": EnQue of buffer ", i, " which is ", state_[i] == BufState::kFree ? "free" : "already enqueued",
+           " (AllocTensor it, or DeQue it, before enqueueing it)");
     if (static_cast<int>(fifo_.size()) >= depth_)
       Fail(Describe(), ": EnQue would hold ", fifo_.size() + 1, " tensors, more than the queue depth ", depth_,
            "; DeQue before enqueueing more");

@@ -10,6 +10,9 @@ namespace AscendC {}  // op_host code writes `using namespace AscendC;`
 namespace ops {
 enum Option { REQUIRED = 0, OPTIONAL = 1, DYNAMIC = 2, IGNORE = 3 };
 enum class ItemFindStatus { ITEM_FIND = 0, ITEM_NOEXIST = 1 };
+// Which stage reads a value-dependent input: ALL (tiling and infer) or TILING only ("tiling sink").
+// The emulator hands every tiling function its inputs' host data either way.
+enum class DependScope : uint32_t { ALL = 0, TILING = 1, INVALID_SCOPE };
 
 class OpParamDef {
  public:
@@ -22,6 +25,7 @@ class OpParamDef {
   OpParamDef& UnknownShapeFormat(std::vector<ge::Format>) { return *this; }
   OpParamDef& ValueDepend(Option) { return *this; }
   OpParamDef& ValueDepend(Option, int) { return *this; }
+  OpParamDef& ValueDepend(Option, DependScope) { return *this; }
   OpParamDef& IgnoreContiguous() { return *this; }
   OpParamDef& AutoContiguous() { return *this; }
   OpParamDef& Scalar() { return *this; }
