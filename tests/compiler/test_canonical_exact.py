@@ -52,6 +52,9 @@ CASES = [
     ("mean_then_unsqueeze", lambda x: x.view(2, 7).mean(-1)[..., None] * 2, "mean(d).unsqueeze(d) -> keepdim"),
     ("weight_first_norm", lambda x: (x.view(2, 7).flip(-1) * x.view(2, 7)) * torch.rsqrt(
         x.view(2, 7).pow(2).mean(-1, keepdim=True) + 1e-6), "(w * x) * rsqrt -> w * (x * rsqrt)"),
+    ("pair_select", lambda x: x.view(7, 2)[..., 1] * 2 + x.view(7, 2).unbind(-1)[0], "unflatten(.., 2)[k] -> x[k::2]"),
+    ("matrix_transpose", lambda x: (x.view(2, 7).T * 2) @ x.view(2, 7).permute(1, 0).transpose(0, 1),
+     "w.T / permute / transpose -> w.t()"),
     ("repeated_subexpression", lambda x: x.float().exp() * x.float().exp(), "CSE"),
 ]
 
@@ -93,7 +96,7 @@ def test_rules_are_all_exercised():
                "aten.clamp.default", "aten.clamp_max.default", "aten.clamp_min.default", "aten.sum.dim_IntList",
                "aten.sum.default", "aten.mean.dim", "aten.mean.default", "aten.reciprocal.default",
                "aten.pow.Tensor_Scalar", "aten.div.Tensor", str(operator.getitem),
-               "aten.unsqueeze.default"} | {f"aten.{op}_.{kind}" for op in ("add", "mul", "sub", "div")
+               "aten.unsqueeze.default", "aten.select.int", "aten.permute.default", "aten.transpose.int"} | {f"aten.{op}_.{kind}" for op in ("add", "mul", "sub", "div")
                                             for kind in ("Scalar", "Tensor")}
     keyed = {str(t) for t in EXACT_RULES} | {str(t) for t in MATCHING_RULES}
     assert keyed <= covered, f"rules without an exactness case: {sorted(keyed - covered)}"

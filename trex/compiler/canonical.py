@@ -34,6 +34,8 @@ spelling                            canonical form
 ``_to_copy(x, dtype, layout, dev)`` ``_to_copy(x, dtype=...)``
 ``split/chunk(x)[i]``, ``unbind[i]`` ``x[..., a:b]``, ``select(x, d, i)``
 ``mean(x, d).unsqueeze(d)``         ``mean(x, d, keepdim=True)``
+``x.unflatten(-1, (-1, 2))[..., k]`` ``x[..., k::2]`` (interleaved pairs; unbind too)
+``w.T``, ``w.permute(1, 0)`` (2-D)    ``w.t()``
 ``add_(t, c)`` on a temporary       ``add(t, c)`` (``F.rms_norm``'s ``+ eps``; mul_/sub_/div_ too)
 ``(w * x) * rsqrt(mean(x^2)+e)``    ``w * (x * rsqrt(...))``
 ==================================  ============================================
@@ -321,6 +323,38 @@ def _unpacked_view(node):
     return _insert(node, aten.slice.Tensor, (source.args[0], dim, start, start + sizes[index]))
 
 
+def _select_of_pairs(node):
+    """``x.unflatten(-1, (-1, 2))[..., k]`` (k = 0, 1: ``unbind`` of the pair dim too) -> ``x[..., k::2]``:
+    the even/odd channels of interleaved pairs, one spelling for the RoPE chains. Same values, and the
+    same gradients (a zero-filled scatter into the pair view or into the strided slice)."""
+    view, dim, index = node.args[0], node.args[1], node.args[2]
+    if not (_is_node(view) and view.op == "call_function" and view.target in (aten.view.default, aten._unsafe_view.default)):
+        return None
+    x = view.args[0]
+    xv, pv = val(x), val(view)
+    if not (isinstance(xv, torch.Tensor) and isinstance(pv, torch.Tensor)) or pv.dim() != xv.dim() + 1:
+        return None
+    if dim % pv.dim() != pv.dim() - 1 or index not in (0, 1, -1, -2) or not same_size(pv.shape[-1], 2):
+        return None
+    if not all(same_size(a, b) for a, b in zip(pv.shape[:-2], xv.shape[:-1])) or not same_size(
+            pv.shape[-2] * 2, xv.shape[-1]):
+        return None
+    return _insert(node, aten.slice.Tensor, (x, xv.dim() - 1, index % 2, sys.maxsize, 2))
+
+
+def _matrix_transpose(node):
+    """``w.T`` / ``w.permute(1, 0)`` / ``w.transpose(0, 1)`` of a matrix -> ``w.t()`` (``x @ w.T`` and
+    ``F.linear`` then trace alike): the same view, the same gradient."""
+    xv = val(node.args[0])
+    if not isinstance(xv, torch.Tensor) or xv.dim() != 2:
+        return None
+    if node.target == aten.permute.default:
+        swaps = [d % 2 for d in node.args[1]] == [1, 0]
+    else:
+        swaps = sorted(d % 2 for d in node.args[1:3]) == [0, 1]
+    return _insert(node, aten.t.default, (node.args[0],)) if swaps else None
+
+
 # in-place op -> its functional form, where nothing else reads the updated temporary
 _FUNCTIONAL = {aten.add_.Scalar: aten.add.Tensor, aten.add_.Tensor: aten.add.Tensor,
                aten.mul_.Scalar: aten.mul.Tensor, aten.mul_.Tensor: aten.mul.Tensor,
@@ -397,6 +431,9 @@ EXACT_RULES: dict[object, list[Rule]] = {
     aten.mean.dim: [_reduction_dtype],
     aten.mean.default: [_reduction_dtype],
     aten.unsqueeze.default: [_keepdim_mean],
+    aten.select.int: [_select_of_pairs],
+    aten.permute.default: [_matrix_transpose],
+    aten.transpose.int: [_matrix_transpose],
     **{inplace: [_functional] for inplace in _FUNCTIONAL},
 }
 

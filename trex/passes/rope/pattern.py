@@ -73,15 +73,15 @@ def _is_call(n, target) -> bool:
 
 def _pair_repeated(node):
     """``t.repeat_interleave(2, -1)`` as traced (``unsqueeze(t, -1).expand(..., 2)``, a contiguous copy,
-    a view merging the pair dim), followed by broadcast ``unsqueeze``s of leading dims: returns
+    a view merging the pair dim; einops' ``repeat(t, '... n -> ... (n r)', r=2)`` the same), followed by broadcast ``unsqueeze``s of leading dims: returns
     ``(t, those unsqueeze dims)``, or None when ``node`` is not such a table."""
     dims = []
     while _is_call(node, aten.unsqueeze.default):
         dims.append(node.args[1])
         node = node.args[0]
-    if not (_is_call(node, aten.view.default) and _is_call(node.args[0], aten.clone.default)):
+    if not any(_is_call(node, t) for t in (aten.view.default, aten._unsafe_view.default)):
         return None
-    expand = node.args[0].args[0]
+    expand = node.args[0].args[0] if _is_call(node.args[0], aten.clone.default) else node.args[0]
     if not (_is_call(expand, aten.expand.default) and _is_call(expand.args[0], aten.unsqueeze.default)):
         return None
     half = expand.args[0].args[0]
