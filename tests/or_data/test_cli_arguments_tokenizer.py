@@ -38,9 +38,9 @@ def test_generate_reports_a_config_error_with_status_2(tmp_path, capsys):
     assert cli._generate(args) == 2
     err = capsys.readouterr().err
     assert "trex or-data generate: n = 0: must be >= 1" in err
-    args.n, args.families = 1, ("vrp",)
+    args.n, args.families = 1, ("cutting_stock",)
     assert cli._generate(args) == 2
-    assert "unknown families ['vrp']" in capsys.readouterr().err
+    assert "unknown families ['cutting_stock']" in capsys.readouterr().err
 
 
 def _tiny_corpus(folder):

@@ -68,7 +68,7 @@ def test_cli_generate_with_decontamination(tmp_path, capsys):
 
 def test_bad_config_names_the_fix():
     with pytest.raises(ValueError, match="unknown families"):
-        PipelineConfig(families=("vrp",))
+        PipelineConfig(families=("cutting_stock",))
     with pytest.raises(ValueError, match="families is empty"):
         PipelineConfig(families=())
     with pytest.raises(ValueError, match=r"unknown difficulties \[7\]"):
@@ -85,3 +85,24 @@ def test_cli_show_and_backends(capsys):
     assert cli_main(["backends"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["sandbox"]["shim"] is True and "unshare_net" in info
+
+
+def test_every_sample_reports_progress_and_every_rejection_a_reason(tmp_path, monkeypatch):
+    import trex.training.or_data.pipeline as pipeline
+
+    real = pipeline.generate_instance
+
+    def flaky(family, seed, difficulty, rejections=None):   # every third sample finds no instance
+        if seed % 3 == 0:
+            rejections.update(status=5, roundtrip=1)
+            return None
+        return real(family, seed, difficulty, rejections=rejections)
+
+    monkeypatch.setattr(pipeline, "generate_instance", flaky)
+    seen, rejected = [], []
+    cfg = PipelineConfig(n=3, families=("knapsack", "diet"), workers=1, chunk=6, perturbations=0, decontaminate=False)
+    run_pipeline(cfg, tmp_path / "o", on_sample=seen.append, on_reject=rejected.append)
+    assert sorted(r["index"] for r in seen) == list(range(6))
+    assert [r["index"] for r in rejected] == [0, 3]
+    assert all(r["outcome"] == "generation_failed" and "6 draws (rejected: roundtrip 1, status 5)" in r["reason"]
+               for r in rejected)

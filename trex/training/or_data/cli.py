@@ -128,13 +128,29 @@ def _generate(args) -> int:
         from tqdm import tqdm
 
         bar = tqdm(total=cfg.n, unit="sample", desc="accepted")
+    tried = {"samples": 0, "rejected": 0}
 
-    def progress(done: int, total: int) -> None:
+    def progress(done: int, total: int) -> None:      # a shard is written: the accepted count is final
         if bar is not None:
-            bar.update(done - bar.n)
+            bar.n = done
+            bar.refresh()
+
+    def on_sample(result: dict) -> None:             # per sample: provisional until dedup at the shard's end
+        tried["samples"] += 1
+        if bar is not None:
+            if result["outcome"] == "accepted" and bar.n < cfg.n:
+                bar.update(1)
+            bar.set_postfix(tried=tried["samples"], rejected=tried["rejected"], refresh=False)
+
+    def on_reject(result: dict) -> None:
+        tried["rejected"] += 1
+        line = (f"sample {result['index']} ({result['family']}) FAILED: {result['outcome']}: "
+                f"{result['reason']}")
+        (bar.write if bar is not None else lambda text: print(text, file=sys.stderr))(line)
 
     try:
-        state = run_pipeline(cfg, args.out, progress=progress, force=getattr(args, "force", False))
+        state = run_pipeline(cfg, args.out, progress=progress, force=getattr(args, "force", False),
+                             on_sample=on_sample, on_reject=on_reject)
     except CorpusError as exc:
         print(f"trex or-data generate: {exc}", file=sys.stderr)
         return 2

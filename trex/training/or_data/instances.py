@@ -146,14 +146,15 @@ def _replay(fam: Family, options: dict, skin, integer_flags, rng_state: dict):
 def generate_instance(family: str | Family, seed: int, difficulty: int | None = None, skin: str | None = None,
                       max_attempts: int = 40, require_informative: bool = True,
                       backend: str = "auto", no_optimum_share: float = NO_OPTIMUM_SHARE,
-                      match_sizes: bool = True) -> Instance | None:
+                      match_sizes: bool = True, rejections: dict | None = None) -> Instance | None:
     """Sample (seeded) until the instance is optimal, every number survives rendering, the text
     determines the model (``roundtrip``) and, when ``require_informative``, every constraint group
     is essential (dropping or flipping it changes the optimum).  With probability
     ``no_optimum_share`` the instance is instead one without an optimum (infeasible or unbounded;
     its expected answer is that status).  ``match_sizes`` draws each shape's size from the
     benchmarks' distribution (``sizes``). Returns None if no such instance is found in
-    ``max_attempts`` draws."""
+    ``max_attempts`` draws; ``rejections``, when given, is filled with the draws rejected, by reason
+    (the returned instance carries the same counts)."""
     fam = get_family(family) if isinstance(family, str) else family
     rng = np.random.default_rng([seed, sum(map(ord, fam.name))])
     if difficulty is None:
@@ -162,7 +163,7 @@ def generate_instance(family: str | Family, seed: int, difficulty: int | None = 
         raise ValueError(f"difficulty={difficulty}: use one of {DIFFICULTIES}")
     skin_obj = (SKINS[skin] if skin else pick_skin(rng)).with_names(rng)
     want_no_optimum = rng.random() < no_optimum_share
-    rejections: dict[str, int] = {}
+    rejections = {} if rejections is None else rejections
 
     def reject(reason: str) -> None:
         rejections[reason] = rejections.get(reason, 0) + 1
