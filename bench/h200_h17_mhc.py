@@ -44,69 +44,84 @@ def _tilings():
     }
 
 
+def _wall_ms(fn) -> float:
+    """--cpu-smoke's stand-in for graph_ms: one call's wall time (the flow, not a measurement)."""
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1e3
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tokens", type=int, default=16384)
     ap.add_argument("--budget-s", type=float, default=90.0, help="skip the remaining candidates past this many seconds")
+    ap.add_argument("--cpu-smoke", action="store_true", help="the whole flow at a tiny shape on the CPU under Triton's "
+                    "interpreter (TRITON_INTERPRET=1; times are not measurements)")
     args = ap.parse_args(argv)
-    if not torch.cuda.is_available():
-        print("bench/h200_h17_mhc.py: needs a CUDA GPU (none found)", file=sys.stderr)
+    if args.cpu_smoke and os.environ.get("TRITON_INTERPRET") != "1":
+        print("bench/h200_h17_mhc.py: --cpu-smoke needs TRITON_INTERPRET=1", file=sys.stderr)
+        return 2
+    if not args.cpu_smoke and not torch.cuda.is_available():
+        print("bench/h200_h17_mhc.py: needs a CUDA GPU (none found; --cpu-smoke runs the flow on the CPU)", file=sys.stderr)
         return 2
     import gpu_patterns as G
     from trex.codegen_triton import tiling as tiling_mod
     from trex.codegen_triton.launcher import run_program
+    from trex.codegen_triton.printer import Tiling
     from trex.codegen_triton.target import TritonExecutor
+    from trex.compiler import registry
     from trex.compiler.kernel_ir import bind_sizes
-    from trex.passes.mhc_pre import ir
-    from trex.passes.mhc_pre.op import mhc_pre_bwd_reference, mhc_pre_reference
 
     t0 = time.time()
     T, n, d, iters, eps = args.tokens, 4, 7168, 20, 1e-6
-    gen = torch.Generator(device="cuda").manual_seed(0)
+    dev = "cpu" if args.cpu_smoke else "cuda"
+    if args.cpu_smoke:
+        T, d, iters = 37, 64, 3
+        G.graph_ms = _wall_ms
+    gen = torch.Generator(device=dev).manual_seed(0)
     m = (2 + n) * n
-    x = torch.randn(T, n, d, device="cuda", generator=gen).bfloat16()
-    fn = torch.randn(m, n * d, device="cuda", generator=gen) * (n * d) ** -0.5
-    scale = torch.rand(3, device="cuda", generator=gen) + 0.5
-    base = torch.randn(m, device="cuda", generator=gen) * 0.1
-    dli = torch.randn(T, d, device="cuda", generator=gen).bfloat16()
-    dpost = torch.randn(T, n, device="cuda", generator=gen)
-    dcomb = torch.randn(T, n, n, device="cuda", generator=gen)
-    sc = {"iters": iters, "hc_eps": eps, "rms_eps": eps}
-    ins, *_ = ir.stream_views(x, fn, scale, base)
-    bins = dict(ins, dli=dli, dpost=dpost, dcomb=dcomb)
-    # the stage inputs the split kernels read (from one run of the model-chosen reduce kernels)
-    coeff_p = ir.build_mhc_pre_coeff_streams("bf16", n)
-    apply_p = ir.build_mhc_pre_apply_streams("bf16", n)
-    bcoeff_p = ir.build_mhc_pre_bwd_coeff_streams("bf16", n)
-    bapply_p = ir.build_mhc_pre_bwd_apply_streams("bf16", n)
-    xs = {f"x{s}": ins[f"x{s}"] for s in range(n)}
-    fns = {f"fn{s}": ins[f"fn{s}"] for s in range(n)}
-    c_out = run_program(coeff_p, ins, sc)
-    b_out = run_program(bcoeff_p, bins, sc)
-    programs = {
-        "fused": (ir.build_mhc_pre_fwd_streams("bf16", n), ins, sc, []),
-        "coeff": (coeff_p, ins, sc, _tilings()["coeff"]),
-        "apply": (apply_p, dict(xs, pre_mix=c_out["pre_mix"]), {}, _tilings()["apply"]),
-        "bwd_fused": (ir.build_mhc_pre_bwd_streams("bf16", n), bins, sc, []),
-        "bwd_coeff": (bcoeff_p, bins, sc, _tilings()["bwd_coeff"]),
-        "bwd_apply": (bapply_p, dict(xs, **fns, dli=dli, dh=b_out["dh"], dss2=b_out["dss2"], pre_mix=b_out["pre_mix"]), {},
-                      _tilings()["bwd_apply"]),
-    }
-    report = {"tokens": T, "device": torch.cuda.get_device_name(), "points": {}, "best": {}}
-    for name, (p, pins, psc, extra) in programs.items():
+    x = torch.randn(T, n, d, device=dev, generator=gen).bfloat16()
+    fn = torch.randn(m, n * d, device=dev, generator=gen) * (n * d) ** -0.5
+    scale = torch.rand(3, device=dev, generator=gen) + 0.5
+    base = torch.randn(m, device=dev, generator=gen) * 0.1
+    dli = torch.randn(T, d, device=dev, generator=gen).bfloat16()
+    dpost = torch.randn(T, n, device=dev, generator=gen)
+    dcomb = torch.randn(T, n, n, device=dev, generator=gen)
+    fwd_args = (x, fn, scale, base, iters, eps, eps)
+    bwd_args = (dli, dpost, dcomb) + fwd_args
+    calls = {"mhc_pre": fwd_args, "mhc_pre_bwd": bwd_args}
+    specs = {op: registry.kernel_spec(op) for op in calls}
+    layouts = ("cuda", "cuda_split")     # fused per-stream programs, split ones (trex/passes/mhc_pre/kernel.py)
+    chosen: dict = {}                    # program name -> tiling the runners launch with
+
+    def launch(p, i, s, out=None, record=None):
+        if record is not None and p.name not in record:
+            record[p.name] = (p, i, s)
+        return run_program(p, i, s, chosen.get(p.name), out=out)
+
+    # every program each layout launches, with the inputs it launches with (one real run each)
+    programs: dict = {}
+    for op, a in calls.items():
+        for lay in layouts:
+            specs[op].run(a, TritonExecutor(lambda p, i, s, out=None: launch(p, i, s, out, programs)), lay)
+    extra = _tilings()
+    role = {"fwd_streams": "fused", "coeff_streams": "coeff", "apply_streams": "apply", "bwd_streams": "bwd_fused",
+            "bwd_coeff_streams": "bwd_coeff", "bwd_apply_streams": "bwd_apply"}
+    report = {"tokens": T, "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu (interpreter)",
+              "points": {}, "best": {}}
+    for name, (p, pins, psc) in programs.items():
+        kind = next((v for k, v in role.items() if name.startswith(f"mhc_pre_{k}")), "other")
         sizes = bind_sizes(p, pins, psc)
-        chosen = tiling_mod.choose(p, sizes)
-        cands = [chosen] + [t for t in extra if t != chosen]
-        pts = []
-        base_out = None
+        first = tiling_mod.choose(p, sizes)
+        cands = [first] + [t for t in extra.get(kind, []) if t != first]
+        pts, base_out = [], None
         for tl_ in cands:
             if time.time() - t0 > args.budget_s and pts:
                 pts.append({"tiling": dataclasses.asdict(tl_), "skipped": "budget"})
                 continue
             try:
                 got = run_program(p, pins, psc, tl_)
-                if base_out is None:
-                    base_out = got
+                base_out = base_out or got
                 err = max(G.rel_err(got[k], v) for k, v in base_out.items())
                 ms = G.graph_ms(lambda: run_program(p, pins, psc, tl_))
                 pt = {"tiling": dataclasses.asdict(tl_), "us": ms * 1e3, "rel_err_vs_first": err,
@@ -114,42 +129,35 @@ def main(argv=None) -> int:
             except Exception as e:  # noqa: BLE001 - a candidate that fails to compile is recorded
                 pt = {"tiling": dataclasses.asdict(tl_), "error": f"{type(e).__name__}: {e}"[:300]}
             pts.append(pt)
-            print(json.dumps({"program": p.name, **pt}), flush=True)
+            print(json.dumps({"program": name, **pt}), flush=True)
         report["points"][name] = pts
         ok = [q for q in pts if "us" in q and q["rel_err_vs_first"] <= 1e-2]
         if ok:
             report["best"][name] = min(ok, key=lambda q: q["us"])
-        torch.cuda.empty_cache()
-    # end to end through the runners with the best tilings, against fp64
-    best = {k: v["tiling"] for k, v in report["best"].items()}
-    from trex.codegen_triton.printer import Tiling
-    by_prog = {programs[k][0].name: Tiling(**v) for k, v in best.items()}
-
-    def best_launch(p, i, s, out=None):
-        return run_program(p, i, s, by_prog.get(p.name), out=out)
-    ex = TritonExecutor(best_launch)
-    ref_f = mhc_pre_reference(x.double(), fn.double(), scale.double(), base.double(), iters, eps, eps)
-    ref_b = mhc_pre_bwd_reference(dli.double(), dpost.double(), dcomb.double(), x.double(), fn.double(), scale.double(),
-                                  base.double(), iters, eps, eps)
+            chosen[name] = Tiling(**report["best"][name]["tiling"])
+        if dev == "cuda":
+            torch.cuda.empty_cache()
+    # end to end through each layout's runner with the best tilings, against the op's fp64 reference
+    ex = TritonExecutor(lambda p, i, s, out=None: launch(p, i, s, out))
     e2e = {}
-    for label, fwd, bwd in (("fused", ir.run_mhc_pre_streams, ir.run_mhc_pre_bwd_streams),
-                            ("split", ir.run_mhc_pre_split, ir.run_mhc_pre_bwd_split)):
-        f_out = fwd(ex, x, fn, scale, base, iters, eps, eps)
-        b_out_ = bwd(ex, dli, dpost, dcomb, x, fn, scale, base, iters, eps, eps)
-        e2e[label] = {
-            "fwd_us": G.graph_ms(lambda: fwd(ex, x, fn, scale, base, iters, eps, eps)) * 1e3,
-            "bwd_us": G.graph_ms(lambda: bwd(ex, dli, dpost, dcomb, x, fn, scale, base, iters, eps, eps)) * 1e3,
-            "fwd_rel_err": [G.rel_err(a, b) for a, b in zip(f_out, ref_f)],
-            "bwd_rel_err": [G.rel_err(a, b) for a, b in zip(b_out_, ref_b)]}
-        print(json.dumps({"e2e": label, **e2e[label]}), flush=True)
+    for lay in layouts:
+        e2e[lay] = {}
+        for op, a in calls.items():
+            ref = registry.fused_ops()[op].reference(*(v.double() if torch.is_tensor(v) else v for v in a))
+            got = specs[op].run(a, ex, lay)
+            e2e[lay][op] = {"us": G.graph_ms(lambda: specs[op].run(a, ex, lay)) * 1e3,
+                            "rel_err": [G.rel_err(o, r) for o, r in zip(got, ref)]}
+        print(json.dumps({"e2e": lay, **e2e[lay]}), flush=True)
     report["e2e"] = e2e
     report["elapsed_s"] = time.time() - t0
     out = os.environ.get("OUT")
     if out:
-        with open(os.path.join(out, "h17_mhc_kernels.json"), "w") as f:
+        path = os.path.join(out, "h17_mhc_kernels.json")
+        with open(path + ".tmp", "w") as f:
             json.dump(report, f, indent=1)
+        os.replace(path + ".tmp", path)
     for k, v in report["best"].items():
-        print(f"best {k:10s} {v['us']:8.1f} us  {v['tiling']}")
+        print(f"best {k:34s} {v['us']:8.1f} us  {v['tiling']}")
     return 0
 
 

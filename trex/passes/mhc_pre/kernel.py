@@ -6,9 +6,9 @@ from __future__ import annotations
 from trex.compiler.kernels import EXAMPLE_TOKENS, V4PRO_TOKENS, Guard, KernelSpec, Layout
 from trex.compiler.registry import register_kernel_spec
 
-from .ir import (build_mhc_pre_bwd, build_mhc_pre_bwd_streams, build_mhc_pre_fwd, build_mhc_pre_fwd_streams,
-                 run_mhc_pre, run_mhc_pre_bwd, run_mhc_pre_bwd_streams, run_mhc_pre_streams, streams_dx_views,
-                 streams_from_default)
+from .ir import (build_mhc_pre_bwd, build_mhc_pre_bwd_coeff_streams, build_mhc_pre_bwd_streams, build_mhc_pre_coeff_streams,
+                 build_mhc_pre_fwd, build_mhc_pre_fwd_streams, run_mhc_pre, run_mhc_pre_bwd, run_mhc_pre_bwd_split,
+                 run_mhc_pre_bwd_streams, run_mhc_pre_split, run_mhc_pre_streams, streams_dx_views, streams_from_default)
 
 SCALARS = {"iters": 20, "hc_eps": 1e-6, "rms_eps": 1e-6}
 
@@ -19,19 +19,28 @@ def _sizes(small: dict) -> dict:
 
 
 # cuda: the AscendC layout's [N, chunk] tiles would make the Triton kernel reshape 3-d and 5-d tiles into
-# dot operands every iteration (ir.py, "the per-stream layout")
+# dot operands every iteration (ir.py, "the per-stream layout"). cuda_split: the same programs split into a
+# reduce kernel and an apply kernel (ir.py, "the split per-stream programs"), each tiled on its own; a
+# target of its own so the benchmarks can run both layouts on the GPU (bench/h200_h17_mhc.py). The
+# program of a split layout is its first launch (the reduce kernel: what tuning and the sweeps see).
 register_kernel_spec(KernelSpec(
     op="mhc_pre", doc="mHC pre-projection, Sinkhorn and collapse",
     layout=Layout(run=run_mhc_pre, program=lambda dtype, sizes: build_mhc_pre_fwd(dtype)),
     variants={"cuda": Layout(run=run_mhc_pre_streams, views=streams_from_default,
-                             program=lambda dtype, sizes: build_mhc_pre_fwd_streams(dtype, int(sizes["N"])))},
+                             program=lambda dtype, sizes: build_mhc_pre_fwd_streams(dtype, int(sizes["N"]))),
+              "cuda_split": Layout(run=run_mhc_pre_split, views=streams_from_default,
+                                   program=lambda dtype, sizes: build_mhc_pre_coeff_streams(dtype, int(sizes["N"])))},
+    targets=("emulate", "cuda", "cuda_split"),
     sizes=_sizes({"ROWS": 64, "N": 4, "HD": 512, "ITERS": 20}), scalars=SCALARS))
 
 register_kernel_spec(KernelSpec(
     op="mhc_pre_bwd", doc="mHC pre backward (Sinkhorn iterates recomputed in UB)",
     layout=Layout(run=run_mhc_pre_bwd, program=lambda dtype, sizes: build_mhc_pre_bwd(dtype)),
     variants={"cuda": Layout(run=run_mhc_pre_bwd_streams, views=streams_from_default, out_views=streams_dx_views,
-                             program=lambda dtype, sizes: build_mhc_pre_bwd_streams(dtype, int(sizes["N"])))},
+                             program=lambda dtype, sizes: build_mhc_pre_bwd_streams(dtype, int(sizes["N"]))),
+              "cuda_split": Layout(run=run_mhc_pre_bwd_split, views=streams_from_default,
+                                   program=lambda dtype, sizes: build_mhc_pre_bwd_coeff_streams(dtype, int(sizes["N"])))},
+    targets=("emulate", "cuda", "cuda_split"),
     sizes=_sizes({"ROWS": 32, "N": 4, "HD": 256, "ITERS": 20}), scalars=SCALARS,
     guards=(Guard(lambda a: a[0].dtype != a[3].dtype,
                   "d_layer_input's dtype differs from x's: the program reads it in x's dtype"),)))
