@@ -33,11 +33,16 @@ if [ "$part" = probe ]; then
     > "$WORK/probe_log.txt" 2>&1
   echo "probe rc=$?"; grep -v "^\s*$" "$WORK/probe_log.txt" | tail -n 14 | cut -c1-600
   cp "$WORK"/h19e_probe_probe.json "$OUT"/ 2>/dev/null
+  # what each worker wrote so far (compile and calibration), also when the probe ran out of time
+  for f in /tmp/h19e_probe_work/arms3/*/*.json; do [ -f "$f" ] && cp "$f" "$WORK/$(basename "$(dirname "$f")")_$(basename "$f")"; done
 else
   timeout -k 5 550 python3 -m trex.training.or_eval.concurrent_arms --preset h200_arms3 \
     --name or_cpt_ablation_h200_arms3 --out-dir "$WORK" --work-dir /tmp/h19e_full_work \
     > "$WORK/full_log.txt" 2>&1
-  echo "full rc=$?"; grep -v "^\s*$" "$WORK/full_log.txt" | tail -n 16 | cut -c1-600
+  echo "full rc=$?"
+  for f in /tmp/h19e_full_work/arms3/*/*.json /tmp/h19e_full_work/go.json; do
+    [ -f "$f" ] && cp "$f" "$WORK/$(basename "$(dirname "$f")")_$(basename "$f")"
+  done; grep -v "^\s*$" "$WORK/full_log.txt" | tail -n 16 | cut -c1-600
   for f in or_cpt_ablation_h200_arms3.json or_cpt_ablation_h200_arms3.png or_cpt_ablation_h200_arms3_run.json; do
     cp "$WORK/$f" "$OUT"/ 2>/dev/null
   done

@@ -14,8 +14,9 @@ not by the GPU), so the arms run as three worker processes on the same GPU at on
    training ends with ``decode_min_s`` of decoding and ``score_tail_s`` of scoring left
    (``size_steps``); it fixes one decoding deadline for every arm and writes ``go.json``;
 4. every worker trains its arm (``experiment.train_arm``: stage after stage, as a one-arm run
-   does), then decodes every test prompt until the shared deadline; the parent scores each arm in
-   the sandbox as soon as its responses arrive;
+   does), then decodes every test prompt in one cached batch (``chunked_decode``: the prefill in
+   row chunks, so its dense attention scores fit beside two other workers) until the shared
+   deadline; the parent scores each arm in the sandbox as soon as its responses arrive;
 5. the parent writes ``<name>_run.json`` (the one-run format of ``experiment.run_experiment``,
    every arm) and its items file, then pairs them with ``experiment.combine_runs`` into
    ``<name>.json`` + ``<name>.png`` (Wilson per arm and split, exact McNemar against sft_only).
@@ -46,6 +47,7 @@ from trex.training.or_eval.evaluate import atomic_write_json
 
 WORKER_FILES = ("compiled.json", "calibration.json", "trained.json", "responses.json")
 CALIBRATION_ROWS = 512       # rows of the first stage's data the compile and the measured steps read
+DEADLINE_GRACE_S = 30.0      # after the decoding deadline: a worker's last decode step and its write
 
 
 @dataclass
@@ -60,6 +62,9 @@ class ConcurrentPlan:
     worker_threads: int = 4         # OMP threads per worker (16 cores: 3 workers + the sandbox)
     probe_s: float | None = None    # probe mode: stop after the measured steps, which last this long
     probe_decode_tokens: int = 48   # probe mode: then decode every test prompt this far (random weights)
+    # prefill row chunks hold at most this many attention-score elements (~14 bytes each live:
+    # ~21 GB per worker); the decode steps then run every prompt in one batch (chunked_decode.py)
+    prefill_elements: float = 1.5e9
 
 
 def size_steps(cfg_cpt_steps: int, cfg_sft_steps: int, step_s: float, time_left_s: float,
@@ -139,12 +144,27 @@ def _wait_file(path: Path, timeout_s: float) -> dict:
     raise TimeoutError(f"{path} did not appear within {timeout_s:.0f}s (the parent is gone or stalled)")
 
 
-def _probe_decode(cfg, shared: dict, tokenizer_path: Path, new_tokens: int) -> dict:
+def _decode(cfg, plan: ConcurrentPlan, model, tok, questions, deadline: float | None, max_new_tokens: int):
+    """Every prompt in one cached batch (prefill in row chunks), in the precision the model was
+    trained in (bf16 autocast on the GPU, as experiment._generate_all)."""
+    import contextlib
+
+    import torch
+
+    from trex.training.or_eval.chunked_decode import generate_texts
+    from trex.training.or_eval.model_io import resolve_device
+    device = resolve_device(cfg.stage.device)
+    amp = (torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+           if cfg.stage.precision == "bf16" and device.type == "cuda" else contextlib.nullcontext())
+    with amp:
+        return generate_texts(model, tok, questions, max_new_tokens, deadline, plan.prefill_elements)
+
+
+def _probe_decode(cfg, plan: ConcurrentPlan, shared: dict, tokenizer_path: Path) -> dict:
     """Decoding speed side by side: every test prompt in the run's batches, on a randomly initialised
     model of the run's config (rows rarely stop early), for 1 and for ``new_tokens`` new tokens."""
     import torch
 
-    from trex.training.or_eval.experiment import _generate_all
     from trex.training.or_eval.model_io import model_args_from_config, resolve_device
     from trex.training.or_tokenizer import ORTokenizer
     lib, args = model_args_from_config({"model": {"name": cfg.stage.model, "overrides": cfg.stage.model_overrides},
@@ -152,13 +172,17 @@ def _probe_decode(cfg, shared: dict, tokenizer_path: Path, new_tokens: int) -> d
     torch.manual_seed(cfg.seed)
     model = lib.Transformer(args).to(resolve_device(cfg.stage.device)).eval()
     tok = ORTokenizer.load(tokenizer_path)
+    new_tokens = plan.probe_decode_tokens
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
     times = {}
     for n in (1, new_tokens):
         t0 = time.perf_counter()
-        _generate_all(cfg, model, tok, shared["questions"], None, n)
+        _decode(cfg, plan, model, tok, shared["questions"], None, n)
         times[n] = time.perf_counter() - t0
     step_s = (times[new_tokens] - times[1]) / max(1, new_tokens - 1)
-    return {"prompts": len(shared["questions"]), "batch_size": cfg.eval_batch_size, "new_tokens": new_tokens,
+    return {"prompts": len(shared["questions"]), "prefill_elements": plan.prefill_elements, "new_tokens": new_tokens,
             "prefill_and_one_token_s": round(times[1], 2), "decode_step_s": round(step_s, 4),
             "predicted_decode_s": round(times[1] + step_s * shared["max_new_tokens"], 1),
             "max_new_tokens": shared["max_new_tokens"],
@@ -169,7 +193,7 @@ def worker_main(arm: str, work: Path) -> int:
     """One arm: compile, barrier, measured steps, then (unless probing) train, decode, write."""
     import torch
 
-    from trex.training.or_eval.experiment import _generate_all, _read_jsonl, _write_jsonl, train_arm
+    from trex.training.or_eval.experiment import _read_jsonl, _write_jsonl, train_arm
 
     shared = json.loads((work / "shared.json").read_text())
     cfg = _config_from_dict(shared["config"])
@@ -191,7 +215,7 @@ def worker_main(arm: str, work: Path) -> int:
         measured["max_memory_reserved_bytes"] = torch.cuda.max_memory_reserved()
     calibration = {"compile": compiled, "measured": measured}
     if plan.probe_s is not None:
-        calibration["decode"] = _probe_decode(cfg, shared, tokenizer_path, plan.probe_decode_tokens)
+        calibration["decode"] = _probe_decode(cfg, plan, shared, tokenizer_path)
     atomic_write_json(mine / "calibration.json", calibration)
     if plan.probe_s is not None:
         return 0
@@ -212,7 +236,7 @@ def worker_main(arm: str, work: Path) -> int:
     allowance_s = None if go["decode_deadline_epoch"] is None else go["decode_deadline_epoch"] - time.time()
     deadline = None if allowance_s is None else time.monotonic() + allowance_s
     t_gen = time.perf_counter()
-    responses = _generate_all(cfg, model, tok, shared["questions"], deadline, shared["max_new_tokens"])
+    responses = _decode(cfg, plan, model, tok, shared["questions"], deadline, shared["max_new_tokens"])
     atomic_write_json(mine / "responses.json", {
         "responses": responses, "checkpoint": info, "train_s": train_s,
         "load_s": round(t_gen - t_load, 1), "generate_s": round(time.perf_counter() - t_gen, 1),
@@ -386,7 +410,10 @@ def run_concurrent(cfg, source, plan: ConcurrentPlan, command: str | None = None
                                           "generate": got["generate_s"], "decode_allowance": got["decode_allowance_s"],
                                           "score": round(clock.elapsed() - t_score, 1)}}
 
-            wait = sizing["predicted_train_s"] * 2 + plan.wait_s + clock.left()
+            # a worker has until the deadline plus a grace to hand in (it stops decoding at the
+            # deadline); past that it counts as lost, so the JSON is written inside the budget
+            wait = (clock.left() - plan.score_tail_s + DEADLINE_GRACE_S if math.isfinite(clock.left())
+                    else float("inf"))
             _, why = workers.wait_all("responses.json", list(calibrations), wait, on_file=score)
             lost.update(why)
         workers.close()
@@ -540,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"peak {m['peak_mem_bytes'] / 2**30:.1f} GiB")
             d = m.get("decode") or {}
             if d:
-                print(f"probe {arm:18s} decode {d['prompts']} prompts (batch {d['batch_size']}): prefill+1 "
+                print(f"probe {arm:18s} decode {d['prompts']} prompts in one batch: prefill+1 "
                       f"{d['prefill_and_one_token_s']}s, {d['decode_step_s']}s/step -> ~{d['predicted_decode_s']}s "
                       f"for {d['max_new_tokens']} new tokens")
         for arm, why in result["arms_lost"].items():

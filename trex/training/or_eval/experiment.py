@@ -242,7 +242,8 @@ PRESETS["h200_arm"] = dict(
 # "sizing" says by how much). Data volumes are sized for about 15M tokens per arm (~1.2 CPT epochs,
 # ~2 SFT epochs at that size): or_data builds ~640 instances/s on 16 cores (h200_10min run), so the
 # 18.6k instances take ~30 s. Test set as h200_arm (408 CPT-only + 408 held-out + 272 seen items, 40
-# NL4OPT + 40 Mamo easy); 12 sandbox workers leave 4 cores to the three decoding workers.
+# NL4OPT + 40 Mamo easy), decoded in one batch (concurrent_arms decodes through chunked_decode: the
+# prefill in row chunks); 12 sandbox workers leave 4 cores to the three decoding workers.
 PRESETS["h200_arms3"] = {**PRESETS["h200_arm"], "cpt_docs_per_family": 1000, "sft_pairs_per_family": 2000,
                          "eval_workers": 12, "eval_batch_size": 1168, "time_budget_s": 528.0, "reserve_s": 10.0}
 
