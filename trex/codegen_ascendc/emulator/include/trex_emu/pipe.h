@@ -439,11 +439,29 @@ inline void WaitFlag(int32_t eventID) {
   trex_emu::SyncWaitFlag(static_cast<int>(E), eventID, trex_emu::EventSourcePipe(E), trex_emu::EventTargetPipe(E));
 }
 
-// Cross-core barrier: blocks run one after another here, so a kernel that needs all cores to meet
-// cannot be emulated faithfully.
+// Cross-core barrier: every block of the launch waits until all have called it (blocks run as
+// cooperating threads, launch.h). GM written before the barrier by any block is visible after it.
+// The software form takes a GM workspace (its docs ask for blockNum * 32 B, zeroed by the host) and
+// a UB workspace; the emulator checks that the GM one is that large and otherwise does not use them.
+template <bool isAIVOnly = true>
 inline void SyncAll() {
-  trex_emu::Fail("SyncAll(): not supported by the emulator (blocks run one after another, so a cross-core barrier "
-                 "would deadlock); use SetAtomicAdd or a second kernel launch");
+  trex_emu::Runtime& rt = trex_emu::RT();
+  if (rt.barrier == nullptr) trex_emu::Fail("SyncAll(): called outside a kernel launch");
+  rt.barrier("SyncAll");
+}
+template <bool isAIVOnly = true>
+inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace,
+                    const int32_t usedCores = 0) {
+  (void)ubWorkspace;
+  trex_emu::Runtime& rt = trex_emu::RT();
+  if (usedCores != 0 && static_cast<uint32_t>(usedCores) != rt.block_num)
+    trex_emu::Fail("SyncAll(gmWorkspace, ubWorkspace, usedCores=", usedCores, "): only a barrier of all ", rt.block_num,
+                   " blocks is emulated (usedCores 0 or the block count)");
+  const uint64_t need = uint64_t{rt.block_num} * 32;
+  if (gmWorkspace.GetSize() != 0 && gmWorkspace.GetSize() * sizeof(int32_t) < need)
+    trex_emu::Fail("SyncAll: the GM workspace holds ", gmWorkspace.GetSize() * sizeof(int32_t), " B but ", rt.block_num,
+                   " blocks need ", need, " B (blockNum * 32 B)");
+  SyncAll<isAIVOnly>();
 }
 
 }  // namespace AscendC

@@ -74,6 +74,7 @@ struct GmAccess {
   uintptr_t begin, end;
   uint32_t block;
   GmKind kind;
+  uint32_t phase;  // SyncAll barriers the block had passed: accesses in different phases are ordered
 };
 
 class TPipeBase;
@@ -103,6 +104,9 @@ struct Runtime {
   uint64_t pad_value_bits = 0;
   uint64_t tiling_key = 0;  // TILING_KEY_IS(k): the key the op's host tiling function set
   uint64_t cycles = 0;      // GetSystemCycle(): a counter of calls, not time
+  uint32_t phase = 0;       // SyncAll barriers the running block has passed
+  // SyncAll: set by RunBlocks while blocks run as cooperating threads (launch.h); null outside a launch.
+  void (*barrier)(const char* api) = nullptr;
 
   // Checks can also be switched from the environment (useful with ICPU_RUN_KF host programs).
   Runtime() {
@@ -125,6 +129,7 @@ struct Runtime {
     mask_bits[0] = mask_bits[1] = ~uint64_t{0};
     atomic_type = 0;
     pad_value_set = false;
+    phase = 0;
     counters.blocks_run += 1;
   }
   void EndBlock() {
@@ -168,12 +173,12 @@ inline void RecordGm(uintptr_t b, uintptr_t e, GmKind kind) {
   auto& v = rt.gm_accesses;
   if (!v.empty()) {  // merge with the previous access when it continues it (row-by-row loops)
     GmAccess& last = v.back();
-    if (last.block == rt.block_idx && last.kind == kind && last.end == b) {
+    if (last.block == rt.block_idx && last.kind == kind && last.phase == rt.phase && last.end == b) {
       last.end = e;
       return;
     }
   }
-  v.push_back(GmAccess{b, e, rt.block_idx, kind});
+  v.push_back(GmAccess{b, e, rt.block_idx, kind, rt.phase});
 }
 
 // ---- GM bounds (only when the launcher registered the argument buffers) and access recording ----
@@ -217,7 +222,7 @@ inline std::string FindBlockRace() {
     active.erase(std::remove_if(active.begin(), active.end(), [&](const GmAccess& a) { return a.end <= cur.begin; }),
                  active.end());
     for (const GmAccess& a : active) {
-      if (a.block == cur.block) continue;
+      if (a.block == cur.block || a.phase != cur.phase) continue;  // one block, or ordered by SyncAll
       const bool both_read = a.kind == GmKind::kRead && cur.kind == GmKind::kRead;
       const bool both_atomic = a.kind == GmKind::kAtomicWrite && cur.kind == GmKind::kAtomicWrite;
       if (both_read || both_atomic) continue;
