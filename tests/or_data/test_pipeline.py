@@ -92,11 +92,11 @@ def test_every_sample_reports_progress_and_every_rejection_a_reason(tmp_path, mo
 
     real = pipeline.generate_instance
 
-    def flaky(family, seed, difficulty, rejections=None):   # every third sample finds no instance
+    def flaky(family, seed, difficulty, rejections=None, size_bin=None):   # every third sample finds none
         if seed % 3 == 0:
             rejections.update(status=5, roundtrip=1)
             return None
-        return real(family, seed, difficulty, rejections=rejections)
+        return real(family, seed, difficulty, rejections=rejections, size_bin=size_bin)
 
     monkeypatch.setattr(pipeline, "generate_instance", flaky)
     seen, rejected = [], []

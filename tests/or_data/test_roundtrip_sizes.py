@@ -78,3 +78,13 @@ def test_instances_record_their_rejections():
     inst = generate_instance("knapsack", 4, 2)
     assert inst is not None and all(isinstance(v, int) and v > 0 for v in inst.rejections.values())
     assert set(inst.rejections) <= {"status", "uninformative", "missing_numbers", "roundtrip", "reference_disagrees"}
+
+
+def test_pipeline_choice_follows_the_drawn_size():
+    from trex.training.or_data.sizes import choose, reach
+
+    two = bin_labels().index("2")
+    assert {choose(("tsp", "diet"), (1, 2, 3), i, two)[0] for i in range(6)} == {"diet"}
+    # no configured family reaches the bin: the nearest pairs take it
+    family, difficulty = choose(("tsp",), (1, 2, 3), 0, two)
+    assert family == "tsp" and min(reach("tsp", difficulty)) == min(min(reach("tsp", d)) for d in (1, 2, 3))

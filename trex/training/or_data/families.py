@@ -223,7 +223,7 @@ class Blending(Family):
     kind = "LP"
 
     def sample(self, rng, difficulty):
-        n = int(rng.integers(2, 4 + difficulty))
+        n = int(rng.integers(3, 4 + difficulty))   # two inputs rarely make every constraint informative
         q = int(rng.integers(1, 1 + difficulty))
         demand = int(rng.integers(50, 500))
         avail = _ints(rng, demand // 3 + 1, demand, n)
@@ -278,8 +278,8 @@ class Transportation(Family):
     kind = "LP"
 
     def sample(self, rng, difficulty):
-        s = int(rng.integers(2, 3 + difficulty))
-        d = int(rng.integers(2, 3 + 2 * difficulty))
+        s = int(rng.integers(2, 3 + 2 * difficulty))
+        d = int(rng.integers(2, 3 + 3 * difficulty))
         demand = _ints(rng, 10, 90, d)
         supply = _ints(rng, 20, 120, s)
         share = float(rng.uniform(0.6, 0.9))
@@ -334,7 +334,7 @@ class Assignment(Family):
     kind = "MILP"
 
     def sample(self, rng, difficulty):
-        t = int(rng.integers(2, 3 + difficulty))
+        t = int(rng.integers(2, 3 + 2 * difficulty))
         w = t + int(rng.integers(0, 2 + difficulty))
         return {"cost": [_ints(rng, 5, 60, t) for _ in range(w)]}, {}
 
@@ -420,7 +420,7 @@ class FacilityLocation(Family):
 
     def sample(self, rng, difficulty):
         f = int(rng.integers(2, 3 + difficulty))
-        c = int(rng.integers(3, 3 + 2 * difficulty))
+        c = int(rng.integers(3, 3 + 4 * difficulty))
         demand = _ints(rng, 10, 60, c)
         cap = _ints(rng, max(demand) + 5, sum(demand), f)
         while sum(cap) < sum(demand) * 1.2:

@@ -146,13 +146,14 @@ def _replay(fam: Family, options: dict, skin, integer_flags, rng_state: dict):
 def generate_instance(family: str | Family, seed: int, difficulty: int | None = None, skin: str | None = None,
                       max_attempts: int = 40, require_informative: bool = True,
                       backend: str = "auto", no_optimum_share: float = NO_OPTIMUM_SHARE,
-                      match_sizes: bool = True, rejections: dict | None = None) -> Instance | None:
+                      match_sizes: bool = True, rejections: dict | None = None,
+                      size_bin: int | None = None) -> Instance | None:
     """Sample (seeded) until the instance is optimal, every number survives rendering, the text
     determines the model (``roundtrip``) and, when ``require_informative``, every constraint group
     is essential (dropping or flipping it changes the optimum).  With probability
     ``no_optimum_share`` the instance is instead one without an optimum (infeasible or unbounded;
     its expected answer is that status).  ``match_sizes`` draws each shape's size from the
-    benchmarks' distribution (``sizes``). Returns None if no such instance is found in
+    benchmarks' distribution (``sizes``; ``size_bin`` fixes the bin instead). Returns None if no such instance is found in
     ``max_attempts`` draws; ``rejections``, when given, is filled with the draws rejected, by reason
     (the returned instance carries the same counts)."""
     fam = get_family(family) if isinstance(family, str) else family
@@ -170,7 +171,7 @@ def generate_instance(family: str | Family, seed: int, difficulty: int | None = 
 
     for attempt in range(1, max_attempts + 1 + (STRESS_ATTEMPTS if want_no_optimum else 0)):
         want_no_optimum = want_no_optimum and attempt <= STRESS_ATTEMPTS
-        data, options = sample_sized(fam, rng, difficulty) if match_sizes else fam.sample(rng, difficulty)
+        data, options = sample_sized(fam, rng, difficulty, size_bin) if match_sizes else fam.sample(rng, difficulty)
         if want_no_optimum:
             data = _stressed(fam, data, rng)
         model = fam.build(data, options)

@@ -1,8 +1,10 @@
 """End-to-end generation: instance -> gold formulation -> sandboxed validation -> dedup ->
 decontamination -> sharded JSONL export, resumable and deterministic.
 
-Sample ``i`` always uses family ``families[i % len(families)]`` and seed ``seed * 1_000_003 + i``,
-so a run can stop anywhere and resume: shards are written atomically, then ``state.json`` (next
+Sample ``i`` uses seed ``seed * 1_000_003 + i``; it draws a size bin from the benchmarks' mixture
+(``sizes``) and takes, in turn by ``i``, one of the configured (family, difficulty) pairs that reach
+that bin (the nearest ones when none does), so corpora follow the benchmarks' sizes as far as the
+families allow, and families that reach more bins get more samples. A run can stop anywhere and resume: shards are written atomically, then ``state.json`` (next
 index, counts); on restart finished shards are re-read to rebuild the dedup index and work
 continues at the next index.  A shard rewritten after a crash is identical (same indices, same
 seeds), so the output does not depend on where the interruption happened.
@@ -31,12 +33,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 from trex.training.or_data.contract import gold_formulation
 from trex.training.or_data.dedup import Deduplicator, structure_key
 from trex.training.or_data.export import (atomic_write_json, atomic_write_jsonl, cpt_document, git_commit, read_jsonl,
                                      sft_pair)
 from trex.training.or_data.families import DIFFICULTIES, FAMILIES
 from trex.training.or_data.instances import generate_instance
+from trex.training.or_data.sizes import choose, draw_bin
 from trex.training.or_data.validate import ValidationConfig, validate
 
 STATE_FILE = "state.json"
@@ -50,6 +54,7 @@ CORPUS_KEYS = ("seed", "families", "difficulties", "chunk", "perturbations", "de
 MAX_CHUNK = 100_000
 # sample i uses seed * 1_000_003 + i: numpy seeds are non-negative
 MAX_SEED = 2 ** 32 - 1
+SIZE_STREAM = 5_150      # sample i's size bin is drawn from numpy's default_rng([its seed, SIZE_STREAM])
 
 
 class CorpusError(ValueError):
@@ -123,11 +128,11 @@ def _worker_init(parent_pid: int | None = None) -> None:
 def process_index(index: int, cfg: PipelineConfig, sandbox=None) -> dict:
     """Generate and validate sample ``index``; returns a result dict (records only if accepted)."""
     t0 = time.perf_counter()
-    family = cfg.families[index % len(cfg.families)]
     seed = cfg.seed * 1_000_003 + index
-    difficulty = cfg.difficulties[(index // len(cfg.families)) % len(cfg.difficulties)]
+    size_bin = draw_bin(np.random.default_rng([seed, SIZE_STREAM]))
+    family, difficulty = choose(cfg.families, cfg.difficulties, index, size_bin)
     rejections: dict[str, int] = {}
-    instance = generate_instance(family, seed, difficulty, rejections=rejections)
+    instance = generate_instance(family, seed, difficulty, rejections=rejections, size_bin=size_bin)
     if instance is None:
         tried = ", ".join(f"{k} {v}" for k, v in sorted(rejections.items()))
         return {"index": index, "family": family, "outcome": "generation_failed", "wall_s": time.perf_counter() - t0,

@@ -129,9 +129,36 @@ def size_distance(num_vars: int, index: int) -> float:
     return 0.0 if num_vars <= hi else math.log(num_vars / hi)
 
 
-def sample_sized(fam, rng: np.random.Generator, difficulty: int) -> tuple[dict, dict]:
-    """A (data, options) draw of ``fam`` whose variable count follows the benchmarks' mixture."""
-    target = draw_bin(rng)
+REACH_DRAWS = 48          # shapes per family and difficulty that measure which bins it reaches
+
+
+@lru_cache(maxsize=None)
+def reach(family: str, difficulty: int) -> frozenset[int]:
+    """The size bins ``family`` reaches at ``difficulty`` (from REACH_DRAWS seeded shapes)."""
+    from trex.training.or_data.families import get_family
+
+    fam = get_family(family)
+    rng = np.random.default_rng([difficulty, sum(map(ord, family))])
+    return frozenset(bin_index(fam.build(*fam.sample(rng, difficulty)).num_vars) for _ in range(REACH_DRAWS))
+
+
+def choose(families, difficulties, index: int, target: int) -> tuple[str, int]:
+    """The (family, difficulty) of sample ``index`` whose drawn size bin is ``target``: the pairs
+    that reach the bin (else the nearest ones), taken in turn by index."""
+    pairs = [(f, d) for d in difficulties for f in families]
+
+    def gap(pair):
+        return min(abs(b - target) for b in reach(*pair))
+
+    best = min(map(gap, pairs))
+    able = [p for p in pairs if gap(p) == best]
+    return able[index % len(able)]
+
+
+def sample_sized(fam, rng: np.random.Generator, difficulty: int, target: int | None = None) -> tuple[dict, dict]:
+    """A (data, options) draw of ``fam`` whose variable count lands in bin ``target`` (drawn from
+    the benchmarks' mixture when None), else the nearest of SIZE_DRAWS draws."""
+    target = draw_bin(rng) if target is None else target
     best, best_d = None, math.inf
     for _ in range(SIZE_DRAWS):
         data, options = fam.sample(rng, difficulty)
