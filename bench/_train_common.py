@@ -105,6 +105,13 @@ def require_cuda(script: str) -> None:
 # Model size and run arguments shared by train_step / train_small / train_multi
 
 CONFIG = REPO / "trex" / "configs" / "small_h200.toml"
+# --model -> the shipped config whose data, optimizer and batch the run starts from (others: CONFIG
+# with model.name replaced)
+MODEL_CONFIGS = {"small": CONFIG, "flash_h200": REPO / "trex" / "configs" / "flash_h200.toml"}
+
+
+def config_for(model: str) -> Path:
+    return MODEL_CONFIGS.get(model, CONFIG)
 
 
 def add_model_args(ap: argparse.ArgumentParser, name: str, seq_len: int, micro_batch: int) -> None:
@@ -128,8 +135,10 @@ def model_overrides(args) -> dict:
     """Config overrides for --device/--model/--n-layers/--seq-len/--micro-batch (+ fp32 on the CPU:
     bf16 autocast matmuls are slow there and the smoke run checks the code path, not numbers)."""
     from trex.training.model import get_config
-    over = {"model.name": args.model, "train.device": args.device, "data.seq_len": args.seq_len,
-            "data.micro_batch": args.micro_batch, "model.compile_moe_dispatch": args.moe_dispatch}
+    over = {"model.name": args.model, "train.device": args.device, "model.compile_moe_dispatch": args.moe_dispatch}
+    # None (train_step's defaults): the model's shipped config decides
+    over.update({key: value for key, value in (("data.seq_len", args.seq_len), ("data.micro_batch", args.micro_batch))
+                 if value is not None})
     if args.device == "cpu":
         over["train.precision"] = "fp32"
     if args.n_layers:
@@ -192,8 +201,8 @@ class Run:
 
 
 def start_run(name: str, overrides: dict, *, nproc: int = 1, timeout_s: float, workdir: Path,
-              env: dict | None = None) -> Run:
-    """Start `trex.training.train` on CONFIG with `overrides` (python -m for one process, torchrun for
+              env: dict | None = None, config: Path = CONFIG) -> Run:
+    """Start `trex.training.train` on `config` (default CONFIG) with `overrides` (python -m for one process, torchrun for
     more) with a JSONL step log, a run summary and phase lines (log.phases) in `workdir`, in its own
     session so that the whole tree can be stopped."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -208,7 +217,7 @@ def start_run(name: str, overrides: dict, *, nproc: int = 1, timeout_s: float, w
                 "-m", "trex.training.train"]
     else:
         argv = [sys.executable, "-m", "trex.training.train"]
-    argv += ["--config", str(CONFIG)]
+    argv += ["--config", str(config)]
     for key, value in overrides.items():
         argv += [f"--{key}", json.dumps(value)]
     shown_env = " ".join(f"{k}={v}" for k, v in (env or {}).items())
@@ -220,9 +229,10 @@ def start_run(name: str, overrides: dict, *, nproc: int = 1, timeout_s: float, w
 
 
 def launch(name: str, overrides: dict, *, nproc: int = 1, timeout_s: float, workdir: Path,
-           env: dict | None = None) -> dict:
+           env: dict | None = None, config: Path = CONFIG) -> dict:
     """start_run + finish: one run under a wall-clock limit that is reported, not waited for."""
-    return start_run(name, overrides, nproc=nproc, timeout_s=timeout_s, workdir=workdir, env=env).finish()
+    return start_run(name, overrides, nproc=nproc, timeout_s=timeout_s, workdir=workdir, env=env,
+                     config=config).finish()
 
 
 def _children(pid: int) -> list[int]:

@@ -83,3 +83,16 @@ def test_profile_step_script_cpu_writes_json_and_png(tmp_path):
         assert (tmp_path / "profile_anatomy.png").stat().st_size > 1000
     except ImportError:
         pass
+
+
+def test_anatomy_from_the_train_loops_profile_window():
+    from trex.training.profile import anatomy_from_totals
+    ops = {"aten::mm": {"device_us": 300.0, "cpu_us": 50.0, "count": 2},          # a CPU op: not a kernel
+           "sm90_xmma_gemm_bf16": {"device_us": 300.0, "cpu_us": 0, "count": 2},
+           "triton_poi_fused_add_0": {"device_us": 40.0, "cpu_us": 0, "count": 4},
+           "void at::native::multi_tensor_apply_kernel<Adam>": {"device_us": 60.0, "cpu_us": 0, "count": 2}}
+    r = anatomy_from_totals(ops, wall_s=0.001, steps=2)
+    assert r["launches"] == 4 and r["tail"]["launches"] == 2 + 0        # the adds: 10 us each
+    assert r["busy_share"] == pytest.approx(400 / 2 / 500)
+    assert r["family_share"]["GEMM"] == pytest.approx(0.75)
+    assert anatomy_from_totals({"aten::mm": {"device_us": 0, "cpu_us": 5, "count": 1}}, 1.0) is None

@@ -155,6 +155,35 @@ def anatomy(units: list[Unit], kind: str, wall_us: float | None = None, tail_us:
     }
 
 
+def anatomy_from_totals(ops: dict[str, dict], wall_s: float, steps: int = 1, tail_us: float = TAIL_US) -> dict | None:
+    """A reduced anatomy from per-name totals (the train loop's log.profile_steps window,
+    ``{name: {device_us, cpu_us, count}}``): the kernels are the entries with device time and no CPU
+    time; the tail counts the kernels whose mean duration under their name is below ``tail_us``;
+    busy = summed kernel time / wall (streams overlapping would count twice). Per step. None when the
+    window holds no device kernels (a CPU run)."""
+    kernels = {n: r for n, r in ops.items() if r.get("device_us", 0) > 0 and not r.get("cpu_us")}
+    if not kernels:
+        return None
+    names = trex_op_names()
+    total = sum(r["device_us"] for r in kernels.values())
+    fams: dict[str, dict] = {}
+    tail_n = tail_t = 0.0
+    for n, r in kernels.items():
+        rec = fams.setdefault(family(n, names), {"device_us": 0.0, "launches": 0})
+        rec["device_us"] += r["device_us"] / steps
+        rec["launches"] += r["count"] / steps
+        if r["device_us"] / r["count"] < tail_us:
+            tail_n += r["count"] / steps
+            tail_t += r["device_us"] / steps
+    launches = sum(r["count"] for r in kernels.values()) / steps
+    wall_us = wall_s * 1e6 / steps
+    return {"launches": launches, "device_us": total / steps, "wall_us": wall_us,
+            "busy_share": min(1.0, total / steps / wall_us),
+            "tail": {"launches": tail_n, "launch_share": tail_n / launches, "device_share": tail_t * steps / total},
+            "family_share": {f: r["device_us"] * steps / total for f, r in fams.items()},
+            "family_launches": {f: r["launches"] for f, r in fams.items()}}
+
+
 def profile_anatomy(prof, wall_us: float | None = None) -> dict:
     units, kind = device_units(prof)
     return anatomy(units, kind, wall_us, trex_names=trex_op_names())
