@@ -55,6 +55,8 @@ CASES = [
     ("pair_select", lambda x: x.view(7, 2)[..., 1] * 2 + x.view(7, 2).unbind(-1)[0], "unflatten(.., 2)[k] -> x[k::2]"),
     ("matrix_transpose", lambda x: (x.view(2, 7).T * 2) @ x.view(2, 7).permute(1, 0).transpose(0, 1),
      "w.T / permute / transpose -> w.t()"),
+    ("einsum_collapse", lambda x: torch.einsum("bn,bnd->bd", x.view(2, 7), x.view(2, 7, 1).expand(2, 7, 3) * 2),
+     "einsum('...n,...nd->...d') -> (a[..., None] * b).sum(-2)"),
     ("repeated_subexpression", lambda x: x.float().exp() * x.float().exp(), "CSE"),
 ]
 
@@ -96,7 +98,8 @@ def test_rules_are_all_exercised():
                "aten.clamp.default", "aten.clamp_max.default", "aten.clamp_min.default", "aten.sum.dim_IntList",
                "aten.sum.default", "aten.mean.dim", "aten.mean.default", "aten.reciprocal.default",
                "aten.pow.Tensor_Scalar", "aten.div.Tensor", str(operator.getitem),
-               "aten.unsqueeze.default", "aten.select.int", "aten.permute.default", "aten.transpose.int"} | {f"aten.{op}_.{kind}" for op in ("add", "mul", "sub", "div")
+               "aten.unsqueeze.default", "aten.select.int", "aten.permute.default", "aten.transpose.int",
+               "aten.view.default", "aten._unsafe_view.default"} | {f"aten.{op}_.{kind}" for op in ("add", "mul", "sub", "div")
                                             for kind in ("Scalar", "Tensor")}
     keyed = {str(t) for t in EXACT_RULES} | {str(t) for t in MATCHING_RULES}
     assert keyed <= covered, f"rules without an exactness case: {sorted(keyed - covered)}"

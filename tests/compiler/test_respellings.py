@@ -311,6 +311,43 @@ SWIGLU_SPELLINGS = [
 ]
 
 
+# ------------------------------------------------------------------ plain SwiGLU (the op with limit = inf)
+# each: (g, u, r) -> h
+def swiglu_plain_llama_mlp(g, u, r):
+    # transformers models/llama/modeling_llama.py LlamaMLP: act_fn(gate_proj(x)) * up_proj(x), ACT2FN["silu"]
+    return _SILU(g) * u
+
+
+def swiglu_plain_vllm_silu_and_mul(g, u, r):
+    # vllm-project/vllm vllm/model_executor/layers/activation.py SiluAndMul.forward_native
+    x = torch.cat([g, u], dim=-1)
+    d = x.shape[-1] // 2
+    return F.silu(x[..., :d]) * x[..., d:]
+
+
+def swiglu_plain_megatron(g, u, r):
+    # NVIDIA/Megatron-LM megatron/core/fusions/fused_bias_swiglu.py swiglu: chunk(2, -1), F.silu(y_1) * y_2
+    y_1, y_2 = torch.chunk(torch.cat([g, u], -1), 2, -1)
+    return F.silu(y_1) * y_2
+
+
+def swiglu_plain_liger_reference(g, u, r):
+    # linkedin/Liger-Kernel ops/swiglu.py: silu(a) = a * sigmoid(a) in fp32, times b, cast back
+    a = g.to(torch.float32)
+    return (a * torch.sigmoid(a) * u.float()).to(g.dtype)
+
+
+def swiglu_plain_routed_official(g, u, r):
+    # deepseek-ai/DeepSeek-V4 inference/model.py Expert.forward with swiglu_limit = 0 (no clamp)
+    x = F.silu(g.float()) * u.float()
+    return (r * x).to(g.dtype)
+
+
+PLAIN_SWIGLU_SPELLINGS = [(swiglu_plain_llama_mlp, False), (swiglu_plain_vllm_silu_and_mul, False),
+                          (swiglu_plain_megatron, False), (swiglu_plain_liger_reference, False),
+                          (swiglu_plain_routed_official, True)]
+
+
 # -------------------------------------------------------------------------------- SwiGLU near-misses
 def swiglu_clamp_on_wrong_operand(g, u):
     return (F.silu(g.float().clamp(-L, L)) * u.float().clamp(max=L)).to(g.dtype)
@@ -589,6 +626,20 @@ def mhc_official_v4(x, fn, scale, base):
     return y.to(dtype), post, comb
 
 
+def mhc_official_v4_einsum_collapse(x, fn, scale, base):
+    # the official projection with the collapse as an einsum over the streams (einsum "bsn,bsnd->bsd",
+    # the contraction form of deepseek_v4.md's hc_post einsum)
+    shape, dtype, n = x.size(), x.dtype, x.shape[-2]
+    xf = x.flatten(2).float()
+    mixes = F.linear(xf, fn) * torch.rsqrt(xf.square().mean(-1, keepdim=True) + EPS)
+    pre, post, comb = mixes.split([n, n, n * n], dim=-1)
+    pre = torch.sigmoid(pre * scale[0] + base[:n]) + EPS
+    post = 2 * torch.sigmoid(post * scale[1] + base[n:2 * n])
+    comb = _sinkhorn((comb.unflatten(-1, (n, n)) * scale[2] + base[2 * n:].view(n, n)).softmax(-1) + EPS)
+    y = torch.einsum("bsn,bsnd->bsd", pre, xf.view(shape))
+    return y.to(dtype), post, comb
+
+
 def mhc_method_chained(x, fn, scale, base):
     # the official arithmetic in method form: .add(eps), .mul(2), .div(...) Sinkhorn passes
     dtype, n = x.dtype, x.shape[-2]
@@ -722,7 +773,7 @@ def mhc_unbind_scale_keepdim_free_rms(x, fn, scale, base):
 
 # (fn, iters)
 MHC_SPELLINGS = [
-    (mhc_reference_doc, ITERS), (mhc_official_v4, ITERS), (mhc_method_chained, ITERS),
+    (mhc_reference_doc, ITERS), (mhc_official_v4, ITERS), (mhc_official_v4_einsum_collapse, ITERS), (mhc_method_chained, ITERS),
     (mhc_hf_v4_hyper_connection, ITERS), (mhc_flat_logits, ITERS), (mhc_matmul_transposed, ITERS),
     (mhc_narrow_pieces, ITERS), (mhc_positive_dims, ITERS), (mhc_sinkhorn_one_pass, 1),
     (mhc_sinkhorn_twenty_passes, 20), (mhc_post_scaled_after, ITERS), (mhc_unbind_scale_keepdim_free_rms, ITERS),
@@ -887,6 +938,56 @@ def test_swiglu_limited_spellings():
         assert_close_to_reference(u.grad, du_e, u_r.grad, name=f"{fn.__name__} dup")
         if routed:
             assert_close_to_reference(r.grad, dr_e, r_r.grad, name=f"{fn.__name__} droute")
+
+
+def test_plain_swiglu_spellings_fuse_as_the_op_without_limit():
+    dtype = torch.bfloat16
+    n = len(PLAIN_SWIGLU_SPELLINGS)
+    gs, us = _swiglu_inputs(n, dtype, seed=300)
+    rs = [torch.rand(4, 6, 1, generator=torch.Generator().manual_seed(i)).requires_grad_() for i in range(n)]
+
+    def all_spellings(*gur):
+        return tuple(fn(g, u, r) for (fn, _), g, u, r in zip(PLAIN_SWIGLU_SPELLINGS, gur[:n], gur[n:2 * n], gur[2 * n:]))
+
+    outs, report = _compile_and_run(all_spellings, [*gs, *us, *rs])
+    _check_fused(report, "swiglu_limited", "swiglu_limited", "swiglu_limited_bwd", n)
+    limits = [node.args[2] for node in report.compiled_graphs["forward"].graph.nodes
+              if "swiglu_limited" in str(node.target)]
+    assert limits == [float("inf")] * n
+    for (fn, routed), g, u, r, out in zip(PLAIN_SWIGLU_SPELLINGS, gs, us, rs, outs):
+        (eager,), (dg_e, du_e, dr_e) = _eager(fn, [g, u, r])
+        g_r, u_r, r_r = _fp64(g), _fp64(u), _fp64(r)
+        ref = ref_swiglu(g_r, u_r, float("inf"), r_r if routed else None, None)
+        ref.pow(2).sum().backward()
+        assert_close_to_reference(out, eager, ref, name=fn.__name__)
+        assert_close_to_reference(g.grad, dg_e, g_r.grad, name=f"{fn.__name__} dgate")
+        assert_close_to_reference(u.grad, du_e, u_r.grad, name=f"{fn.__name__} dup")
+        if routed:
+            assert_close_to_reference(r.grad, dr_e, r_r.grad, name=f"{fn.__name__} droute")
+
+
+@pytest.mark.parametrize("routed", [False, True])
+def test_plain_swiglu_kernel_program_and_reference_equal_eager_at_special_values(routed):
+    """limit = inf has no clamp and no clamp mask: the reference and the kernel program (run by the
+    reference interpreter) give eager's values and gradients at inf/nan inputs too (a clamp's mask
+    would zero a nan's gradient)."""
+    special = torch.tensor([-float("inf"), -30., -1., -0., 0., 0.5, 3., 30., float("inf"), float("nan")])
+    g = special.repeat(2, 1).requires_grad_()
+    u = special.flip(0).repeat(2, 1).requires_grad_()
+    r = torch.tensor([[0.5], [2.0]], requires_grad=True) if routed else None
+    eager = F.silu(g) * u * (r if routed else 1)
+    dh = torch.linspace(-1, 1, eager.numel()).view_as(eager)
+    eager_grads = torch.autograd.grad(eager, [g, u] + ([r] if routed else []), dh)
+    spec = registry.kernel_spec("swiglu_limited")
+    bwd_spec = registry.kernel_spec("swiglu_limited_bwd")
+    args = (g.detach(), u.detach(), float("inf"), r.detach() if routed else None, None)
+    for name, h in (("reference", ref_swiglu(*args)), ("program", spec.run(args))):
+        torch.testing.assert_close(h, eager.detach(), equal_nan=True, msg=name)
+    bwd_ref = registry.fused_ops()["swiglu_limited_bwd"].reference
+    bwd_args = (dh, g.detach(), u.detach(), float("inf"), r.detach() if routed else None)
+    for name, grads in (("reference", bwd_ref(*bwd_args)), ("program", bwd_spec.run(bwd_args))):
+        for got, want in zip(grads, eager_grads):
+            torch.testing.assert_close(got, want, equal_nan=True, msg=name)
 
 
 def _rope_tables():

@@ -33,7 +33,7 @@ CASES = {
     ],
     "swiglu_limited": [
         ("limit=-1", lambda a: (a[0], a[1], -1.0, *a[3:]), ValueError, "'limit' must be > 0"),
-        ("limit=inf", lambda a: (a[0], a[1], float("inf"), *a[3:]), ValueError, "'limit' must be finite"),
+        ("limit=-inf", lambda a: (a[0], a[1], float("-inf"), *a[3:]), ValueError, "'limit' must be finite or +inf"),
         ("integer out_dtype", lambda a: (*a[:4], torch.int32), TypeError, "'out_dtype' must be None or"),
         ("meta up", lambda a: (a[0], _meta(a[1]), *a[2:]), ValueError, "up on meta"),
     ],

@@ -80,7 +80,7 @@ from .graph import (
     source_line,
     trace_to_aten,
 )
-from .pattern import Matcher, MatchFailure, anchor_candidates, build_replacement
+from .pattern import Matcher, MatchFailure, anchor_candidates, build_replacement, graph_float_dtypes
 
 torch._dynamo.config.specialize_float = True
 
@@ -205,13 +205,14 @@ def run_patterns(gm: fx.GraphModule, pattern_names: tuple[str, ...], report: log
     replacing at one anchor leaves that region unfused. Either way: one warning naming the pattern."""
     graph = gm.graph
     all_patterns = registry.patterns()
+    graph_dtypes = graph_float_dtypes(graph)
     for name in pattern_names:
         pattern = all_patterns[name]
         misses: dict[fx.Node, MatchFailure] = {}
         matched: set[fx.Node] = set()
         failures: list[str] = []
         try:
-            traced_chains = pattern.traced()
+            traced_chains = pattern.traced(graph_dtypes)
         except Exception as e:  # noqa: BLE001
             traced_chains = []
             failures.append(f"tracing its chains: {type(e).__name__}: {e}")

@@ -38,6 +38,7 @@ spelling                            canonical form
 ``w.T``, ``w.permute(1, 0)`` (2-D)    ``w.t()``
 ``add_(t, c)`` on a temporary       ``add(t, c)`` (``F.rms_norm``'s ``+ eps``; mul_/sub_/div_ too)
 ``(w * x) * rsqrt(mean(x^2)+e)``    ``w * (x * rsqrt(...))``
+``einsum("...n,...nd->...d")``      ``(a.unsqueeze(-1) * b).sum(-2)`` (bmm form, proved by index replay)
 ==================================  ============================================
 """
 from __future__ import annotations
@@ -355,6 +356,77 @@ def _matrix_transpose(node):
     return _insert(node, aten.t.default, (node.args[0],)) if swaps else None
 
 
+# ops that only re-index their input (einsum's operand and result plumbing around a bmm)
+_REINDEX = (aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.permute.default,
+            aten.unsqueeze.default, aten.squeeze.dim, aten.t.default, aten.transpose.int, aten.expand.default)
+
+
+def _reindex_chain(node):
+    """``node`` and the re-indexing ops behind it, nearest first, up to the first other op."""
+    chain = [node]
+    while _is_node(chain[-1]) and chain[-1].op == "call_function" and chain[-1].target in _REINDEX:
+        chain.append(chain[-1].args[0])
+    return chain
+
+
+def _concrete_shape(node):
+    v = val(node)
+    if not isinstance(v, torch.Tensor) or not all(isinstance(s, int) for s in v.shape):
+        return None
+    return list(v.shape)
+
+
+def _index_map(chain, source):
+    """Flat indices into ``source`` that each element of ``chain[0]`` reads (the chain replayed on
+    ``arange``): equal maps mean the same re-indexing, whatever ops spelt it."""
+    idx = torch.arange(math.prod(_concrete_shape(source))).view(_concrete_shape(source))
+    for n in reversed(chain[:chain.index(source)]):
+        idx = n.target(idx, *n.args[1:], **n.kwargs)
+    return idx
+
+
+def _einsum_collapse(node):
+    """``einsum("...n,...nd->...d", a, b)`` as traced (permutes and views around a ``bmm``) ->
+    ``(a.unsqueeze(-1) * b).sum(-2)`` (the mHC collapse's spelling). Proved on the concrete sizes by
+    replaying the operand and result re-indexing on index tensors: every output element must sum
+    a[..., k] * b[..., k, j] over k in order. Other rounding than bmm: a matching rule."""
+    out_chain = _reindex_chain(node)
+    mm = out_chain[-1]
+    if len(out_chain) < 2 or not (_is_node(mm) and mm.op == "call_function" and mm.target == aten.bmm.default):
+        return None
+    if any(len(users(n)) != 1 for n in out_chain[1:]):
+        return None
+    out_shape, mm_shape = _concrete_shape(node), _concrete_shape(mm)
+    if out_shape is None or mm_shape is None or len(out_shape) < 2:
+        return None
+    lead, d = out_shape[:-1], out_shape[-1]
+    a_chain, b_chain = _reindex_chain(mm.args[0]), _reindex_chain(mm.args[1])
+    fits_a = [n for n in a_chain if _concrete_shape(n) is not None and _concrete_shape(n)[:-1] == lead]
+    fits_b = [n for n in b_chain if _concrete_shape(n) is not None and _concrete_shape(n)[:-2] == lead
+              and _concrete_shape(n)[-1] == d and len(_concrete_shape(n)) == len(lead) + 2]
+    if not fits_a or not fits_b:
+        return None
+    a, b = fits_a[-1], fits_b[-1]          # the furthest back: the operands as the model wrote them
+    k = _concrete_shape(a)[-1]
+    if _concrete_shape(b)[-2] != k:
+        return None
+    try:
+        ia, ib = _index_map(a_chain, a), _index_map(b_chain, b)
+        flat = _index_map(out_chain[:-1] + [mm], mm).reshape(-1)
+    except Exception:  # noqa: BLE001 - a re-indexing this replay cannot evaluate: not proved
+        return None
+    if ia.dim() != 3 or ib.dim() != 3 or ia.shape[2] != k or ib.shape[1] != k:
+        return None
+    bb, i, j = flat // (mm_shape[1] * mm_shape[2]), (flat // mm_shape[2]) % mm_shape[1], flat % mm_shape[2]
+    got_a, got_b = ia[bb, i, :], ib[bb, :, j]                        # [outputs, k]
+    want_a = torch.arange(math.prod(lead) * k).view(*lead, 1, k).expand(*lead, d, k).reshape(-1, k)
+    want_b = torch.arange(math.prod(lead) * k * d).view(*lead, k, d).transpose(-1, -2).reshape(-1, k)
+    if not (torch.equal(got_a, want_a) and torch.equal(got_b, want_b)):
+        return None
+    prod = _insert(node, aten.mul.Tensor, (_insert(node, aten.unsqueeze.default, (a, -1)), b))
+    return _insert(node, aten.sum.dim_IntList, (prod, [-2]))
+
+
 # in-place op -> its functional form, where nothing else reads the updated temporary
 _FUNCTIONAL = {aten.add_.Scalar: aten.add.Tensor, aten.add_.Tensor: aten.add.Tensor,
                aten.mul_.Scalar: aten.mul.Tensor, aten.mul_.Tensor: aten.mul.Tensor,
@@ -444,6 +516,8 @@ MATCHING_RULES: dict[object, list[Rule]] = {
     aten.pow.Tensor_Scalar: [_pow],
     aten.div.Tensor: [_div],
     operator.getitem: [_unpacked_view],
+    aten.view.default: [_einsum_collapse],
+    aten._unsafe_view.default: [_einsum_collapse],
 }
 
 

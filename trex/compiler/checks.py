@@ -72,16 +72,18 @@ _SYMBOLIC = (torch.SymInt, torch.SymFloat)
 
 
 def check_number(op: str, name: str, value, *, minimum: float | None = None, above: float | None = None,
-                 integer: bool = False) -> None:
-    """A finite Python number (an int where `integer`), >= minimum / > above where given."""
+                 integer: bool = False, infinite_ok: bool = False) -> None:
+    """A finite Python number (an int where `integer`; +inf too where `infinite_ok`: an op that gives it
+    a meaning, like swiglu_limited's limit = inf for no clamp), >= minimum / > above where given."""
     if isinstance(value, _SYMBOLIC):
         return
     kinds = (int,) if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, kinds):
         want = "an int" if integer else "a number"
         raise TypeError(f"trex.{op}: argument {name!r} must be {want}, got {value!r} ({type(value).__name__})")
-    if not math.isfinite(value):
-        raise ValueError(f"trex.{op}: argument {name!r} must be finite, got {value}")
+    if not math.isfinite(value) and not (infinite_ok and value == math.inf):
+        extra = " or +inf" if infinite_ok else ""
+        raise ValueError(f"trex.{op}: argument {name!r} must be finite{extra}, got {value}")
     if minimum is not None and value < minimum:
         raise ValueError(f"trex.{op}: argument {name!r} must be >= {minimum}, got {value}")
     if above is not None and not value > above:

@@ -15,7 +15,8 @@ An op package's pattern.py (trex/passes/<op>/) calls ``register_pattern``::
 
 What the framework does with it:
 
-* **Tracing**: each chain is traced once per dtype in ``Pattern.dtypes`` with the backend's own
+* **Tracing**: each chain is traced once per dtype in ``Pattern.dtypes`` that a graph has (lazily,
+  cached per process) with the backend's own
   pipeline (graph.trace_to_aten: same decompositions, functionalisation, canonicalisation), so the
   pattern has exactly the form the chain takes inside a compiled model. Keyword-only float
   arguments (``eps`` above) are traced with unique "magic" values and become captures: the matched
@@ -71,15 +72,28 @@ class Pattern:
     enabled_by_default: bool = True
     priority: int = 0
     description: str = ""
-    _traced: list | None = dataclasses.field(default=None, repr=False)
+    _traced: dict = dataclasses.field(default_factory=dict, repr=False)   # (chain index, dtype) -> trace
 
-    def traced(self) -> list["TracedChain"]:
-        if self._traced is None:
+    def traced(self, dtypes=None) -> list["TracedChain"]:
+        """The chains traced for ``dtypes`` (a graph's float dtypes; default: all of ``self.dtypes``), in
+        chain order, equal traces once. Each (chain, dtype) is traced once per process, when a graph
+        first has that dtype (a bf16 model never pays for the fp16 traces)."""
+        wanted = [d for d in self.dtypes if dtypes is None or d in dtypes]
+        missing = [(i, d) for i in range(len(self.chains)) for d in wanted if (i, d) not in self._traced]
+        if missing:
             # Outside any Dynamo compile: the chains get their own fake mode, never the ambient
             # TracingContext's shape environment (guards on it would break the model's guards).
             with torch._guards.tracing(None):
-                self._traced = _trace_pattern(self)
-        return self._traced
+                for i, d in missing:
+                    self._traced[(i, d)] = _trace_chain(self, self.chains[i], d)
+        out, seen = [], set()
+        for i in range(len(self.chains)):
+            for d in wanted:
+                traced = self._traced[(i, d)]
+                if traced.key not in seen:
+                    seen.add(traced.key)
+                    out.append(traced)
+        return out
 
 
 @dataclasses.dataclass
@@ -136,34 +150,35 @@ def _structural_key(gm: fx.GraphModule) -> str:
     return "\n".join(lines)
 
 
-def _trace_pattern(pattern: Pattern) -> list[TracedChain]:
-    out: list[TracedChain] = []
-    seen: set[str] = set()
-    for chain in pattern.chains:
-        chain = chain if isinstance(chain, Chain) else Chain(chain)
-        tensor_names, scalar_names = _chain_signature(chain.fn)
-        magic_values = {name: _MAGIC_BASE * (i + 1) + 1e-5 * (i + 3) for i, name in enumerate(scalar_names)}
-        for dtype in pattern.dtypes:
-            examples = pattern.example_inputs(dtype)
-            args = [examples[n] for n in tensor_names]
+def _trace_chain(pattern: Pattern, chain, dtype: torch.dtype) -> TracedChain:
+    chain = chain if isinstance(chain, Chain) else Chain(chain)
+    tensor_names, scalar_names = _chain_signature(chain.fn)
+    magic_values = {name: _MAGIC_BASE * (i + 1) + 1e-5 * (i + 3) for i, name in enumerate(scalar_names)}
+    examples = pattern.example_inputs(dtype)
+    args = [examples[n] for n in tensor_names]
 
-            def fn(*ts, _chain=chain, _names=tensor_names, _magic=magic_values):
-                return _chain.fn(*ts, **_magic)
+    def fn(*ts):
+        return chain.fn(*ts, **magic_values)
 
-            gm = trace_to_aten(fn, args)
-            canonicalize(gm.graph)
-            gm.recompile()
-            key = _structural_key(gm)
-            if key in seen:
-                continue
-            seen.add(key)
-            out_node = next(iter(gm.graph.find_nodes(op="output")))
-            results = out_node.args[0]
-            results = list(results) if isinstance(results, (list, tuple)) else [results]
-            outputs = [_strip_casts(r) for r in results]
-            out.append(TracedChain(chain, gm, tensor_names, outputs,
-                                   {v: k for k, v in magic_values.items()}, key))
-    return out
+    gm = trace_to_aten(fn, args)
+    canonicalize(gm.graph)
+    gm.recompile()
+    out_node = next(iter(gm.graph.find_nodes(op="output")))
+    results = out_node.args[0]
+    results = list(results) if isinstance(results, (list, tuple)) else [results]
+    outputs = [_strip_casts(r) for r in results]
+    return TracedChain(chain, gm, tensor_names, outputs, {v: k for k, v in magic_values.items()}, _structural_key(gm))
+
+
+def graph_float_dtypes(graph: fx.Graph) -> set:
+    """The float dtypes of a graph's values (which traces of the chains it needs)."""
+    found = set()
+    for node in graph.nodes:
+        v = val(node)
+        for t in (v if isinstance(v, (list, tuple)) else (v,)):
+            if isinstance(t, torch.Tensor) and t.dtype in FLOAT_DTYPES:
+                found.add(t.dtype)
+    return found
 
 
 # ------------------------------------------------------------------------------------------ matching

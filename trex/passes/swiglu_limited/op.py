@@ -8,8 +8,14 @@ Backward (analytic), with gc = min(g, L), s = sigmoid(gc), uc = clamp(u, -L, L),
 dgate = dh*r * uc * s*(1 + gc*(1-s)) * [g <= L];  dup = dh*r * silu(gc) * [-L <= u <= L];
 droute_weight = sum over the last dim of dh * silu(gc) * uc. (Clamp gradients follow torch.clamp: the
 bound itself passes the gradient.)
+
+``limit = inf`` is the plain (unclamped) SwiGLU ``silu(gate) * up [* route_weight]``: no clamp and no
+clamp mask, so a nan gate or up passes its gradient as eager's ``F.silu(g) * u`` does (a clamp's mask
+would zero it).
 """
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -27,7 +33,7 @@ def _check(op, gate, up, limit, route_weight):
     check_float(op, "up", up)
     check_same_dtype(op, gate=gate, up=up)
     check_same_shape(op, gate=gate, up=up)
-    check_number(op, "limit", limit, above=0)
+    check_number(op, "limit", limit, above=0, infinite_ok=True)
     check_float(op, "route_weight", route_weight, optional=True)
     check_same_device(op, gate=gate, up=up, route_weight=route_weight)
     if route_weight is not None:
@@ -40,7 +46,10 @@ def swiglu_limited_reference(gate: torch.Tensor, up: torch.Tensor, limit: float,
     _check(OP, gate, up, limit, route_weight)
     check_out_dtype(OP, "out_dtype", out_dtype)
     ct = compute_dtype(gate.dtype, *(() if route_weight is None else (route_weight.dtype,)))
-    h = F.silu(gate.to(ct).clamp(max=limit)) * up.to(ct).clamp(-limit, limit)
+    g, u = gate.to(ct), up.to(ct)
+    if math.isfinite(limit):
+        g, u = g.clamp(max=limit), u.clamp(-limit, limit)
+    h = F.silu(g) * u
     if route_weight is not None:
         h = h * route_weight.to(ct)
     return h.to(out_dtype or gate.dtype).contiguous()
@@ -58,15 +67,18 @@ def swiglu_limited_bwd_reference(dh: torch.Tensor, gate: torch.Tensor, up: torch
     _check_bwd(dh, gate, up, limit, route_weight)
     ct = compute_dtype(gate.dtype, dh.dtype, *(() if route_weight is None else (route_weight.dtype,)))
     g, u, d = gate.to(ct), up.to(ct), dh.to(ct)
-    gc = g.clamp(max=limit)
+    limited = math.isfinite(limit)
+    gc = g.clamp(max=limit) if limited else g
     s = torch.sigmoid(gc)
     silu = gc * s
-    uc = u.clamp(-limit, limit)
+    uc = u.clamp(-limit, limit) if limited else u
     dr = d if route_weight is None else d * route_weight.to(ct)
-    # torch.where, not a 0/1 multiply: outside the limits the gradient is exactly 0 even for a NaN/Inf
-    # dh, as eager autograd of clamp gives it (and the generated kernel's Select)
-    dgate = torch.where(g <= limit, dr * uc * s * (1 + gc * (1 - s)), 0.0)
-    dup = torch.where((u >= -limit) & (u <= limit), dr * silu, 0.0)
+    dgate, dup = dr * uc * s * (1 + gc * (1 - s)), dr * silu
+    if limited:
+        # torch.where, not a 0/1 multiply: outside the limits the gradient is exactly 0 even for a NaN/Inf
+        # dh, as eager autograd of clamp gives it (and the generated kernel's Select)
+        dgate = torch.where(g <= limit, dgate, 0.0)
+        dup = torch.where((u >= -limit) & (u <= limit), dup, 0.0)
     if route_weight is None:
         droute = gate.new_empty((0,))
     else:

@@ -3,14 +3,18 @@
 Spellings covered: ``clamp(max=L)`` / ``clamp_max`` on the gate; ``clamp(-L, L)`` /
 ``clamp(min=..).clamp(max=..)`` on the up projection (not ``torch.minimum/maximum`` against a constant:
 they split the gradient at a tie, which the op's clamp backward does not); ``F.silu(g)`` / ``g * sigmoid(g)`` / ``g / (1 + exp(-g))``; fp32 casts anywhere; the routing
-weight multiplied before or after the down-cast.
+weight multiplied before or after the down-cast. The plain SwiGLU ``F.silu(gate) * up`` (Llama's MLP,
+vLLM's SiluAndMul, Megatron's swiglu) is the same op with ``limit = inf``; a plain chain whose gate or up
+is clamped is refused (the limited chains take those clamps or the chain is a near-miss of them).
 """
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
 
-from trex.compiler.graph import same_size
+from trex.compiler.graph import aten, same_size, source_line
 from trex.compiler.pattern import Pattern
 from trex.compiler.registry import register_pattern
 
@@ -27,7 +31,18 @@ def swiglu_limited_chain(gate, up, *, limit):
     return (F.silu(g) * u).to(gate.dtype)
 
 
-def _replace(gate, up, route_weight, *, limit, out_dtype):
+def swiglu_routed_chain(gate, up, route_weight):
+    return (route_weight * (F.silu(gate.float()) * up.float())).to(gate.dtype)
+
+
+def swiglu_chain(gate, up):
+    return (F.silu(gate.float()) * up.float()).to(gate.dtype)
+
+
+_CLAMPS = (aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default, aten.clamp.Tensor)
+
+
+def _replace(gate, up, route_weight, *, limit=math.inf, out_dtype):
     return torch.ops.trex.swiglu_limited(gate, up, limit, route_weight, out_dtype)
 
 
@@ -37,8 +52,14 @@ def _extra_check(match) -> str | None:
         return f"gate ({gate.dtype}) and up ({up.dtype}) have different dtypes"
     if gate.dim() != up.dim() or not all(same_size(a, b) for a, b in zip(gate.shape, up.shape)):
         return f"gate {tuple(gate.shape)} and up {tuple(up.shape)} differ in shape (broadcasting is not fused)"
-    if match.scalars.get("limit", 0) <= 0:
+    if match.scalars.get("limit", math.inf) <= 0:
         return f"limit {match.scalars.get('limit')} is not positive"
+    if "limit" not in match.scalars:
+        for name in ("gate", "up"):
+            node = match.inputs[name]
+            if isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target in _CLAMPS:
+                return (f"{name} is clamped at {source_line(node)}, but not as the limited SwiGLU clamps "
+                        f"(gate.clamp(max=L), up.clamp(-L, L))")
     if rw is not None and rw.dtype not in (torch.float32, torch.bfloat16, torch.float16, torch.float64):
         return f"route weight has dtype {rw.dtype}; the fused op takes a floating-point route weight"
     if rw is not None:
@@ -55,10 +76,10 @@ def _examples(dtype):
 
 register_pattern(Pattern(
     name="swiglu_limited",
-    chains=[swiglu_limited_routed_chain, swiglu_limited_chain],
+    chains=[swiglu_limited_routed_chain, swiglu_limited_chain, swiglu_routed_chain, swiglu_chain],
     replacement=_replace,
     example_inputs=_examples,
     extra_check=_extra_check,
     fused_ops=("swiglu_limited", "swiglu_limited_bwd"),
-    description="clamped SwiGLU (+ routing weight), fp32 compute",
+    description="clamped or plain SwiGLU (+ routing weight), fp32 compute",
 ))
