@@ -65,6 +65,8 @@ def run_mode(mode: str, opts) -> dict:
     t0 = time.perf_counter()
     model, forward, optimizer = build(mode, args, device)
     build_s = time.perf_counter() - t0
+    print(f"[{mode}] built in {build_s:.1f} s ({sum(p.numel() for p in model.parameters()) / 1e9:.3f} B parameters)",
+          flush=True)
     gen = torch.Generator(device=device).manual_seed(1)
     tokens = torch.randint(0, args.vocab_size, (opts.micro_batch, opts.seq_len + 1), device=device, generator=gen)
     inputs, labels = tokens[:, :-1], tokens[:, 1:]
@@ -100,6 +102,8 @@ def run_mode(mode: str, opts) -> dict:
         else:
             times.append(dt)
         losses.append(float(loss))
+        mem = f", peak {torch.cuda.max_memory_allocated(device) / 2**30:.1f} GiB" if cuda else ""
+        print(f"[{mode}] step {i + 1}{' (profiled)' if last else ''}: {dt:.3f} s, loss {losses[-1]:.4f}{mem}", flush=True)
     steady = times[1:] or times
     step_s = sorted(steady)[len(steady) // 2]
     n_tok = opts.micro_batch * opts.seq_len
