@@ -2,9 +2,11 @@
 
 Measures, on 2 cores by default (the process pins itself and its children to the first 2 CPUs):
 
-1. throughput: accepted samples per second, end to end (generation, reference solve,
-   informativeness filter, rendering, gold formulation, sandboxed execution + 2 perturbed
-   re-solves, dedup, decontamination against every benchmark question, sharded JSONL export);
+1. throughput: accepted samples per second, end to end (benchmark-matched sizes, generation,
+   reference solve, informativeness filter, rendering, the text -> model round trip, gold
+   formulation, sandboxed execution + 2 perturbed re-solves, dedup, decontamination against every
+   benchmark question, sharded JSONL export), and how that corpus reads (``trex or-data stats``'s
+   distinct sentences, no-optimum share, size histograms and their distance to the target);
 2. gold pass rate per family (acceptance >= 99% in every family);
 3. corruption rejection rate per corruption kind (acceptance >= 99%).
 
@@ -35,6 +37,7 @@ from trex.training.or_data.families import FAMILIES  # noqa: E402
 from trex.training.or_data.instances import generate_instance  # noqa: E402
 from trex.training.or_data.pipeline import PipelineConfig, hardware_info, run_pipeline  # noqa: E402
 from trex.training.or_data.sandbox import probe_backends, unshare_available  # noqa: E402
+from trex.training.or_data.stats import corpus_records, corpus_stats, size_comparison  # noqa: E402
 from trex.training.or_data.validate import ValidationConfig, validate  # noqa: E402
 
 # The same validation with the two non-outcome checks off: how many corruptions the solver
@@ -129,10 +132,19 @@ def measure_throughput(n: int, workers: int, chunk: int) -> dict:
         state = run_pipeline(PipelineConfig(n=n, workers=workers, chunk=chunk), tmp)
         wall = time.perf_counter() - t0
         sizes = {k: os.path.getsize(Path(tmp) / f"{k}.jsonl") for k in ("cpt", "sft")}
+        corpus = corpus_stats(corpus_records(tmp))
+    shapes = size_comparison(corpus)
     return {"accepted": state.accepted, "counts": state.counts, "per_family": state.per_family,
             "end_to_end_wall_s": wall, "accepted_per_s": state.accepted / wall,
             "loop_wall_s": state.wall_s, "accepted_per_s_excluding_startup": state.accepted / state.wall_s,
-            "bytes": sizes}
+            "bytes": sizes,
+            # how the same corpus reads (trex or-data stats): the issue's data targets beside the speed
+            "corpus": {"distinct_sentence_share_skeleton": corpus["distinct_sentence_share"]["skeleton"],
+                       "infeasible_or_unbounded_share": corpus["infeasible_or_unbounded_share"],
+                       "roundtrip_rejected": corpus["rejections"].get("roundtrip", 0), "draws": corpus["draws"],
+                       "variables": corpus["variables"], "constraints": corpus["constraints"],
+                       "variables_tv_to_target": shapes["variables"]["total_variation_to_target"],
+                       "constraints_tv_to_target": shapes["constraints"]["total_variation_to_target"]}}
 
 
 def main(argv=None) -> int:

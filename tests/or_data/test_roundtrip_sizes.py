@@ -88,3 +88,14 @@ def test_pipeline_choice_follows_the_drawn_size():
     # no configured family reaches the bin: the nearest pairs take it
     family, difficulty = choose(("tsp",), (1, 2, 3), 0, two)
     assert family == "tsp" and min(reach("tsp", difficulty)) == min(min(reach("tsp", d)) for d in (1, 2, 3))
+
+
+def test_stressed_draws_keep_word_table_quantities():
+    """An instance without an optimum is a draw with one quantity scaled; a "twice as many" factor
+    scaled to 15 has no words (it crashed the renderer)."""
+    from trex.training.or_data.instances import _stressed
+
+    fam = get_family("production_mix")
+    data = {"profit": [5, 7], "usage": [[1, 2]], "capacity": [10], "ratio_pair": [0, 1], "ratio_factor": 3}
+    for seed in range(40):
+        assert _stressed(fam, data, np.random.default_rng(seed))["ratio_factor"] == 3

@@ -109,8 +109,9 @@ def informativeness(model: LinearModel, base: SolveResult) -> dict:
 
 def _stressed(fam: Family, data: dict, rng: np.random.Generator) -> dict:
     """``data`` with one quantity key scaled by a stress factor (whole numbers stay whole)."""
+    # (a verbatim key is said through a word table, "twice": only the table's factors can be said)
     keys = [k for k in data if k not in fam.structure_keys and k not in fam.frozen_keys
-            and flatten_numbers({k: data[k]})]
+            and k not in fam.verbatim_keys and flatten_numbers({k: data[k]})]
     key = keys[int(rng.integers(len(keys)))]
     factor = STRESS_FACTORS[int(rng.integers(len(STRESS_FACTORS)))]
 
