@@ -96,3 +96,12 @@ def test_anatomy_from_the_train_loops_profile_window():
     assert r["busy_share"] == pytest.approx(400 / 2 / 500)
     assert r["family_share"]["GEMM"] == pytest.approx(0.75)
     assert anatomy_from_totals({"aten::mm": {"device_us": 0, "cpu_us": 5, "count": 1}}, 1.0) is None
+
+
+@pytest.mark.parametrize("name,fam", [("aten::clamp_min", "elementwise/cast/copy"), ("aten::maximum", "elementwise/cast/copy"),
+                                      ("aten::sum", "reduction"), ("aten::max", "reduction"),
+                                      ("void at::native::reduce_kernel<512, 1>", "reduction"),
+                                      ("void at::native::sbtopk::gatherTopK<float>", "reduction"),
+                                      ("aten::le", "elementwise/cast/copy"), ("aten::slice_backward", "elementwise/cast/copy")])
+def test_family_rules_do_not_take_substrings_for_reductions(name, fam):
+    assert family(name) == fam

@@ -24,11 +24,15 @@ FAMILY_RULES: tuple[tuple[str, str], ...] = (
     ("attention", r"flash|fmha|attention|sdpa|softmax"),
     ("GEMM", r"gemm|cutlass|xmma|cublas|nvjet|wgmma|_grouped_mm|grouped_mm|triton_tem_|sm90_|sm80_|"
              r"^aten::(mm|addmm|bmm|baddbmm|_grouped_mm|matmul|linear|einsum)$|splitk|ampere_.*_tn|s16816"),
-    ("reduction", r"reduce|triton_red_|triton_per_|sum|mean|norm|topk|sort|cumsum|scan|argmax|max|min"),
+    ("reduction", r"reduce|triton_red_|triton_per_|topk|sort|scan|"
+                  r"::(sum|mean|norm|linalg_vector_norm|cumsum|max|min|amax|amin|argmax|argmin|prod|var|std|"
+                  r"logsumexp|any|all)$"),
     ("elementwise/cast/copy", r"elementwise|vectorized|unrolled|copy|cast|_to_copy|fill|index|gather|scatter|"
                               r"cat|triton_poi_|memcpy|memset|where|clamp|mul|add|div|sub|neg|exp|silu|"
                               r"embedding|masked|arange|zero|pow|rsqrt|sqrt|softplus|relu|view_as|"
-                              r"ones|empty_strided|repeat|expand|stack|split"),
+                              r"ones|empty_strided|repeat|expand|stack|split|clone|sigmoid|square|diff|full|"
+                              r"scalar_tensor|polar|reciprocal|logical|bitwise|__and__|__or__|outer|maximum|minimum|"
+                              r"::(le|ge|gt|lt|ne|eq)_?$|_backward$"),
 )
 FAMILIES = tuple(dict.fromkeys(f for f, _ in FAMILY_RULES)) + ("other",)
 _COMPILED = tuple((f, re.compile(p, re.IGNORECASE)) for f, p in FAMILY_RULES)
@@ -91,7 +95,8 @@ NO_LAUNCH_OPS = frozenset(
     "view as_strided reshape _reshape_alias expand t transpose permute unsqueeze squeeze slice select alias "
     "detach _unsafe_view unflatten flatten split split_with_sizes unbind chunk narrow lift_fresh resolve_conj "
     "resolve_neg view_as_real view_as_complex result_type empty empty_strided empty_like is_nonzero "
-    "contiguous numpy_T _has_compatible_shallow_copy_type expand_as movedim swapaxes".split())
+    "contiguous numpy_T _has_compatible_shallow_copy_type expand_as movedim swapaxes to new_empty resize_ _conj "
+    "unfold".split())
 
 
 def _is_device_event(e) -> bool:
