@@ -3,8 +3,11 @@
 # MTP, 16 experts, grouped expert GEMMs) -- step time, tokens/s, MFU, peak memory and the Figure-6
 # step anatomy for eager, Inductor and trex, each mode in its own process under its own limit, then
 # merged into profile_anatomy.json/.png. Also the grouped GEMM's CUDA check against the per-expert loop.
-#   OUT=<folder> TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_h18.sh
+# PART=curve instead: bench/train_step.py, the real train loop on flash_h200 for eager and trex, 100
+# steps each (or as many as fit), the loss curves against each other, one profiled step per mode.
+#   OUT=<folder> TREX_COMMIT=$(git rev-parse HEAD) [PART=probe|curve] bash bench/h200_h18.sh
 set -uo pipefail
+PART=${PART:-probe}
 OUT=${OUT:?set OUT to the folder whose files come back}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/install.txt" 2>&1 \
@@ -16,6 +19,12 @@ fi
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
 python3 -c "import torch; print('torch', torch.__version__, 'grouped_mm', hasattr(torch, '_grouped_mm'))"
 t0=$SECONDS
+if [ "$PART" = curve ]; then
+  timeout -k 5 232 python3 bench/train_step.py --model flash_h200 --modes eager,trex --steps ${STEPS:-100} --warmup 5 \
+    --budget-s 225 --reserve-s 100 --out "$OUT/train_step_flash_h200.json" > "$OUT/train_step_log.txt" 2>&1
+  echo "train_step rc=$? ($((SECONDS - t0)) s)"; grep -v "^USDT\|^STAGE" "$OUT/train_step_log.txt" | tail -14 | cut -c1-400
+  exit 0
+fi
 # grouped expert GEMMs on CUDA (bf16, padded groups, an empty expert) against the per-expert loop,
 # in the background beside the eager probe (a few hundred MB of the GPU)
 timeout -k 5 40 python3 - > "$OUT/grouped_check.txt" 2>&1 <<'PY' &
