@@ -39,8 +39,6 @@ def _tilings():
         "apply": [t(1, 2048, 8), t(2, 1024, 4), t(4, 512, 4), t(8, 256, 4), t(1, 1024, 4, num_stages=1)],
         "bwd_coeff": [t(128, 32, 8, programs=SMS, **dot), t(64, 32, 8, programs=2 * SMS, **dot),
                       t(64, 64, 8, programs=2 * SMS, **dot), t(128, 32, 16, programs=SMS, **dot)],
-        # the backward apply pass: dx = c2 x + pre dli + dh . fn (dot [R, 32] x [32, chunk])
-        "bwd_apply": [t(16, 128, 4), t(32, 128, 8), t(64, 64, 8), t(32, 256, 8), t(16, 256, 4, num_stages=3)],
     }
 
 
@@ -71,6 +69,7 @@ def main(argv=None) -> int:
     from trex.codegen_triton.target import TritonExecutor
     from trex.compiler import registry
     from trex.compiler.kernel_ir import bind_sizes
+    from trex.compiler.kernels import Executor
 
     t0 = time.time()
     T, n, d, iters, eps = args.tokens, 4, 7168, 20, 1e-6
@@ -106,7 +105,7 @@ def main(argv=None) -> int:
             specs[op].run(a, TritonExecutor(lambda p, i, s, out=None: launch(p, i, s, out, programs)), lay)
     extra = _tilings()
     role = {"fwd_streams": "fused", "coeff_streams": "coeff", "apply_streams": "apply", "bwd_streams": "bwd_fused",
-            "bwd_coeff_streams": "bwd_coeff", "bwd_apply_streams": "bwd_apply"}
+            "bwd_coeff_streams": "bwd_coeff"}
     report = {"tokens": T, "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu (interpreter)",
               "points": {}, "best": {}}
     for name, (p, pins, psc) in programs.items():
@@ -137,6 +136,25 @@ def main(argv=None) -> int:
             chosen[name] = Tiling(**report["best"][name]["tiling"])
         if dev == "cuda":
             torch.cuda.empty_cache()
+    # the backward's dx + dfn host step (one read of x), per launch configuration
+    from trex.codegen_triton.mhc_dx_dfn import mhc_dx_dfn_triton
+    bc_name = next(k for k in programs if k.startswith("mhc_pre_bwd_coeff_streams"))
+    p, pins, psc = programs[bc_name]
+    co = run_program(p, pins, psc, chosen.get(bc_name))
+    step = (x.reshape(T, n * d), dli, fn, co["dh"].reshape(T, -1), co["dss2"], co["pre_mix"])
+    want = Executor(None).mhc_pre_dx_dfn(*step)      # the torch reference of the host step
+    pts = []
+    for bt, w, st in ((64, 8, 3), (32, 4, 3), (64, 4, 3), (128, 8, 2), (32, 8, 4)):
+        try:
+            got = mhc_dx_dfn_triton(*step, block_t=bt, num_warps=w, num_stages=st)
+            pt = {"block_t": bt, "num_warps": w, "num_stages": st,
+                  "us": G.graph_ms(lambda: mhc_dx_dfn_triton(*step, block_t=bt, num_warps=w, num_stages=st)) * 1e3,
+                  "rel_err_vs_torch": [G.rel_err(a, b_) for a, b_ in zip(got, want)]}
+        except Exception as e:  # noqa: BLE001 - recorded
+            pt = {"block_t": bt, "num_warps": w, "num_stages": st, "error": f"{type(e).__name__}: {e}"[:300]}
+        pts.append(pt)
+        print(json.dumps({"program": "mhc_dx_dfn", **pt}), flush=True)
+    report["points"]["mhc_dx_dfn"] = pts
     # end to end through each layout's runner with the best tilings, against the op's fp64 reference
     ex = TritonExecutor(lambda p, i, s, out=None: launch(p, i, s, out))
     e2e = {}

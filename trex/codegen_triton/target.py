@@ -50,6 +50,14 @@ class TritonExecutor(Executor):
     def rows_matmul(self, a, b):
         return rows_matmul(a, b)
 
+    def mhc_pre_dx_dfn(self, x, dli, fn, dh, dss2, pre):
+        """dx and dfn from one read of x (trex/codegen_triton/mhc_dx_dfn.py); widths without a
+        power-of-two block >= 16 take the reference."""
+        from .mhc_dx_dfn import block_k, mhc_dx_dfn_triton
+        if x.is_cuda and os.environ.get("TRITON_INTERPRET") != "1" and block_k(dli.shape[1]) and dh.shape[1] <= 64:
+            return mhc_dx_dfn_triton(x, dli, fn, dh, dss2, pre)
+        return super().mhc_pre_dx_dfn(x, dli, fn, dh, dss2, pre)
+
     def derived(self, sources, key, compute):
         """Host-derived inputs (RoPE's pair-expanded tables), cached per source tensors, their versions
         and `key`: a model applies one cos/sin table in every layer, forward (and inverse) and backward,

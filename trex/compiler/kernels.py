@@ -94,6 +94,19 @@ class Executor:
         (the cube unit's or a tensor-core GEMM's work, not the vector program's)."""
         return a.float().T @ b.float()
 
+    def mhc_pre_dx_dfn(self, x: torch.Tensor, dli: torch.Tensor, fn: torch.Tensor, dh: torch.Tensor,
+                       dss2: torch.Tensor, pre: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """mHC's backward apply pass as one host step, so a target can compute dx and dfn = dh^T x from one
+        read of x (the row programs cannot hold dfn's per-column accumulator): x [T, n*d], dli [T, d],
+        fn [M, n*d], dh [T, M], dss2 [T, 1] (2 d(sum of squares)), pre [T, n] ->
+        dx = x dss2 + pre_s dli + dh @ fn (x's dtype), dfn (fp32). This is the reference."""
+        rows, n = pre.shape
+        d = dli.shape[1]
+        dxf = x.float() * dss2.float().reshape(rows, 1)
+        dxf = dxf + (pre.float().reshape(rows, n, 1) * dli.float().reshape(rows, 1, d)).reshape(rows, n * d)
+        dxf = dxf + dh.float() @ fn.float()
+        return dxf.to(x.dtype), dh.float().T @ x.float()
+
     def derived(self, sources: tuple[torch.Tensor, ...], key, compute: Callable[[], tuple]) -> tuple:
         """Host-computed inputs that depend on nothing but ``sources`` and ``key`` (RoPE's pair-expanded
         tables): computed on every call here; a target may cache them per source tensor."""

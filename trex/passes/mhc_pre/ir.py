@@ -424,7 +424,8 @@ def build_mhc_pre_bwd_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Pr
 # program. A 128-row tile of full rows is 7.3 MB, so the fused program's second pass reads x from DRAM
 # anyway (128 tiles x 7.3 MB = all of x in flight, L2 holds 60 MB): splitting costs no DRAM bytes. The
 # kernels meet through small per-row tensors: pre_mix [N] (forward), and in backward dh [(2+N), N],
-# dss2 [1] (d(sum of squares) x 2) and pre_mix.
+# dss2 [1] (d(sum of squares) x 2) and pre_mix, which the executor's `mhc_pre_dx_dfn` host step reads with
+# x and dli to write dx and dfn in one pass over x.
 
 
 def _store_rows(b: ProgramBuilder, *pairs):
@@ -499,37 +500,6 @@ def build_mhc_pre_bwd_coeff_streams(dtype: DType | str = DType.BF16, n: int = 4)
     b.section("epilogue")
     b.op("store", None, "dscale_partial", "dsc_acc")
     b.op("store", None, "dbase_partial", "db_acc")
-    return b.build()
-
-
-def build_mhc_pre_bwd_apply_streams(dtype: DType | str = DType.BF16, n: int = 4) -> Program:
-    dtype = DType(dtype)
-    b = ProgramBuilder(f"mhc_pre_bwd_apply_streams{n}_{dtype.value}",
-                       doc="mHC pre backward apply pass, per-stream 2-d tiles: dx_s = c2 x_s + pre_s dli + dh . fn_s")
-    b.gm("dli", dtype, (HD,))
-    xs = _apply_streams(b, dtype, n)
-    _, fns = _stream_names(n)
-    for f in fns:
-        b.gm(f, F32, ((2 + N) * N, HD), kind=SHARED)
-    b.gm("dh", F32, (2 + N, N))
-    b.gm("dss2", F32, (1,))
-    for s in range(n):
-        b.gm(f"dx{s}", dtype, (HD,), role="out")
-    _load_pre_mix(b, n)
-    b.op("load", "dhv", "dh", dtype=F32, cols=(2 + N, N))
-    b.op("view", "dhf", "dhv", dtype=F32, cols=((2 + N) * N,))
-    b.op("load", "c2v", "dss2", dtype=F32, cols=(1,))
-    with b.chunk_loop(HD):
-        load_f32(b, "dli", dtype, "dlif", (HD,))
-        xfs = [load_f32(b, xs[s], dtype, f"xf{s}", (HD,)) for s in range(n)]
-        for s in range(n):
-            b.op("mul", "dxf", xfs[s], "c2v", dtype=F32, cols=(HD,))
-            b.op("mul", "xd", "dlif", f"pre{s}", dtype=F32, cols=(HD,))
-            b.op("add", "dxf", "dxf", "xd")
-            b.op("load", "w", fns[s], dtype=F32, cols=((2 + N) * N, HD), per_row=False)
-            b.op("matvec_t", "xd", "dhf", "w")
-            b.op("add", "dxf", "dxf", "xd")
-            store_from_f32(b, f"dx{s}", dtype, "dxf", (HD,))
     return b.build()
 
 
@@ -642,16 +612,15 @@ def run_mhc_pre_split(execute: Executor, x, fn, scale, base, iters: int, hc_eps:
 
 def run_mhc_pre_bwd_split(execute: Executor, d_layer_input, d_post, d_comb, x, fn, scale, base, iters: int,
                           hc_eps: float, rms_eps: float):
-    """The per-stream backward as two kernels (reduce: dh, dss2, pre, dscale/dbase partials; apply: dx),
-    and dfn = dh^T @ x as the executor's rows_matmul."""
+    """The per-stream backward as the reduce kernel (dh, dss2, pre, dscale/dbase partials) and the
+    executor's `mhc_pre_dx_dfn` host step: dx and dfn = dh^T x from one read of x (a column-blocked GEMM
+    with dx in its epilogue on CUDA: the accumulator of dfn is per column across all rows, which a row
+    program cannot hold)."""
     ins, rows, n, d = stream_views(x, fn, scale, base)
     _grads_of_outputs(ins, rows, n, d, d_layer_input, d_post, d_comb, x)
     sc = {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps}
     coeff = execute(cached_program(build_mhc_pre_bwd_coeff_streams, ir_dtype(x.dtype), n), ins, sc)
-    dx, dx_views = _dx_views(rows, n, d, x.dtype, x.device)
-    xs, fns = _stream_names(n)
-    apply_ins = {k: ins[k] for k in (*xs, *fns, "dli")}
-    apply_ins.update(dh=coeff["dh"], dss2=coeff["dss2"], pre_mix=coeff["pre_mix"])
-    execute(cached_program(build_mhc_pre_bwd_apply_streams, ir_dtype(x.dtype), n), apply_ins, {}, out=dx_views)
-    dfn = execute.rows_matmul(coeff["dh"].reshape(rows, -1), x.reshape(rows, n * d))
+    x2 = x.reshape(rows, n * d)
+    dx, dfn = execute.mhc_pre_dx_dfn(x2, ins["dli"], fn.reshape(-1, n * d), coeff["dh"].reshape(rows, -1),
+                                     coeff["dss2"], coeff["pre_mix"])
     return _backward_outputs(dx, dfn, coeff, x, fn, scale, base)
