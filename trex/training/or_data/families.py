@@ -60,6 +60,11 @@ def _matrix_text(rng, row_names, col_names, matrix, sentence: Callable[[str, str
     return "\n".join(lines)
 
 
+def _pick(rng, wordings: tuple[str, ...]) -> str:
+    """One of several wordings of the same sentence (surface variety)."""
+    return wordings[int(rng.integers(len(wordings)))]
+
+
 def _cap(s: str) -> str:
     return s[:1].upper() + s[1:]
 
@@ -126,7 +131,9 @@ class ProductionMix(Family):
         prods = skin.names("product", len(data["profit"]))
         res = skin.names("resource", len(data["capacity"]))
         out = [f"{_cap(skin.organization)} plans how much to produce of {len(prods)} {skin.noun('product', True)}: {_join(prods)}."]
-        out.append(" ".join(f"Each unit of {p} brings a profit of ${fmt(v)}." for p, v in zip(prods, data["profit"])))
+        profit = _pick(rng, ("Each unit of {p} brings a profit of ${v}.", "{p} earns ${v} of profit per unit.",
+                             "The profit on one unit of {p} is ${v}.", "Every unit of {p} sold adds ${v} to profit."))
+        out.append(" ".join(profit.format(p=p, v=fmt(v)) for p, v in zip(prods, data["profit"])))
         out.append(f"Production draws on {len(res)} {skin.noun('resource', True)}. Units of each resource used per unit produced:")
         out.append(_matrix_text(rng, res, prods, data["usage"],
                                 lambda r, items: f"{r} is used as follows: {items}."))
@@ -193,7 +200,9 @@ class Diet(Family):
         foods = skin.names("ingredient", len(data["cost"]))
         nutr = skin.names("nutrient", len(data["requirement"]))
         out = [f"{_cap(skin.organization)} wants the cheapest mix of {len(foods)} {skin.noun('ingredient', True)} ({_join(foods)}) that meets {len(nutr)} {skin.noun('nutrient', True)}."]
-        out.append(" ".join(f"One serving of {f} costs ${fmt(c)}." for f, c in zip(foods, data["cost"])))
+        price = _pick(rng, ("One serving of {f} costs ${c}.", "A serving of {f} is priced at ${c}.",
+                            "{f} costs ${c} per serving.", "Each serving of {f} costs ${c}."))
+        out.append(" ".join(price.format(f=f, c=fmt(c)) for f, c in zip(foods, data["cost"])))
         out.append("Amount each serving contributes to each requirement:")
         out.append(_matrix_text(rng, nutr, foods, data["content"], lambda r, items: f"For {r}: {items}."))
         out.append(" ".join(f"The mix must provide {phrase(rng, '>=')} {fmt(v)} units of {r}." for r, v in zip(nutr, data["requirement"])))
@@ -861,11 +870,21 @@ class Portfolio(Family):
         assets = skin.names("asset", len(data["expected_return"]))
         out = [f"{_cap(skin.organization)} decides which fraction of its reserve to place in each of {len(assets)} {skin.noun('asset', True)}: {_join(assets)}. "
                "Fractions are non-negative (no short selling) and together may not exceed the whole reserve; anything not invested earns nothing."]
-        out.append(" ".join(f"{a} has an expected return of {fmt(r)}." for a, r in zip(assets, data["expected_return"])))
+        ret = _pick(rng, ("{a} has an expected return of {r}.", "The expected return of {a} is {r}.",
+                          "{a} is expected to return {r}.", "On average {a} returns {r}."))
+        out.append(" ".join(ret.format(a=a, r=fmt(r)) for a, r in zip(assets, data["expected_return"])))
         out.append("Covariance of returns:")
         out.append(_table(assets, assets, data["covariance"]))
-        out.append(f"No single holding may exceed {fmt(data['max_weight'])} of the reserve.")
-        out.append(f"The goal is to maximize expected return minus {fmt(data['risk_aversion'])} times the variance of the portfolio return. "
+        out.append(_pick(rng, ("No single holding may exceed {w} of the reserve.",
+                               "At most {w} of the reserve may go into any one holding.",
+                               "Each holding is capped at {w} of the reserve.",
+                               "A single position can take no more than {w} of the reserve.")).format(
+            w=fmt(data["max_weight"])))
+        out.append(_pick(rng, ("The goal is to maximize expected return minus {k} times the variance of the portfolio return. ",
+                               "The objective is the expected return less {k} times the variance of the portfolio return. ",
+                               "Risk is penalised: maximize expected return minus {k} times the portfolio variance. ",
+                               "It scores a portfolio as expected return minus {k} times the variance of its return. ")).format(
+            k=fmt(data["risk_aversion"])) + 
                    "What is the best achievable value of this objective?")
         return "\n".join(out)
 

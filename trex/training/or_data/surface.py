@@ -36,6 +36,19 @@ INTEGRALITY_CUES = re.compile(r"\bwhole\b|integer|fraction|indivisible|cannot be
 PARAPHRASES = {
     "Only whole units can be produced.": ("Production happens in whole units only.", "Fractional units cannot be made.",
                                           "Only complete units can be produced."),
+    "Units of each resource used per unit produced:": ("Resource use per unit of each product:",
+                                                       "What one unit of each product takes from each resource:",
+                                                       "Each unit produced uses these amounts:"),
+    "Fractions are non-negative (no short selling) and together may not exceed the whole reserve; anything not "
+    "invested earns nothing.": (
+        "No fraction may be negative (short selling is not allowed), the fractions sum to at most the whole reserve, "
+        "and money left uninvested earns nothing.",
+        "Short selling is ruled out, so every fraction is at least zero; together they may not exceed the reserve, "
+        "and what is not invested earns nothing.",
+        "Fractions cannot be negative and may add up to at most the whole reserve; uninvested money earns no return."),
+    "Travel distances in kilometres (the same in both directions):": (
+        "Distances in kilometres, equal in both directions:", "Road distances (km, symmetric):",
+        "How far apart the locations are, in kilometres (either direction):"),
     "Amount each serving contributes to each requirement:": ("What one serving of each provides:",
                                                              "Content per serving:", "Each serving supplies:"),
     "Percentage of each measure contained in each input:": ("Share (in percent) of each measure in each input:",
