@@ -33,6 +33,12 @@ def test_family_rules(name, fam):
 def test_trex_kernels_are_named_after_their_fused_op():
     assert family("rms_norm_fwd_0123456789", frozenset({"rms_norm_fwd"})) == "trex fused"
     assert family("triton_poi_fused_add_0", frozenset({"rms_norm_fwd"})) == "elementwise/cast/copy"
+    # names of run 11's H200 profile (bench/results/e2e_hf_2026-12-01_h200_run11_profile.json)
+    ops = frozenset({"mhc_pre_bwd", "rope", "swiglu_limited_bwd"})
+    for name in ("mhc_pre_bwd_streams4_bf16_b828c0a434", "rope_bf16_csbf16_pairs_5f58524acc",
+                 "swiglu_limited_bwd_bf16_84efa408ec", "rows_matmul_kernel"):
+        assert family(name, ops) == "trex fused", name
+    assert family("triton_red_fused__to_copy__unsafe_view_add_bmm_mhc_pre_bwd_mul_squeeze_sum_26", ops) == "reduction"
 
 
 def test_anatomy_counts_tail_idle_and_overlap():
@@ -90,7 +96,8 @@ def test_anatomy_from_the_train_loops_profile_window():
     ops = {"aten::mm": {"device_us": 300.0, "cpu_us": 50.0, "count": 2},          # a CPU op: not a kernel
            "sm90_xmma_gemm_bf16": {"device_us": 300.0, "cpu_us": 0, "count": 2},
            "triton_poi_fused_add_0": {"device_us": 40.0, "cpu_us": 0, "count": 4},
-           "void at::native::multi_tensor_apply_kernel<Adam>": {"device_us": 60.0, "cpu_us": 0, "count": 2}}
+           "void at::native::multi_tensor_apply_kernel<Adam>": {"device_us": 60.0, "cpu_us": 0, "count": 2},
+           "Optimizer.step#AdamW.step": {"device_us": 60.0, "cpu_us": 0, "count": 2}}     # an annotation span
     r = anatomy_from_totals(ops, wall_s=0.001, steps=2)
     assert r["launches"] == 4 and r["tail"]["launches"] == 2 + 0        # the adds: 10 us each
     assert r["busy_share"] == pytest.approx(400 / 2 / 500)

@@ -19,7 +19,7 @@ TAIL_US = 20.0
 FAMILY_RULES: tuple[tuple[str, str], ...] = (
     ("comm", r"nccl|all_?reduce|all_?to_?all|all_?gather|reduce_?scatter|c10d"),
     ("optimizer", r"multi_tensor_apply|adam|_foreach_|fused_sgd|lerp_kernel"),
-    ("trex fused", r"^trex::"),
+    ("trex fused", r"^trex::|^rows_matmul_kernel$"),      # + <fused op>_<hash> names (trex_op_names)
     ("reduction", r"log_softmax|nll_loss|cross_entropy"),     # the loss, before "softmax" below
     ("attention", r"flash|fmha|attention|sdpa|softmax"),
     ("GEMM", r"gemm|cutlass|xmma|cublas|nvjet|wgmma|_grouped_mm|grouped_mm|triton_tem_|sm90_|sm80_|"
@@ -99,9 +99,15 @@ NO_LAUNCH_OPS = frozenset(
     "unfold".split())
 
 
+# record_function ranges the profiler mirrors onto the device timeline ("Optimizer.step#AdamW.step",
+# "ProfilerStep#3"): spans over kernels, not kernels
+ANNOTATION = re.compile(r"#|^ProfilerStep")
+
+
 def _is_device_event(e) -> bool:
     dev = getattr(e, "device_type", None)
-    return dev is not None and str(dev).endswith(("CUDA", "PrivateUse1", "MTIA")) and e.time_range.elapsed_us() >= 0
+    return (dev is not None and str(dev).endswith(("CUDA", "PrivateUse1", "MTIA")) and e.time_range.elapsed_us() >= 0
+            and not ANNOTATION.search(e.name))
 
 
 def busy_us(units: list[Unit]) -> float:
@@ -166,7 +172,8 @@ def anatomy_from_totals(ops: dict[str, dict], wall_s: float, steps: int = 1, tai
     time; the tail counts the kernels whose mean duration under their name is below ``tail_us``;
     busy = summed kernel time / wall (streams overlapping would count twice). Per step. None when the
     window holds no device kernels (a CPU run)."""
-    kernels = {n: r for n, r in ops.items() if r.get("device_us", 0) > 0 and not r.get("cpu_us")}
+    kernels = {n: r for n, r in ops.items() if r.get("device_us", 0) > 0 and not r.get("cpu_us")
+               and not ANNOTATION.search(n)}
     if not kernels:
         return None
     names = trex_op_names()
