@@ -178,6 +178,7 @@ def main() -> int:
     opts = ap.parse_args()
     out = Path(opts.out)
     if opts.merge is not None:
+        opts.merge = [p for p in opts.merge if Path(p).name != "profile_anatomy.json"]     # a glob's own output
         missing = [p for p in opts.merge if not Path(p).is_file()]
         results = [json.loads(Path(p).read_text()) for p in opts.merge if Path(p).is_file()]
         results += [{"mode": Path(p).stem.removeprefix("profile_"), "error": "no result file (the run did not finish)"} for p in missing]
