@@ -27,8 +27,8 @@ smi=$!
 echo "install + start: $(( $(date +%s) - t0 ))s"
 if [ "$part" = probe ]; then
   # full test set and decoding batch, small CPT/SFT corpora (the compile and the step do not depend on them)
-  timeout -k 5 105 python3 -m trex.training.or_eval.concurrent_arms --preset h200_arms3 --name h19e_probe \
-    --out-dir "$WORK" --work-dir /tmp/h19e_probe_work --probe-s 15 \
+  timeout -k 5 106 python3 -m trex.training.or_eval.concurrent_arms --preset h200_arms3 --name h19e_probe \
+    --out-dir "$WORK" --work-dir /tmp/h19e_probe_work --probe-s 10 --plan probe_decode_tokens=32 \
     --set cpt_docs_per_family=60 --set sft_pairs_per_family=80 --set public_limit=8 \
     > "$WORK/probe_log.txt" 2>&1
   echo "probe rc=$?"; grep -v "^\s*$" "$WORK/probe_log.txt" | tail -n 14 | cut -c1-600

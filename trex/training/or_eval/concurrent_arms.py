@@ -358,13 +358,15 @@ def run_concurrent(cfg, source, plan: ConcurrentPlan, command: str | None = None
         events.append(f"{clock.elapsed():.0f}s: concurrent step {step_s:.3f}s; {sizing['total_steps']} steps per "
                       f"arm ({sizing['cpt_steps']} CPT + {sizing['sft_steps']} SFT; preset "
                       f"{sizing['preset_total_steps']}{', scaled down' if sizing['scaled'] else ''}); predicted "
-                      f"training {sizing['predicted_train_s']:.0f}s; decoding deadline at {deadline_s:.0f}s")
+                      f"training {sizing['predicted_train_s']:.0f}s; decoding deadline "
+                      + (f"at {deadline_s:.0f}s" if math.isfinite(deadline_s) else "none (no time budget)"))
         if not train_ok:
             events.append(f"{clock.elapsed():.0f}s: not trained: {sizing['total_steps']} steps fit, below "
                           f"min_steps {plan.min_steps}")
         atomic_write_json(work / "go.json", {**sizing, "train": train_ok, "decode_deadline_epoch": deadline_epoch})
+        if not calibrations:
+            raise RuntimeError(f"every worker was lost before its calibration: {lost}")
         if not train_ok:
-            workers.close()
             raise RuntimeError(f"the arms were not trained: only {sizing['total_steps']} steps fit in the "
                                f"time left ({sizing['time_left_s']}s); raise time_budget_s or lower the data")
         problems, order, public_sets = shared["problems"], shared["order"], shared["public_sets"]
@@ -466,11 +468,15 @@ def _cell(r: dict) -> str:
     return f"{r['successes']}/{r['n']} ({100 * r['rate']:.1f}%, {100 * r['low']:.1f}-{100 * r['high']:.1f})"
 
 
+def _tokens(n: int | None) -> str:
+    return "-" if n is None else f"{n / 1e6:.1f}M" if n >= 100_000 else str(n)
+
+
 def render_table(combined: dict, rule: str | None = None) -> str:
     """The README table of a combined ablation JSON: per arm, strict Pass@1 with Wilson 95% per
     split, exact McNemar p against sft_only on the CPT-only and held-out families, the format rate,
     tokens and steps, and the public benchmarks' correct counts."""
-    from trex.training.or_eval.experiment import BASELINE_ARM, PRIMARY_RULE, SPLITS
+    from trex.training.or_eval.experiment import ARMS, BASELINE_ARM, PRIMARY_RULE, SPLITS
     rule = rule or PRIMARY_RULE
     analysis = combined.get("analysis")
     if not analysis:
@@ -480,8 +486,8 @@ def render_table(combined: dict, rule: str | None = None) -> str:
     benches = sorted({b for a in combined["arms"].values() for b in (a.get("public_benchmarks") or {})})
     head = ["arm", "all", *SPLITS, "McNemar p (CPT-only / held-out)", "format rate", "tokens", "steps", *benches]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for arm, by_split in rates.items():
-        info = combined["arms"].get(arm, {})
+    for arm in sorted(rates, key=lambda a: ARMS.index(a) if a in ARMS else len(ARMS)):
+        by_split, info = rates[arm], combined["arms"].get(arm, {})
         p = tests.get(arm)
         p_cell = "(baseline)" if p is None else " / ".join(f"{p[s]['p_value']:.3g}" for s in ("cpt_only", "held_out"))
         generated = info.get("generated") or {}
@@ -495,7 +501,7 @@ def render_table(combined: dict, rule: str | None = None) -> str:
         tokens = info.get("train_tokens")
         lines.append("| " + " | ".join([
             arm, *(_cell(by_split[s]) for s in ("all", *SPLITS)), p_cell,
-            "-" if fmt is None else f"{100 * fmt:.0f}%", "-" if tokens is None else f"{tokens / 1e6:.1f}M",
+            "-" if fmt is None else f"{100 * fmt:.0f}%", _tokens(tokens),
             str(info.get("train_steps", "-")), *bench_cells]) + " |")
     return "\n".join(lines)
 
@@ -541,9 +547,10 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"argument --plan {item!r}: write KEY=NUMBER with KEY one of "
                     f"{sorted(k for k in plan_fields if k != 'probe_s')}")
         try:
-            plan_values[key] = type(getattr(ConcurrentPlan(), key))(float(raw) if "." in raw else int(raw))
+            plan_values[key] = int(raw) if isinstance(getattr(ConcurrentPlan(), key), int) else float(raw)
         except ValueError:
-            p.error(f"argument --plan {item!r}: {key} takes a number")
+            kind = "an integer" if isinstance(getattr(ConcurrentPlan(), key), int) else "a number"
+            p.error(f"argument --plan {item!r}: {key} takes {kind}, e.g. --plan {key}={getattr(ConcurrentPlan(), key)}")
     if args.probe_s is not None and not 0 < args.probe_s <= 600:
         p.error(f"argument --probe-s: {args.probe_s} is not in (0, 600] seconds")
     plan = ConcurrentPlan(**plan_values, probe_s=args.probe_s)
