@@ -29,14 +29,15 @@ import torch
 MODES = ("eager", "inductor", "trex", "trex_inductor")
 
 
-def build(mode: str, args, device: torch.device):
+def build(mode: str, args, device: torch.device, adamw: str = "foreach"):
     from trex.training.model import Transformer
     from trex.training.train import COMPILERS
     with torch.device(device):
         model = Transformer(args)          # init_weights runs its randn on the device
     forward = COMPILERS[mode](model, device)
+    # foreach: the train loop's (trex.training.optim.build_optimizer); fused: one kernel pass per tensor list
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1,
-                                  foreach=True)
+                                  **{adamw: True})
     return model, forward, optimizer
 
 
@@ -63,7 +64,7 @@ def run_mode(mode: str, opts) -> dict:
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
     t0 = time.perf_counter()
-    model, forward, optimizer = build(mode, args, device)
+    model, forward, optimizer = build(mode, args, device, opts.adamw)
     build_s = time.perf_counter() - t0
     print(f"[{mode}] built in {build_s:.1f} s ({sum(p.numel() for p in model.parameters()) / 1e9:.3f} B parameters)",
           flush=True)
@@ -112,7 +113,7 @@ def run_mode(mode: str, opts) -> dict:
     key = mfu_lib.detect_device() if cuda else None
     tps = n_tok / step_s
     return {
-        "mode": mode, "model": opts.model, "model_args": {k: (list(v) if isinstance(v, tuple) else v)
+        "mode": mode, "model": opts.model, "adamw": opts.adamw, "model_args": {k: (list(v) if isinstance(v, tuple) else v)
                                                            for k, v in vars(args).items()},
         "params_total_with_mtp": counts.total_with_mtp, "params_activated_with_mtp": counts.activated_with_mtp,
         "flops_per_token": sum(flops.values()), "flops_breakdown": flops,
@@ -172,6 +173,8 @@ def main() -> int:
     ap.add_argument("--n-layers", type=int, default=0, help="trunk layers (0: the config's)")
     ap.add_argument("--experts", type=int, default=0, help="routed experts (0: the config's)")
     ap.add_argument("--moe-dispatch", default=None, choices=("sparse", "dense", "grouped"))
+    ap.add_argument("--adamw", default="foreach", choices=("foreach", "fused"),
+                    help="torch AdamW implementation (foreach: the train loop's)")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     ap.add_argument("--out", default=str(REPO / "bench" / "results"), help="output folder")
     ap.add_argument("--merge", nargs="*", default=None, help="profile_<mode>.json files to combine (no run)")
@@ -198,7 +201,9 @@ def main() -> int:
         except Exception as e:      # one mode failing (OOM, compile error) still reports the others
             r = {"mode": mode, "error": f"{type(e).__name__}: {str(e)[:2000]}"}
             print(f"[{mode}] failed: {r['error'][:500]}", file=sys.stderr)
-        write_json(out / f"profile_{mode}.json", r)
+        if opts.adamw == "fused":                # its own label beside the foreach runs
+            r["mode"] = f"{mode}_fusedadam"
+        write_json(out / f"profile_{r['mode']}.json", r)
         results.append(r)
         if opts.device == "cuda":
             torch.cuda.empty_cache()
