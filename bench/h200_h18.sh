@@ -21,6 +21,7 @@ python3 -c "import torch; print('torch', torch.__version__, 'grouped_mm', hasatt
 t0=$SECONDS
 if [ "$PART" = curve ]; then
   timeout -k 5 232 python3 bench/train_step.py --model flash_h200 --modes eager,trex --steps ${STEPS:-100} --warmup 5 \
+    ${N_LAYERS:+--n-layers $N_LAYERS} \
     --budget-s 225 --reserve-s 100 --out "$OUT/train_step_flash_h200.json" > "$OUT/train_step_log.txt" 2>&1
   echo "train_step rc=$? ($((SECONDS - t0)) s)"; grep -v "^USDT\|^STAGE" "$OUT/train_step_log.txt" | tail -14 | cut -c1-400
   exit 0

@@ -154,9 +154,11 @@ def grouped_mm(x: torch.Tensor, w: torch.Tensor, offs: torch.Tensor) -> torch.Te
     """``x [M, K]`` rows grouped by ``offs`` (int32 group ends, ``offs[-1] == M``) times ``w [G, K, N]``
     -> ``[M, N]``: group g's rows ``offs[g-1]:offs[g]`` times ``w[g]``.
 
-    CUDA: one ``torch._grouped_mm`` (bf16; no host sync). Elsewhere (the CPU, where its backward
-    fails on empty groups): one ``mm`` per group after a host read of ``offs``, the per-expert loop's
-    products (w1 and w3 as one GEMM: equal to ``sparse_dispatch`` up to the summation order)."""
+    CUDA: one ``torch._grouped_mm`` (bf16; no host sync). Elsewhere one ``mm`` per group after a
+    host read of ``offs``, the per-expert loop's products (w1 and w3 as one GEMM: equal to
+    ``sparse_dispatch`` up to the summation order): torch's CPU ``_grouped_mm`` runs, but its backward
+    rejects stride-0 (expanded) gradients and its fake-tensor rule, which torch.compile uses, takes
+    bf16 only."""
     if x.is_cuda:
         return torch._grouped_mm(x, w, offs=offs)
     sizes = torch.diff(offs, prepend=offs.new_zeros(1)).tolist()
