@@ -19,7 +19,7 @@ import sympy
 from trex.codegen_ascendc.isa import (BLOCK_IDX, C0, ROW0, Chunk, GetV, KernelPlan, Loop, Queue, Ref, Scal, SetV, Sync,
                                       Transfer, Vec)
 from trex.codegen_ascendc.ub_plan import PAD, insert_frees, plan_storage, scratch_buffers
-from trex.compiler.kernel_ir import (DType, GMTensor, IRError, Op, Program, ChunkLoop, Repeat, TensorKind,
+from trex.compiler.kernel_ir import (ROW_TREE_LEVELS, DType, GMTensor, IRError, Op, Program, ChunkLoop, Repeat, TensorKind,
                                      is_scalar_arg)
 from trex.cost_models.kernel_counts import CL, COL_CHUNK, TR, AlignUp, CeilDiv
 
@@ -294,9 +294,22 @@ def _acc_rows(ctx: _Ctx, op: Op) -> list:
     slead, scols, sS = ctx.shape(src)
     per = sympy.Mul(*scols[:-1]) * sS
     dst = Ref(ctx.buf(acc))
-    t = ctx.fresh("t")
-    ts = sympy.Symbol(t, integer=True, nonnegative=True)
-    return [Loop(t, slead, [Vec("Add", dst, (dst, Ref(ctx.buf(src), ts * per)), per, 4)])]
+    rows = ctx.buf(src)
+
+    def row(i):
+        return Ref(rows, i * per)
+    nodes = []
+    # the IR's pairwise tree (kernel_ir.ops.row_tree), in place in src's rows (the IR consumes src):
+    # level k adds row i + ceil(n_k / 2) into row i, n_k = ceil(TR / 2**k). One Add of one row per
+    # pair, so a tile costs TR Adds as the row-by-row sum did; levels past the tile's depth run 0 times
+    left = slead                                   # n_k
+    for k in range(ROW_TREE_LEVELS if slead != 1 else 0):
+        offset = CeilDiv(slead, 2 ** (k + 1))      # ceil(n_k / 2) = ceil(TR / 2**(k+1))
+        i = sympy.Symbol(ctx.fresh("t"), integer=True, nonnegative=True)
+        nodes.append(Loop(i.name, left - offset, [Vec("Add", row(i), (row(i), row(i + offset)), per, 4)]))
+        left = offset
+    t = sympy.Symbol(ctx.fresh("t"), integer=True, nonnegative=True)
+    return nodes + [Loop(t.name, left, [Vec("Add", dst, (dst, row(t)), per, 4)])]
 
 
 _CMP_INV = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ", "NE": "NE"}

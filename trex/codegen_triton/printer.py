@@ -643,7 +643,10 @@ def _rule_reduce(pr: _Printer, op: Op):
 
 
 def _rule_acc_rows(pr: _Printer, op: Op):
-    """acc += sum over the tile's rows of src (rows past ROWS masked out)."""
+    """acc += sum over the tile's rows of src (rows past ROWS masked out). tl.sum reduces the tile's rows
+    as a tree (in registers, warp shuffles, then shared memory across warps), the IR's tile-level tree
+    (kernel_ir.ops.row_tree) in the order of Triton's layout: rounding grows with log2(rows per tile) +
+    tiles per program, not with every row summed."""
     acc, src = pr.value(op.args[0]), pr.value(op.args[1])
     rank = 1 + len(src.axes)
     x = f"tl.where({pr.bcast('row_mask', 0, rank)}, {src.var}, 0.0)" if src.per_row else src.var

@@ -991,19 +991,83 @@ class MhcPreBwdBf16Kernel {
         Muls(ub14_fp32[(uint32_t)(48*i134 + 32)], ub2_fp32[(uint32_t)(16*i134)], 1.0f, (int32_t)(16));
         PipeBarrier<PIPE_V>();
       }
-      for (int64_t t135 = 0; t135 < (tileRows); ++t135) {
-        Add(ub21_fp32, ub21_fp32, ub14_fp32[(uint32_t)(48*t135)], (int32_t)(48));
+      for (int64_t t135 = 0; t135 < (tileRows - CeilDiv(tileRows, 2)); ++t135) {
+        Add(ub14_fp32[(uint32_t)(48*t135)], ub14_fp32[(uint32_t)(48*t135)], ub14_fp32[(uint32_t)(48*t135 + 48*CeilDiv(tileRows, 2))], (int32_t)(48));
         PipeBarrier<PIPE_V>();
       }
-      for (int64_t t136 = 0; t136 < (tileRows); ++t136) {
-        Add(ub22_fp32, ub22_fp32, ub10_fp32[(uint32_t)(t136*(tl_.N + 2)*AlignUp(tl_.N, 16))], (int32_t)((tl_.N + 2)*AlignUp(tl_.N, 16)));
+      for (int64_t t136 = 0; t136 < (CeilDiv(tileRows, 2) - CeilDiv(tileRows, 4)); ++t136) {
+        Add(ub14_fp32[(uint32_t)(48*t136)], ub14_fp32[(uint32_t)(48*t136)], ub14_fp32[(uint32_t)(48*t136 + 48*CeilDiv(tileRows, 4))], (int32_t)(48));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t137 = 0; t137 < (CeilDiv(tileRows, 4) - CeilDiv(tileRows, 8)); ++t137) {
+        Add(ub14_fp32[(uint32_t)(48*t137)], ub14_fp32[(uint32_t)(48*t137)], ub14_fp32[(uint32_t)(48*t137 + 48*CeilDiv(tileRows, 8))], (int32_t)(48));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t138 = 0; t138 < (CeilDiv(tileRows, 8) - CeilDiv(tileRows, 16)); ++t138) {
+        Add(ub14_fp32[(uint32_t)(48*t138)], ub14_fp32[(uint32_t)(48*t138)], ub14_fp32[(uint32_t)(48*t138 + 48*CeilDiv(tileRows, 16))], (int32_t)(48));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t139 = 0; t139 < (CeilDiv(tileRows, 16) - CeilDiv(tileRows, 32)); ++t139) {
+        Add(ub14_fp32[(uint32_t)(48*t139)], ub14_fp32[(uint32_t)(48*t139)], ub14_fp32[(uint32_t)(48*t139 + 48*CeilDiv(tileRows, 32))], (int32_t)(48));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t140 = 0; t140 < (CeilDiv(tileRows, 32) - CeilDiv(tileRows, 64)); ++t140) {
+        Add(ub14_fp32[(uint32_t)(48*t140)], ub14_fp32[(uint32_t)(48*t140)], ub14_fp32[(uint32_t)(48*t140 + 48*CeilDiv(tileRows, 64))], (int32_t)(48));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t141 = 0; t141 < (CeilDiv(tileRows, 64) - CeilDiv(tileRows, 128)); ++t141) {
+        Add(ub14_fp32[(uint32_t)(48*t141)], ub14_fp32[(uint32_t)(48*t141)], ub14_fp32[(uint32_t)(48*t141 + 48*CeilDiv(tileRows, 128))], (int32_t)(48));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t142 = 0; t142 < (CeilDiv(tileRows, 128) - CeilDiv(tileRows, 256)); ++t142) {
+        Add(ub14_fp32[(uint32_t)(48*t142)], ub14_fp32[(uint32_t)(48*t142)], ub14_fp32[(uint32_t)(48*t142 + 48*CeilDiv(tileRows, 256))], (int32_t)(48));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t143 = 0; t143 < (CeilDiv(tileRows, 256)); ++t143) {
+        Add(ub21_fp32, ub21_fp32, ub14_fp32[(uint32_t)(48*t143)], (int32_t)(48));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t144 = 0; t144 < (tileRows - CeilDiv(tileRows, 2)); ++t144) {
+        Add(ub10_fp32[(uint32_t)(t144*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)(t144*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)((tl_.N + 2)*(t144 + CeilDiv(tileRows, 2))*AlignUp(tl_.N, 16))], (int32_t)((tl_.N + 2)*AlignUp(tl_.N, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t145 = 0; t145 < (CeilDiv(tileRows, 2) - CeilDiv(tileRows, 4)); ++t145) {
+        Add(ub10_fp32[(uint32_t)(t145*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)(t145*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)((tl_.N + 2)*(t145 + CeilDiv(tileRows, 4))*AlignUp(tl_.N, 16))], (int32_t)((tl_.N + 2)*AlignUp(tl_.N, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t146 = 0; t146 < (CeilDiv(tileRows, 4) - CeilDiv(tileRows, 8)); ++t146) {
+        Add(ub10_fp32[(uint32_t)(t146*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)(t146*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)((tl_.N + 2)*(t146 + CeilDiv(tileRows, 8))*AlignUp(tl_.N, 16))], (int32_t)((tl_.N + 2)*AlignUp(tl_.N, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t147 = 0; t147 < (CeilDiv(tileRows, 8) - CeilDiv(tileRows, 16)); ++t147) {
+        Add(ub10_fp32[(uint32_t)(t147*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)(t147*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)((tl_.N + 2)*(t147 + CeilDiv(tileRows, 16))*AlignUp(tl_.N, 16))], (int32_t)((tl_.N + 2)*AlignUp(tl_.N, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t148 = 0; t148 < (CeilDiv(tileRows, 16) - CeilDiv(tileRows, 32)); ++t148) {
+        Add(ub10_fp32[(uint32_t)(t148*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)(t148*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)((tl_.N + 2)*(t148 + CeilDiv(tileRows, 32))*AlignUp(tl_.N, 16))], (int32_t)((tl_.N + 2)*AlignUp(tl_.N, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t149 = 0; t149 < (CeilDiv(tileRows, 32) - CeilDiv(tileRows, 64)); ++t149) {
+        Add(ub10_fp32[(uint32_t)(t149*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)(t149*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)((tl_.N + 2)*(t149 + CeilDiv(tileRows, 64))*AlignUp(tl_.N, 16))], (int32_t)((tl_.N + 2)*AlignUp(tl_.N, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t150 = 0; t150 < (CeilDiv(tileRows, 64) - CeilDiv(tileRows, 128)); ++t150) {
+        Add(ub10_fp32[(uint32_t)(t150*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)(t150*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)((tl_.N + 2)*(t150 + CeilDiv(tileRows, 128))*AlignUp(tl_.N, 16))], (int32_t)((tl_.N + 2)*AlignUp(tl_.N, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t151 = 0; t151 < (CeilDiv(tileRows, 128) - CeilDiv(tileRows, 256)); ++t151) {
+        Add(ub10_fp32[(uint32_t)(t151*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)(t151*(tl_.N + 2)*AlignUp(tl_.N, 16))], ub10_fp32[(uint32_t)((tl_.N + 2)*(t151 + CeilDiv(tileRows, 256))*AlignUp(tl_.N, 16))], (int32_t)((tl_.N + 2)*AlignUp(tl_.N, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t152 = 0; t152 < (CeilDiv(tileRows, 256)); ++t152) {
+        Add(ub22_fp32, ub22_fp32, ub10_fp32[(uint32_t)(t152*(tl_.N + 2)*AlignUp(tl_.N, 16))], (int32_t)((tl_.N + 2)*AlignUp(tl_.N, 16)));
         PipeBarrier<PIPE_V>();
       }
       SyncFlag<HardEvent::V_S>();
-      for (int64_t i137 = 0; i137 < (tileRows); ++i137) {
-        for (int64_t i138 = 0; i138 < (tl_.N + 2); ++i138) {
-          const float s139 = ub0_fp32.GetValue((uint32_t)(16*i137));
-          Muls(ub2_fp32[(uint32_t)(i137*(tl_.N + 2)*AlignUp(tl_.N, 16) + i138*AlignUp(tl_.N, 16))], ub12_fp32[(uint32_t)(i137*(tl_.N + 2)*AlignUp(tl_.N, 16) + i138*AlignUp(tl_.N, 16))], s139, (int32_t)(AlignUp(tl_.N, 16)));
+      for (int64_t i153 = 0; i153 < (tileRows); ++i153) {
+        for (int64_t i154 = 0; i154 < (tl_.N + 2); ++i154) {
+          const float s155 = ub0_fp32.GetValue((uint32_t)(16*i153));
+          Muls(ub2_fp32[(uint32_t)(i153*(tl_.N + 2)*AlignUp(tl_.N, 16) + i154*AlignUp(tl_.N, 16))], ub12_fp32[(uint32_t)(i153*(tl_.N + 2)*AlignUp(tl_.N, 16) + i154*AlignUp(tl_.N, 16))], s155, (int32_t)(AlignUp(tl_.N, 16)));
           PipeBarrier<PIPE_V>();
         }
       }
@@ -1021,17 +1085,17 @@ class MhcPreBwdBf16Kernel {
       SyncFlag<HardEvent::MTE3_V>();
       Mul(ub6_fp32, ub12_fp32, ub1_fp32, (int32_t)(tileRows*(tl_.N + 2)*AlignUp(tl_.N, 16)));
       PipeBarrier<PIPE_V>();
-      for (int64_t i140 = 0; i140 < (tileRows); ++i140) {
-        for (int64_t i141 = 0; i141 < (tl_.N + 2); ++i141) {
-          ReduceSum<float>(ub1_fp32[(uint32_t)(i140*(16*tl_.N + 32) + 16*i141)], ub6_fp32[(uint32_t)(i140*(tl_.N + 2)*AlignUp(tl_.N, 16) + i141*AlignUp(tl_.N, 16))], work_fp32, (int32_t)(tl_.N));
+      for (int64_t i156 = 0; i156 < (tileRows); ++i156) {
+        for (int64_t i157 = 0; i157 < (tl_.N + 2); ++i157) {
+          ReduceSum<float>(ub1_fp32[(uint32_t)(i156*(16*tl_.N + 32) + 16*i157)], ub6_fp32[(uint32_t)(i156*(tl_.N + 2)*AlignUp(tl_.N, 16) + i157*AlignUp(tl_.N, 16))], work_fp32, (int32_t)(tl_.N));
           PipeBarrier<PIPE_V>();
         }
       }
-      for (int64_t i142 = 0; i142 < (tileRows); ++i142) {
-        Muls(ub6_fp32[(uint32_t)(16*i142)], ub1_fp32[(uint32_t)(i142*(16*tl_.N + 32))], 1.0f, (int32_t)(16));
+      for (int64_t i158 = 0; i158 < (tileRows); ++i158) {
+        Muls(ub6_fp32[(uint32_t)(16*i158)], ub1_fp32[(uint32_t)(i158*(16*tl_.N + 32))], 1.0f, (int32_t)(16));
         PipeBarrier<PIPE_V>();
-        for (int64_t k143 = 0; k143 < (tl_.N + 1); ++k143) {
-          Add(ub6_fp32[(uint32_t)(16*i142)], ub6_fp32[(uint32_t)(16*i142)], ub1_fp32[(uint32_t)(i142*(16*tl_.N + 32) + 16*k143 + 16)], (int32_t)(16));
+        for (int64_t k159 = 0; k159 < (tl_.N + 1); ++k159) {
+          Add(ub6_fp32[(uint32_t)(16*i158)], ub6_fp32[(uint32_t)(16*i158)], ub1_fp32[(uint32_t)(i158*(16*tl_.N + 32) + 16*k159 + 16)], (int32_t)(16));
           PipeBarrier<PIPE_V>();
         }
       }
@@ -1044,11 +1108,11 @@ class MhcPreBwdBf16Kernel {
       Muls(ub1_fp32, ub1_fp32, (float)(-1.0/((double)tl_.HD*(double)tl_.N)), (int32_t)(16*tileRows));
       PipeBarrier<PIPE_V>();
       SyncFlag<HardEvent::V_S>();
-      for (int64_t i144 = 0; i144 < (tileRows); ++i144) {
-        for (int64_t i145 = 0; i145 < (1); ++i145) {
-          for (int64_t i146 = 0; i146 < (tl_.N); ++i146) {
-            const float s147 = ub8_fp32.GetValue((uint32_t)(i144*AlignUp(tl_.N, 16) + i145*AlignUp(tl_.N, 16) + i146));
-            ub0_fp32.SetValue((uint32_t)(16*tl_.N*i144 + i145 + 16*i146), s147);
+      for (int64_t i160 = 0; i160 < (tileRows); ++i160) {
+        for (int64_t i161 = 0; i161 < (1); ++i161) {
+          for (int64_t i162 = 0; i162 < (tl_.N); ++i162) {
+            const float s163 = ub8_fp32.GetValue((uint32_t)(i160*AlignUp(tl_.N, 16) + i161*AlignUp(tl_.N, 16) + i162));
+            ub0_fp32.SetValue((uint32_t)(16*tl_.N*i160 + i161 + 16*i162), s163);
           }
         }
       }
@@ -1066,18 +1130,18 @@ class MhcPreBwdBf16Kernel {
         PipeBarrier<PIPE_V>();
         inQ_dlif_in.FreeTensor(dlif_in);
         SyncFlag<HardEvent::V_S>();
-        for (int64_t i148 = 0; i148 < (tileRows); ++i148) {
-          for (int64_t i149 = 0; i149 < (tl_.N); ++i149) {
-            const float s150 = ub1_fp32.GetValue((uint32_t)(16*i148));
-            Muls(ub6_fp32[(uint32_t)(tl_.N*i148*AlignUp(tl_.colChunk, 16) + i149*AlignUp(tl_.colChunk, 16))], ub3_fp32[(uint32_t)(tl_.N*i148*AlignUp(tl_.colChunk, 16) + i149*AlignUp(tl_.colChunk, 16))], s150, (int32_t)(AlignUp(tl_.colChunk, 16)));
+        for (int64_t i164 = 0; i164 < (tileRows); ++i164) {
+          for (int64_t i165 = 0; i165 < (tl_.N); ++i165) {
+            const float s166 = ub1_fp32.GetValue((uint32_t)(16*i164));
+            Muls(ub6_fp32[(uint32_t)(tl_.N*i164*AlignUp(tl_.colChunk, 16) + i165*AlignUp(tl_.colChunk, 16))], ub3_fp32[(uint32_t)(tl_.N*i164*AlignUp(tl_.colChunk, 16) + i165*AlignUp(tl_.colChunk, 16))], s166, (int32_t)(AlignUp(tl_.colChunk, 16)));
             PipeBarrier<PIPE_V>();
           }
         }
         SyncFlag<HardEvent::V_S>();
-        for (int64_t i151 = 0; i151 < (tileRows); ++i151) {
-          for (int64_t i152 = 0; i152 < (tl_.N); ++i152) {
-            const float s153 = ub0_fp32.GetValue((uint32_t)(16*tl_.N*i151 + 16*i152));
-            Muls(ub5_fp32[(uint32_t)(tl_.N*i151*AlignUp(tl_.colChunk, 16) + i152*AlignUp(tl_.colChunk, 16))], ub4_fp32[(uint32_t)(i151*AlignUp(tl_.colChunk, 16))], s153, (int32_t)(AlignUp(tl_.colChunk, 16)));
+        for (int64_t i167 = 0; i167 < (tileRows); ++i167) {
+          for (int64_t i168 = 0; i168 < (tl_.N); ++i168) {
+            const float s169 = ub0_fp32.GetValue((uint32_t)(16*tl_.N*i167 + 16*i168));
+            Muls(ub5_fp32[(uint32_t)(tl_.N*i167*AlignUp(tl_.colChunk, 16) + i168*AlignUp(tl_.colChunk, 16))], ub4_fp32[(uint32_t)(i167*AlignUp(tl_.colChunk, 16))], s169, (int32_t)(AlignUp(tl_.colChunk, 16)));
             PipeBarrier<PIPE_V>();
           }
         }
@@ -1086,14 +1150,14 @@ class MhcPreBwdBf16Kernel {
         CopyIn_w(row0, tileRows, c0, chunkLen);
         LocalTensor<float> w = inQ_w.DeQue<float>();
         SyncFlag<HardEvent::V_S>();
-        for (int64_t t154 = 0; t154 < (tileRows); ++t154) {
-          Duplicate(ub5_fp32[(uint32_t)(tl_.N*t154*AlignUp(tl_.colChunk, 16))], 0.0f, (int32_t)(tl_.N*AlignUp(tl_.colChunk, 16)));
+        for (int64_t t170 = 0; t170 < (tileRows); ++t170) {
+          Duplicate(ub5_fp32[(uint32_t)(tl_.N*t170*AlignUp(tl_.colChunk, 16))], 0.0f, (int32_t)(tl_.N*AlignUp(tl_.colChunk, 16)));
           PipeBarrier<PIPE_V>();
-          for (int64_t m155 = 0; m155 < (tl_.N*(tl_.N + 2)); ++m155) {
-            const float s156 = ub2_fp32.GetValue((uint32_t)(t154*(tl_.N + 2)*AlignUp(tl_.N, 16) + AlignUp(tl_.N, 16)*((m155) / (tl_.N)) + ((m155) % (tl_.N))));
-            Muls(scratch_fp32, w[(uint32_t)(tl_.N*m155*AlignUp(tl_.colChunk, 16))], s156, (int32_t)(tl_.N*AlignUp(tl_.colChunk, 16)));
+          for (int64_t m171 = 0; m171 < (tl_.N*(tl_.N + 2)); ++m171) {
+            const float s172 = ub2_fp32.GetValue((uint32_t)(t170*(tl_.N + 2)*AlignUp(tl_.N, 16) + AlignUp(tl_.N, 16)*((m171) / (tl_.N)) + ((m171) % (tl_.N))));
+            Muls(scratch_fp32, w[(uint32_t)(tl_.N*m171*AlignUp(tl_.colChunk, 16))], s172, (int32_t)(tl_.N*AlignUp(tl_.colChunk, 16)));
             PipeBarrier<PIPE_V>();
-            Add(ub5_fp32[(uint32_t)(tl_.N*t154*AlignUp(tl_.colChunk, 16))], ub5_fp32[(uint32_t)(tl_.N*t154*AlignUp(tl_.colChunk, 16))], scratch_fp32, (int32_t)(tl_.N*AlignUp(tl_.colChunk, 16)));
+            Add(ub5_fp32[(uint32_t)(tl_.N*t170*AlignUp(tl_.colChunk, 16))], ub5_fp32[(uint32_t)(tl_.N*t170*AlignUp(tl_.colChunk, 16))], scratch_fp32, (int32_t)(tl_.N*AlignUp(tl_.colChunk, 16)));
             PipeBarrier<PIPE_V>();
           }
         }

@@ -140,34 +140,66 @@ class RmsNormBwdBf16Wbf16Kernel {
       }
       Mul(ub2_fp32, ub0_fp32, ub1_fp32, (int32_t)(tileRows*AlignUp(tl_.D, 16)));
       PipeBarrier<PIPE_V>();
-      for (int64_t t3 = 0; t3 < (tileRows); ++t3) {
-        Add(ub5_fp32, ub5_fp32, ub2_fp32[(uint32_t)(t3*AlignUp(tl_.D, 16))], (int32_t)(AlignUp(tl_.D, 16)));
+      for (int64_t t3 = 0; t3 < (tileRows - CeilDiv(tileRows, 2)); ++t3) {
+        Add(ub2_fp32[(uint32_t)(t3*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)(t3*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)((t3 + CeilDiv(tileRows, 2))*AlignUp(tl_.D, 16))], (int32_t)(AlignUp(tl_.D, 16)));
         PipeBarrier<PIPE_V>();
       }
-      for (int64_t i4 = 0; i4 < (tileRows); ++i4) {
-        Mul(ub0_fp32[(uint32_t)(i4*AlignUp(tl_.D, 16))], ub0_fp32[(uint32_t)(i4*AlignUp(tl_.D, 16))], ub4_fp32, (int32_t)(AlignUp(tl_.D, 16)));
+      for (int64_t t4 = 0; t4 < (CeilDiv(tileRows, 2) - CeilDiv(tileRows, 4)); ++t4) {
+        Add(ub2_fp32[(uint32_t)(t4*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)(t4*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)((t4 + CeilDiv(tileRows, 4))*AlignUp(tl_.D, 16))], (int32_t)(AlignUp(tl_.D, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t5 = 0; t5 < (CeilDiv(tileRows, 4) - CeilDiv(tileRows, 8)); ++t5) {
+        Add(ub2_fp32[(uint32_t)(t5*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)(t5*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)((t5 + CeilDiv(tileRows, 8))*AlignUp(tl_.D, 16))], (int32_t)(AlignUp(tl_.D, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t6 = 0; t6 < (CeilDiv(tileRows, 8) - CeilDiv(tileRows, 16)); ++t6) {
+        Add(ub2_fp32[(uint32_t)(t6*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)(t6*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)((t6 + CeilDiv(tileRows, 16))*AlignUp(tl_.D, 16))], (int32_t)(AlignUp(tl_.D, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t7 = 0; t7 < (CeilDiv(tileRows, 16) - CeilDiv(tileRows, 32)); ++t7) {
+        Add(ub2_fp32[(uint32_t)(t7*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)(t7*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)((t7 + CeilDiv(tileRows, 32))*AlignUp(tl_.D, 16))], (int32_t)(AlignUp(tl_.D, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t8 = 0; t8 < (CeilDiv(tileRows, 32) - CeilDiv(tileRows, 64)); ++t8) {
+        Add(ub2_fp32[(uint32_t)(t8*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)(t8*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)((t8 + CeilDiv(tileRows, 64))*AlignUp(tl_.D, 16))], (int32_t)(AlignUp(tl_.D, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t9 = 0; t9 < (CeilDiv(tileRows, 64) - CeilDiv(tileRows, 128)); ++t9) {
+        Add(ub2_fp32[(uint32_t)(t9*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)(t9*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)((t9 + CeilDiv(tileRows, 128))*AlignUp(tl_.D, 16))], (int32_t)(AlignUp(tl_.D, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t10 = 0; t10 < (CeilDiv(tileRows, 128) - CeilDiv(tileRows, 256)); ++t10) {
+        Add(ub2_fp32[(uint32_t)(t10*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)(t10*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)((t10 + CeilDiv(tileRows, 256))*AlignUp(tl_.D, 16))], (int32_t)(AlignUp(tl_.D, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t t11 = 0; t11 < (CeilDiv(tileRows, 256)); ++t11) {
+        Add(ub5_fp32, ub5_fp32, ub2_fp32[(uint32_t)(t11*AlignUp(tl_.D, 16))], (int32_t)(AlignUp(tl_.D, 16)));
+        PipeBarrier<PIPE_V>();
+      }
+      for (int64_t i12 = 0; i12 < (tileRows); ++i12) {
+        Mul(ub0_fp32[(uint32_t)(i12*AlignUp(tl_.D, 16))], ub0_fp32[(uint32_t)(i12*AlignUp(tl_.D, 16))], ub4_fp32, (int32_t)(AlignUp(tl_.D, 16)));
         PipeBarrier<PIPE_V>();
       }
       Mul(ub2_fp32, ub0_fp32, ub1_fp32, (int32_t)(tileRows*AlignUp(tl_.D, 16)));
       PipeBarrier<PIPE_V>();
-      for (int64_t i5 = 0; i5 < (tileRows); ++i5) {
-        ReduceSum<float>(ub3_fp32[(uint32_t)(16*i5)], ub2_fp32[(uint32_t)(i5*AlignUp(tl_.D, 16))], work_fp32, (int32_t)(tl_.D));
+      for (int64_t i13 = 0; i13 < (tileRows); ++i13) {
+        ReduceSum<float>(ub3_fp32[(uint32_t)(16*i13)], ub2_fp32[(uint32_t)(i13*AlignUp(tl_.D, 16))], work_fp32, (int32_t)(tl_.D));
         PipeBarrier<PIPE_V>();
       }
       Muls(ub3_fp32, ub3_fp32, (float)(1.0/(double)tl_.D), (int32_t)(16*tileRows));
       PipeBarrier<PIPE_V>();
       SyncFlag<HardEvent::V_S>();
-      for (int64_t i6 = 0; i6 < (tileRows); ++i6) {
-        const float s7 = ub3_fp32.GetValue((uint32_t)(16*i6));
-        Muls(ub2_fp32[(uint32_t)(i6*AlignUp(tl_.D, 16))], ub1_fp32[(uint32_t)(i6*AlignUp(tl_.D, 16))], s7, (int32_t)(AlignUp(tl_.D, 16)));
+      for (int64_t i14 = 0; i14 < (tileRows); ++i14) {
+        const float s15 = ub3_fp32.GetValue((uint32_t)(16*i14));
+        Muls(ub2_fp32[(uint32_t)(i14*AlignUp(tl_.D, 16))], ub1_fp32[(uint32_t)(i14*AlignUp(tl_.D, 16))], s15, (int32_t)(AlignUp(tl_.D, 16)));
         PipeBarrier<PIPE_V>();
       }
       Sub(ub2_fp32, ub0_fp32, ub2_fp32, (int32_t)(tileRows*AlignUp(tl_.D, 16)));
       PipeBarrier<PIPE_V>();
       SyncFlag<HardEvent::V_S>();
-      for (int64_t i8 = 0; i8 < (tileRows); ++i8) {
-        const float s9 = r.GetValue((uint32_t)(16*i8));
-        Muls(ub2_fp32[(uint32_t)(i8*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)(i8*AlignUp(tl_.D, 16))], s9, (int32_t)(AlignUp(tl_.D, 16)));
+      for (int64_t i16 = 0; i16 < (tileRows); ++i16) {
+        const float s17 = r.GetValue((uint32_t)(16*i16));
+        Muls(ub2_fp32[(uint32_t)(i16*AlignUp(tl_.D, 16))], ub2_fp32[(uint32_t)(i16*AlignUp(tl_.D, 16))], s17, (int32_t)(AlignUp(tl_.D, 16)));
         PipeBarrier<PIPE_V>();
       }
       inQ_r.FreeTensor(r);

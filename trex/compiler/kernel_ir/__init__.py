@@ -15,7 +15,7 @@ emulator's launcher) are re-exported for their importers too.
 """
 from trex.compiler.kernel_ir.builder import ProgramBuilder
 from trex.compiler.kernel_ir.reference import _host_op, bind_sizes, interpret, interpreter, output_shapes
-from trex.compiler.kernel_ir.ops import OPS, OpSpec
+from trex.compiler.kernel_ir.ops import OPS, ROW_TREE_LEVELS, OpSpec, row_tree
 from trex.compiler.kernel_ir.program import (_DTYPE_TORCH, ROWS, ChunkLoop, DType, GMTensor, HostOp, IRError, Local,
                                              Op, Program, Repeat, RowMap, ScalarParam, Schedule, TensorKind,
                                              is_scalar_arg, row_split, size, walk)
@@ -25,5 +25,5 @@ __all__ = [
     "DType", "TensorKind", "RowMap", "GMTensor", "ScalarParam", "Local", "Op", "ChunkLoop",
     "Repeat", "HostOp", "Program", "Schedule", "OpSpec", "OPS", "ROWS", "size", "IRError",
     "interpret", "interpreter", "bind_sizes", "walk", "ProgramBuilder", "row_split",
-    "output_shapes", "is_scalar_arg", "validate_program",
+    "output_shapes", "is_scalar_arg", "validate_program", "ROW_TREE_LEVELS", "row_tree",
 ]

@@ -17,6 +17,7 @@ from typing import Callable, Mapping
 import sympy
 import torch
 
+from trex.compiler.kernel_ir.ops import ROW_TREE_LEVELS, row_tree
 from trex.compiler.kernel_ir.program import (ROWS, ChunkLoop, GMTensor, HostOp, IRError, Local, Op, Program,
                                              Schedule, TensorKind, _expr, row_split, size)
 
@@ -270,7 +271,15 @@ def _reduce(it: _Interp, op: Op, out: Local, r0, r1):
 
 
 def _acc_rows(it: _Interp, op: Op, out: Local, r0, r1):
-    return it.env[op.args[0]] + it.env[op.args[1]].sum(0, keepdim=True)
+    """The tile's rows summed as ops.row_tree's pairwise tree (the AscendC lowering's order, bit for
+    bit; Triton's tl.sum over the rows is a tree of its layout's order), then added to the accumulator."""
+    x = it.env[op.args[1]].clone()
+    for offset, pairs in row_tree(x.shape[0]):
+        x[:pairs] += x[offset:offset + pairs]
+    acc = it.env[op.args[0]]
+    for i in range(-(-x.shape[0] // 2 ** ROW_TREE_LEVELS)):
+        acc = acc + x[i:i + 1]
+    return acc
 
 
 def _parity_select(it: _Interp, op: Op, out: Local, r0, r1):

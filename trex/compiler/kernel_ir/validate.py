@@ -43,7 +43,24 @@ def validate_program(p: Program) -> Program:
             if op.out is not None and op.out not in p.locals_by_name:
                 raise IRError(f"{ctx}: out {op.out!r} is not a declared local")
             _check_types(p, op, ctx, section)
+        _check_consumed(p, stmts, section)
     return p
+
+
+def _check_consumed(p: Program, stmts, section: str) -> None:
+    """acc_rows consumes its source (AscendC sums the tile in place as a tree): the source must be
+    written again before anything reads it."""
+    ops = [op for op, _ in walk(stmts)]
+    for i, op in enumerate(ops):
+        if op.opcode != "acc_rows":
+            continue
+        src = op.args[1]
+        for later in ops[i + 1:]:
+            if src in later.args:
+                raise IRError(f"program {p.name} {section}: `{later}` reads {src!r} after `{op}` consumed it; "
+                              f"acc_rows sums its source in place: copy the source first or reorder")
+            if later.out == src:
+                break
 
 
 def _check_types(p: Program, op: Op, ctx: str, section: str) -> None:
