@@ -106,8 +106,20 @@ def mhc_pre_chain(h, fn, scale, base, acc=torch.float32):
 
 
 # ---------------------------------------------------------------------------------------------
-# the cases: shapes of DeepSeek-V4-Pro (issue 6), byte and FLOP floors
+# the cases: shapes of DeepSeek-V4-Pro (issue 6) or of bench/e2e_hf.py's model, byte and FLOP floors
 # ---------------------------------------------------------------------------------------------
+# --shapes: hidden (weighted RMSNorm, mHC stream width), ffn (SwiGLU width) and swiglu_rows (rows per
+# token: the routed experts' top-k), norm_heads x head_dim (the weight-free per-head norm), rope_heads x
+# rope_head (RoPE'd heads; the trailing ROPE_DIM channels rotate), rope_tables (cos/sin dtype), tokens
+SHAPES = {
+    # DeepSeek-V4-Pro's widths; the anchor's 64 x 128 head norm and 64 heads of 64 RoPE channels
+    "v4pro": dict(tokens=16384, hidden=7168, ffn=3072, swiglu_rows=1, norm_heads=64, head_dim=128,
+                  rope_heads=64, rope_head=64, rope_tables=torch.float32),
+    # transformers' V4 at bench/e2e_hf.py's config (B*T = 4*2048 tokens, hidden 1024, experts of 512 at
+    # top-2, 8 query heads of 128 with partial RoPE over the last 64, q_b_norm over 8 x 128, bf16 tables)
+    "e2e": dict(tokens=8192, hidden=1024, ffn=512, swiglu_rows=2, norm_heads=8, head_dim=128,
+                rope_heads=8, rope_head=128, rope_tables=BF16),
+}
 @dataclasses.dataclass
 class Case:
     name: str
@@ -123,8 +135,11 @@ class Case:
     tf32_outputs: tuple = ()                         # outputs downstream of a TF32 contraction
 
 
-def build_cases(tokens: int, device: str) -> list[Case]:
-    T, D, F_, HR, n = tokens, 7168, 3072, 64, 4
+def build_cases(tokens: int, device: str, shapes: str = "v4pro") -> list[Case]:
+    sh = SHAPES[shapes]
+    T, D, F_, HR, n = tokens, sh["hidden"], sh["ffn"], sh["rope_heads"], 4
+    NH, HDN, RH, cs_dt = sh["norm_heads"], sh["head_dim"], sh["rope_head"], sh["rope_tables"]
+    TS = T * sh["swiglu_rows"]
     cases = []
 
     def randn(gen, *shape, scale=1.0, dtype=BF16):
@@ -140,27 +155,27 @@ def build_cases(tokens: int, device: str) -> list[Case]:
     ))
     # weight-free RMSNorm per head (the query norm: 128 heads x head_dim 512 in V4; the anchor's shape
     # 64 x 128 is kept so the peers' numbers compare)
-    e = T * 64 * 128
+    e = T * NH * HDN
     cases.append(Case(
-        "rmsnorm_weightfree", lambda g: [randn(g, T, 64, 128)], [1],
+        "rmsnorm_weightfree", lambda g: [randn(g, T, NH, HDN)], [1],
         lambda x, acc=torch.float32: rmsnorm_chain(x, None, acc),
-        fwd_bytes=4 * e + 4 * T * 64, fwd_bwd_bytes=(4 * e + 4 * T * 64) + (6 * e + 4 * T * 64),
+        fwd_bytes=4 * e + 4 * T * NH, fwd_bwd_bytes=(4 * e + 4 * T * NH) + (6 * e + 4 * T * NH),
     ))
     # limited SwiGLU at the expert width (gate/up inputs scaled so the clamps act)
-    e = T * F_
+    e = TS * F_
     cases.append(Case(
-        "swiglu_limited", lambda g: [randn(g, T, F_, scale=4.0), randn(g, T, F_, scale=4.0)], [1, 1],
+        "swiglu_limited", lambda g: [randn(g, TS, F_, scale=4.0), randn(g, TS, F_, scale=4.0)], [1, 1],
         lambda a, b, acc=torch.float32: swiglu_limited_chain(a, b, acc),
         fwd_bytes=6 * e, fwd_bwd_bytes=6 * e + 10 * e,
         liger_note="Liger's SiLU*mul has no clamp: timed as an analog",
     ))
     # interleaved RoPE on the 64 rope channels of 128 heads... the anchor timed 64 heads of 64: kept
-    e = T * HR * ROPE_DIM
-    cs = 2 * T * (ROPE_DIM // 2) * 4
+    e = T * HR * RH
+    cs = 2 * T * (ROPE_DIM // 2) * torch.finfo(cs_dt).bits // 8
 
     def rope_inputs(g):
         ang = torch.rand(T, ROPE_DIM // 2, generator=g, device=device) * 2 * math.pi
-        return [randn(g, T, HR, ROPE_DIM), ang.cos(), ang.sin()]
+        return [randn(g, T, HR, RH), ang.cos().to(cs_dt), ang.sin().to(cs_dt)]
     cases.append(Case(
         "rope_interleaved", rope_inputs, [1, 0, 0],
         lambda x, c, s, acc=torch.float32: rope_chain(x, c, s, acc),
@@ -283,9 +298,11 @@ def calibrate(device: str) -> dict:
     }
 
 
-def kernel_calls(case: str, tokens: int, device: str) -> list[tuple[str, tuple]]:
+def kernel_calls(case: str, tokens: int, device: str, shapes: str = "v4pro") -> list[tuple[str, tuple]]:
     """The fused-op calls (op, arguments) of bench case `case`, forward and backward, at the bench shapes."""
-    T, n, d = tokens, 4, 7168
+    sh = SHAPES[shapes]
+    T, n, d, F_ = tokens, 4, sh["hidden"], sh["ffn"]
+    TS, NH, HDN, HR, RH = tokens * sh["swiglu_rows"], sh["norm_heads"], sh["head_dim"], sh["rope_heads"], sh["rope_head"]
     g = torch.Generator(device=device).manual_seed(5)
 
     def rb(*shape, scale=1.0):
@@ -295,16 +312,17 @@ def kernel_calls(case: str, tokens: int, device: str) -> list[tuple[str, tuple]]
         return [("rms_norm", (x, w, RMS_EPS, None)),
                 ("rms_norm_bwd", (rb(T, d), x, w, torch.rand(T, generator=g, device=device) + 0.5))]
     if case == "rmsnorm_weightfree":
-        x = rb(T, 64, 128)
+        x = rb(T, NH, HDN)
         return [("rms_norm", (x, None, RMS_EPS, None)),
-                ("rms_norm_bwd", (rb(T, 64, 128), x, None, torch.rand(T, 64, generator=g, device=device) + 0.5))]
+                ("rms_norm_bwd", (rb(T, NH, HDN), x, None, torch.rand(T, NH, generator=g, device=device) + 0.5))]
     if case == "swiglu_limited":
-        gate, up = rb(T, 3072, scale=4), rb(T, 3072, scale=4)
+        gate, up = rb(TS, F_, scale=4), rb(TS, F_, scale=4)
         return [("swiglu_limited", (gate, up, SWIGLU_LIMIT, None, None)),
-                ("swiglu_limited_bwd", (rb(T, 3072), gate, up, SWIGLU_LIMIT, None))]
+                ("swiglu_limited_bwd", (rb(TS, F_), gate, up, SWIGLU_LIMIT, None))]
     if case == "rope_interleaved":
         ang = torch.rand(T, ROPE_DIM // 2, generator=g, device=device) * 6
-        return [("rope", (rb(T, 64, ROPE_DIM), ang.cos()[:, None, :], ang.sin()[:, None, :], ROPE_DIM, False))]
+        cos, sin = ang.cos().to(sh["rope_tables"]), ang.sin().to(sh["rope_tables"])
+        return [("rope", (rb(T, HR, RH), cos[:, None, :], sin[:, None, :], ROPE_DIM, False))]
     if case == "mhc_pre":
         h, fn = rb(T, n, d), torch.randn((2 + n) * n, n * d, generator=g, device=device) * 0.02
         sc, b = torch.ones(3, device=device), torch.zeros((2 + n) * n, device=device)
@@ -318,12 +336,13 @@ def kernel_calls(case: str, tokens: int, device: str) -> list[tuple[str, tuple]]
 SWEEP_CASES = ("rmsnorm_weighted", "rmsnorm_weightfree", "swiglu_limited", "rope_interleaved", "mhc_pre")
 
 
-def kernel_programs(case: str, tokens: int, device: str):
+def kernel_programs(case: str, tokens: int, device: str, shapes: str = "v4pro"):
     """(program, inputs, scalars) of every kernel the cuda target launches for bench case `case` (its
     kernel spec's cuda layout, captured without running: trex.compiler.kernels.capture_launch)."""
     from trex.compiler import registry
     from trex.compiler.kernels import capture_launch
-    return [capture_launch(registry.kernel_spec(op), args, "cuda") for op, args in kernel_calls(case, tokens, device)]
+    return [capture_launch(registry.kernel_spec(op), args, "cuda")
+            for op, args in kernel_calls(case, tokens, device, shapes)]
 
 
 def graph_ms(fn, reps: int = 3) -> float:
@@ -376,10 +395,33 @@ def _extra_tilings():
     }
 
 
+def _extra_tilings_e2e():
+    """--shapes e2e (hidden 1024, SwiGLU 512, 128-channel heads): the tilings the model chose before
+    session 8 (run 11's kernels: the first of each list), Inductor's choice for an inner persistent
+    reduction of 256-1024 columns (one row, one warp: triton_heuristics' XBLOCK = min(1024 // rnumel, 8),
+    num_warps = 1) and 2-D tiles of several rows between them; rms_norm_bwd with persistent grids of
+    1-8 programs per SM (its dw partials)."""
+    from trex.codegen_triton.printer import Tiling
+    sms = 132
+
+    def rows(*points):
+        return [Tiling(rows_per_tile=r, num_warps=w, num_stages=1) for r, w in points]
+    return {
+        "rms_norm_fwd": rows((4, 8), (1, 1), (2, 1), (2, 2), (8, 8), (1, 4)),
+        "rms_norm_bwd": [Tiling(rows_per_tile=r, num_warps=w, num_stages=1, programs=k * sms)
+                         for r, w, k in ((8, 16, 1), (1, 1, 8), (1, 2, 8), (2, 4, 4), (4, 4, 2), (2, 2, 4),
+                                         (4, 8, 2))],
+        "swiglu_limited_fwd": rows((1, 4), (1, 1), (2, 2), (4, 4), (8, 8)),
+        "swiglu_limited_bwd": rows((1, 8), (1, 1), (2, 2), (4, 4), (8, 8)),
+        "rope": rows((2, 2), (8, 1), (16, 2), (16, 4), (32, 4), (64, 8)),
+    }
+
+
 EXTRA_TILINGS: dict = {}
 
 
-def sweep_tilings(tokens: int, calib: dict, per_program: int, log, cases: set | None = None) -> dict:
+def sweep_tilings(tokens: int, calib: dict, per_program: int, log, cases: set | None = None,
+                  shapes: str = "v4pro") -> dict:
     """Time the cost model's shortlist for every kernel at the bench shapes; record the best in
     calib["measured_tilings"] (what trex.codegen_triton.tiling.choose then uses) and every point in the
     returned report (prediction next to measurement, for bench/NOTES_gpu.md)."""
@@ -390,10 +432,10 @@ def sweep_tilings(tokens: int, calib: dict, per_program: int, log, cases: set | 
     from trex.codegen_triton.launcher import run_program
     from trex.compiler.kernel_ir import bind_sizes
     report = {}
-    EXTRA_TILINGS.update(_extra_tilings())
+    EXTRA_TILINGS.update(_extra_tilings() if shapes == "v4pro" else _extra_tilings_e2e())
     measured = dict(calib.get("measured_tilings") or {})
     for p, ins, sc in (launch for case in SWEEP_CASES if not cases or case in cases
-                       for launch in kernel_programs(case, tokens, "cuda")):
+                       for launch in kernel_programs(case, tokens, "cuda", shapes)):
         sizes = bind_sizes(p, ins, sc)
         key = tiling_mod.measured_key(p, sizes)
         points = []
@@ -620,13 +662,23 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     p.add_argument("--out", default=os.environ.get("OUT", "bench_out"),
                    help="a folder: gpu_patterns.json, h200_calibration.json and the sweep land in it ($OUT, else bench_out)")
-    p.add_argument("--tokens", type=int, default=16384)
+    p.add_argument("--tokens", type=int, default=None, help="rows of the token-major inputs (default: the "
+                   "--shapes preset's: 16384 for v4pro, 8192 for e2e)")
+    p.add_argument("--shapes", default="v4pro", choices=sorted(SHAPES),
+                   help="v4pro: DeepSeek-V4-Pro's widths (hidden 7168, SwiGLU 3072); e2e: bench/e2e_hf.py's model "
+                   "(hidden 1024, SwiGLU 512 at top-2, 8 heads of 128)")
+    p.add_argument("--sweep-only", action="store_true", help="calibrate and sweep the tilings, then stop "
+                   "(no variants compiled or timed)")
     p.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     p.add_argument("--variants", default=",".join(ALL_VARIANTS))
     p.add_argument("--no-timing", action="store_true", help="correctness only")
     p.add_argument("--sweep", type=int, default=2, help="model-shortlist tilings per kernel to measure, besides "
                    "the hand-picked extras (0: no sweep, use the model's choice)")
     args = p.parse_args(argv)
+    if args.tokens is None:
+        args.tokens = SHAPES[args.shapes]["tokens"]
+    if args.tokens < 1:
+        p.error(f"--tokens must be >= 1, got {args.tokens}")
     # checked before anything runs: an unknown name once made a device run time nothing at all
     bad = sorted(set(filter(None, args.cases.split(","))) - set(SWEEP_CASES))
     if bad:
@@ -654,16 +706,24 @@ def main(argv=None):
     sweep = {}
     if args.sweep > 0:
         sweep = sweep_tilings(args.tokens, calib, args.sweep, lambda m: print(m, flush=True),
-                              set(filter(None, args.cases.split(","))) or None)
+                              set(filter(None, args.cases.split(","))) or None, args.shapes)
         trex.codegen_triton.calibration.use(calib)
         atomic_write_json(os.path.join(args.out, "h200_calibration.json"), calib)
+    if args.sweep_only:
+        result = {"commit": git_commit(), "torch": torch.__version__, "triton": triton.__version__,
+                  "device": torch.cuda.get_device_name(), "tokens": args.tokens, "shapes": args.shapes,
+                  "calibration": calib, "tiling_sweep": sweep,
+                  "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+        atomic_write_json(os.path.join(args.out, "gpu_patterns_sweep.json"), result)
+        print_sweep(sweep)
+        return result
 
     # every variant compiles the same chain function (and again under no_grad): more than Dynamo's
     # default 8 entries per code object, after which it silently ran eager (run 7's forward rows)
     torch._dynamo.config.recompile_limit = 64
     which = set(args.variants.split(","))
     wanted = set(filter(None, args.cases.split(",")))
-    cases = [c for c in build_cases(args.tokens, "cuda") if not wanted or c.name in wanted]
+    cases = [c for c in build_cases(args.tokens, "cuda", args.shapes) if not wanted or c.name in wanted]
     rows, checks = [], {}
     for case in cases:
         print(f"== {case.name}", flush=True)
@@ -704,12 +764,26 @@ def main(argv=None):
     except Exception as err:  # noqa: BLE001
         kernels = {"error": repr(err)}
     result = {"commit": git_commit(), "torch": torch.__version__, "triton": triton.__version__,
-              "device": torch.cuda.get_device_name(), "tokens": args.tokens, "calibration": calib,
+              "device": torch.cuda.get_device_name(), "tokens": args.tokens, "shapes": args.shapes, "calibration": calib,
               "checks": checks, "rows": rows, "trex_kernels": kernels, "tiling_sweep": sweep,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     atomic_write_json(os.path.join(args.out, "gpu_patterns.json"), result)
     print_table(result)
     return result
+
+
+def print_sweep(sweep: dict):
+    """One line per swept tiling: the kernel, the tiling's knobs, predicted and measured device us."""
+    for prog, points in sweep.items():
+        ok = [pt for pt in points if "measured_us" in pt]
+        best = min((pt["measured_us"] for pt in ok), default=None)
+        for pt in points:
+            t = pt["tiling"]
+            knobs = f"R={t['rows_per_tile']:<3d} w={t['num_warps']:<2d} P={t['programs'] or '-'}"
+            got = f"{pt['measured_us']:8.1f}" if "measured_us" in pt else "   error"
+            mark = " *" if best is not None and pt.get("measured_us") == best else ""
+            print(f"sweep {prog:34s} {knobs:22s} predicted {pt['predicted_us']:7.1f} us  measured {got} us{mark}"
+                  + (f"  {pt['error'][:80]}" if "error" in pt else ""))
 
 
 def print_table(result):

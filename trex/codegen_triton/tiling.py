@@ -31,6 +31,10 @@ from . import calibration
 from .printer import DOT_MIN, Tiling, next_pow2
 
 MAX_REGS = 224                # predicted registers per thread above which ptxas spills (255 minus slack)
+CROSS_WARP_REDUCE_NS = 300.0  # lead: one reduction across warps (shared-memory round trip + barrier) per tile
+MAX_OVERLAP = 8               # resident tiles per SM past which their phases overlap as well as Little's law says
+VECTOR_BYTES = 16             # a thread's widest load (LDG.128): Triton's blocked layout gives each thread
+#                               16 contiguous bytes of the innermost axis
 L2_BW_FACTOR = 2.5            # L2 read bandwidth over DRAM copy bandwidth on Hopper (lead; see docs/gpu.md)
 
 
@@ -83,13 +87,17 @@ def _candidates(p: Program, sizes: dict, hw: dict):
     chunked = bool(p.chunk_dims)
     partial = any(t.kind == TensorKind.PARTIAL for t in p.tensors) or bool(p.epilogue)
     has_dot = any(op.opcode in ("matvec", "matvec_t") for op, _ in walk(p.body))
+    # one warp: a row reduction stays in warp shuffles (no shared memory, no barrier), Inductor's
+    # choice for inner persistent reductions of 256-1024 columns on CUDA (triton_heuristics:
+    # XBLOCK = min(1024 // rnumel, 8), num_warps = 1); not for dots (tl.dot wants >= 4 warps)
+    warp_counts = (2, 4, 8, 16) if has_dot else (1, 2, 4, 8, 16)
     for rows_per_tile in (1, 2, 4, 8, 16, 32, 64) + ((128,) if has_dot else ()):   # dots: fewer shared re-reads
         if has_dot and rows_per_tile < DOT_MIN:
             continue
         for chunk in ((32, 64, 128, 256) if chunked else (None,)):
             for second in ((None, 256, 512) if chunked else (None,)):
-                for warps in (2, 4, 8, 16):
-                    for prog_mult in ((1, 2, 4) if partial else (None,)):
+                for warps in warp_counts:
+                    for prog_mult in ((1, 2, 4, 8) if partial else (None,)):
                         programs = None if prog_mult is None else hw["sm_count"] * prog_mult
                         yield Tiling(rows_per_tile=rows_per_tile, col_chunk=chunk, num_warps=warps,
                                      num_stages=2 if chunked else 1, programs=programs, second_chunk=second)
@@ -173,9 +181,21 @@ def predict(p: Program, sizes: dict, tiling: Tiling, hw: dict | None = None) -> 
             # loaded in the body: once per row tile; in the prologue: once per program
             l2_bytes += nbytes * (n_tiles if t.name in passes else (tiling.programs or n_tiles))
     dram += partial_bytes
-    need = bw * hw.get("dram_latency_ns", 700.0) * 1e-9 / sms
+    # Little's law over one tile's round trip: its loads' DRAM latency plus the barriers of the
+    # reductions whose operands span several warps (shared memory + __syncthreads each, serial in the
+    # tile). How close the SM gets to saturation depends on how many tiles are resident: one tile per
+    # SM loads, waits, computes and stores in turn (throughput x / (1 + x) of the bandwidth, x =
+    # bytes in flight / bytes needed), several resident tiles overlap those phases and approach
+    # Little's min(1, x): eff = x / (1 + x^k)^(1/k), k = resident tiles (capped). A hard min() tied
+    # tiles of 1 KB with tiles of 32 KB at short rows (run 11: rope at 128 columns ran at 42% of the
+    # roofline, rms_norm_bwd at 1024 columns, one 512-thread tile per SM, at 24%)
+    tile_latency_ns = hw.get("dram_latency_ns", 700.0) + _cross_warp_reductions(p, sizes, tiling) * hw.get(
+        "cross_warp_reduce_ns", CROSS_WARP_REDUCE_NS)
+    need = bw * tile_latency_ns * 1e-9 / sms
     in_flight = occ * tile_bytes_per_pass * tiling.num_stages
-    inflight_eff = min(1.0, in_flight / need)
+    x = in_flight / need
+    k = min(occ, MAX_OVERLAP)
+    inflight_eff = x / (1.0 + x ** k) ** (1.0 / k)
     dot_flops = 0.0
     for op, _ in walk(p.body):
         if op.opcode in ("matvec", "matvec_t"):
@@ -188,6 +208,33 @@ def predict(p: Program, sizes: dict, tiling: Tiling, hw: dict | None = None) -> 
     t_dot = dot_flops / hw.get("tf32_gemm_flops_per_s", 400e12)
     time_us = hw["launch_overhead_wall_us"] + 1e6 * max(t_mem, t_l2, t_dot)
     return Prediction(tiling, time_us, dram, l2_bytes, dot_flops, occ, live_per_thread, feasible, why)
+
+
+def _cross_warp_reductions(p: Program, sizes: dict, tiling: Tiling) -> int:
+    """Reductions per row tile whose operands span several warps, under Triton's default blocked layout
+    (each thread VECTOR_BYTES of the innermost axis, a warp's 32 threads along it first, then warps
+    along it until the row is covered, the rest of the warps over rows): a column reduction
+    (reduce_sum/max) crosses warps when a row needs more than one warp; acc_rows (a sum over the
+    tile's rows) when the tile's rows are spread over several warps."""
+    row_tensors = [t for t in p.tensors if t.kind == TensorKind.ROW]
+    if not row_tensors:
+        return 0
+    widest = max(row_tensors, key=lambda t: math.prod(next_pow2(_ev(c, sizes)) for c in t.cols))
+    cols = math.prod(next_pow2(_ev(c, sizes)) for c in widest.cols)
+    if tiling.col_chunk and any(sympy.sympify(c) in set(p.chunk_dims) for c in widest.cols):
+        cols = min(cols, tiling.col_chunk)
+    vec = max(1, VECTOR_BYTES // min(t.dtype.nbytes for t in row_tensors))
+    threads_per_row = min(32, max(1, cols // vec))
+    warps_per_row = min(tiling.num_warps, max(1, cols // (vec * threads_per_row)))
+    row_warps = tiling.num_warps // warps_per_row
+    rows_per_warp = 32 // threads_per_row
+    n = 0
+    for op, _ in walk(p.body):
+        if op.opcode in ("reduce_sum", "reduce_max") and warps_per_row > 1:
+            n += 1
+        elif op.opcode == "acc_rows" and row_warps > 1 and tiling.rows_per_tile > rows_per_warp:
+            n += 1
+    return n
 
 
 def _chunks(t, sizes, tiling, chunk_dims) -> int:
