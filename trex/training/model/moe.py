@@ -188,7 +188,9 @@ def grouped_dispatch(x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch
     align = GROUP_ALIGN.get(x.device.type, 1)
     order, slot, offs, n_slots = grouped_layout(flat_expert, len(experts), align)
     rows = torch.div(order, k, rounding_mode="floor")
-    dtype = torch.get_autocast_dtype(x.device.type) if torch.is_autocast_enabled(x.device.type) else x.dtype
+    # the autocast dtype, as F.linear would run in (meta, e.g. a shape-only forward, has no autocast)
+    autocast = x.device.type != "meta" and torch.is_autocast_enabled(x.device.type)
+    dtype = torch.get_autocast_dtype(x.device.type) if autocast else x.dtype
     w13, w2 = _stacked(experts, dtype)
     routed_x = x.to(dtype).index_select(0, rows)
     routed_w = topk_weight.reshape(-1).index_select(0, order).unsqueeze(-1)
