@@ -6,7 +6,7 @@ not by the GPU), so the arms run as three worker processes on the same GPU at on
 1. the parent (this module's ``run_concurrent``): sandbox preflight, the data, the tokenizer and
    the SFT window fit, once for every arm (``experiment.prepare_shared``), and the decoding plan;
 2. every worker (``python -m trex.training.or_eval.concurrent_arms --worker ARM``) compiles its
-   model on a short slice of its first stage's data (2 steps), waits until every worker has
+   model on a short slice of its first stage's data (3 steps), waits until every worker has
    compiled, then trains that slice for ``calibrate_s`` seconds side by side with the others: the
    measured step time is the one the three arms see when they run together;
 3. the parent sizes the steps, the same in every arm (equal compute): the preset's
@@ -206,11 +206,16 @@ def worker_main(arm: str, work: Path) -> int:
                    if arm != "sft_only" else ("sft_packed" if cfg.stage.sft_packed else "sft", data / "sft.jsonl"))
     slice_path = mine / f"calibration_{first.name}"
     _write_jsonl(slice_path, _read_jsonl(first)[:CALIBRATION_ROWS])
-    compiled = _stage_run(cfg, kind, slice_path, 2, mine / "compile", tokenizer_path)
+    compiled = _stage_run(cfg, kind, slice_path, 3, mine / "compile", tokenizer_path)
     atomic_write_json(mine / "compiled.json", compiled)
     _wait_file(work / "barrier.json", plan.wait_s)
     measured = _stage_run(cfg, kind, slice_path, 1_000_000, mine / "calibrate", tokenizer_path,
                           max_seconds=plan.probe_s or plan.calibrate_s)
+    if measured["steps"] < 2:
+        # one step only: it held a recompile (a new model object guard-failed) and used up the
+        # time; the compile run's steady steps (alone, not side by side) are the best number left
+        measured.update(median_step_s=compiled["median_step_s"], tokens_per_s=compiled["tokens_per_s"],
+                        note="one measured step (a recompile?): the compile run's steady step time")
     if torch.cuda.is_available() and cfg.stage.device != "cpu":
         measured["max_memory_reserved_bytes"] = torch.cuda.max_memory_reserved()
     calibration = {"compile": compiled, "measured": measured}
@@ -280,14 +285,15 @@ class _Workers:
         t_end = time.monotonic() + timeout_s
         while pending:
             for arm in list(pending):
-                got = self.file(arm, name)
+                exited = self.procs[arm].poll() is not None
+                got = self.file(arm, name)    # read after the exit check: a file written just before exiting counts
                 if got is not None:
                     done[arm] = got
                     pending.remove(arm)
                     if on_file:
                         on_file(arm, got)
-                elif (why := self.failed(arm)) is not None or self.procs[arm].poll() == 0:
-                    lost[arm] = why or f"exited before writing {name}"
+                elif exited:
+                    lost[arm] = self.failed(arm) or f"exited before writing {name}"
                     pending.remove(arm)
             if pending and time.monotonic() > t_end:
                 for arm in pending:
