@@ -133,6 +133,22 @@ def softmax_cases(dim_attr="dim"):
     return build
 
 
+def softmax_max_sum_cases():
+    """SoftmaxCustom (outputs max, sum, z): z = softmax over the last axis; max/sum = each row's max and
+    sum of exp(x - max), repeated over one 32-byte block (8 floats) per row, as the SoftMax API writes
+    them. float only: the kernel sizes max/sum at 8 elements per row, the float block."""
+    cases = []
+    for si, shape in enumerate(((80, 64), (40, 1024), (45, 256))):
+        x = _gen(shape, F32, -3, 3, seed=si)
+        mx = x.max(-1, keepdim=True).values
+        ssum = torch.exp(x - mx).sum(-1, keepdim=True)
+        rows = shape[0]
+        cases.append(Case([x], [poison((rows, 8), F32), poison((rows, 8), F32), poison(shape, F32)],
+                          [mx.expand(rows, 8).contiguous(), ssum.expand(rows, 8).contiguous(), torch.softmax(x, -1)],
+                          {}, 1e-5, 1e-5))
+    return cases
+
+
 def logsumexp_cases(attrs_of):
     def build():
         cases = []
@@ -384,7 +400,7 @@ CORPUS: list[Entry] = [
           logsumexp_cases(lambda nd: {"dim": [nd - 1], "keep_dim": False})),
     Entry("s3-kiara/replication_pad2d", HOMEWORK, "Ascend_S3-main/10ReplicationPad2d/op_kernel/replication_pad2d.cpp",
           replication_pad_cases()),
-    Entry("homework/softmax", HOMEWORK, "1_SoftMax/softmax/op_kernel/softmax_custom.cpp", softmax_cases()),
+    Entry("homework/softmax", HOMEWORK, "1_SoftMax/softmax/op_kernel/softmax_custom.cpp", softmax_max_sum_cases),
     # (2_ScatterElements is a verbatim copy of s3-linnlh/scatter_elements: counted once)
     Entry("homework/log_sum_exp", HOMEWORK, "3_LogSumExp/LogSumExp/op_kernel/log_sum_exp.cpp",
           logsumexp_cases(lambda nd: {"dim": [nd - 1], "keep_dim": False})),

@@ -23,6 +23,7 @@
 #include "trex_emu/vec_misc.h"
 #include "trex_emu/vec_extra.h"
 #include "trex_emu/vec_gather.h"
+#include "trex_emu/adv_softmax.h"
 #include "trex_emu/launch.h"
 #include "trex_emu/op_project.h"
 

@@ -1,6 +1,7 @@
 // kernel_tiling/kernel_tiling.h — in CANN, the structs of the advanced APIs' tiling data (matmul,
-// softmax, ...). The emulator covers no advanced API, so the header only makes the include resolve;
-// op tiling structs come from the op_host header through GET_TILING_DATA (see trex_emu/op_project.h).
+// softmax, ...). Of those the emulator has SoftMaxTiling; op tiling structs come from the op_host header
+// through GET_TILING_DATA (see trex_emu/op_project.h).
 #pragma once
 #include <cstdint>
 #include "register/tilingdata_base.h"
+#include "trex_emu/softmax_tiling.h"

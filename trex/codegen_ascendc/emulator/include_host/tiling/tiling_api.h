@@ -1,8 +1,10 @@
-// tiling/tiling_api.h — the host tiling helpers of CANN's advanced (adv) API are not emulated; this
-// header provides the platform and registry parts so op_host files that include it compile.
+// tiling/tiling_api.h — the platform and registry parts op_host files need, and of the advanced (adv)
+// APIs' host tiling helpers the SoftMax ones (softmax_tiling_host.h); the others are not emulated.
 #pragma once
 #include "register/op_def_registry.h"
 #include "tiling/platform/platform_ascendc.h"
+#include "trex_host/ge_types.h"
+#include "trex_emu/softmax_tiling_host.h"
 
-// op_host files write `using namespace AscendC;` for the adv APIs' tiling helpers (not emulated).
+// op_host files write `using namespace AscendC;` for the adv APIs' tiling helpers.
 namespace AscendC {}
