@@ -135,8 +135,10 @@ class ProductionMix(Family):
                              "The profit on one unit of {p} is ${v}.", "Every unit of {p} sold adds ${v} to profit."))
         out.append(" ".join(profit.format(p=p, v=fmt(v)) for p, v in zip(prods, data["profit"])))
         out.append(f"Production draws on {len(res)} {skin.noun('resource', True)}. Units of each resource used per unit produced:")
+        use = _pick(rng, ("{r} is used as follows: {items}.", "Per unit, the products take from {r}: {items}.",
+                          "Use of {r} per unit: {items}.", "{r} needed per unit: {items}."))
         out.append(_matrix_text(rng, res, prods, data["usage"],
-                                lambda r, items: f"{r} is used as follows: {items}."))
+                                lambda r, items: use.format(r=r, items=items)))
         out.append(" ".join(f"{r} has {phrase(rng, '<=')} {fmt(c)} units available." for r, c in zip(res, data["capacity"])))
         if "min_units" in data:
             out.append(" ".join(f"Contracts require {phrase(rng, '>=')} {fmt(v)} units of {p}." for p, v in zip(prods, data["min_units"])))
@@ -204,7 +206,8 @@ class Diet(Family):
                             "{f} costs ${c} per serving.", "Each serving of {f} costs ${c}."))
         out.append(" ".join(price.format(f=f, c=fmt(c)) for f, c in zip(foods, data["cost"])))
         out.append("Amount each serving contributes to each requirement:")
-        out.append(_matrix_text(rng, nutr, foods, data["content"], lambda r, items: f"For {r}: {items}."))
+        per = _pick(rng, ("For {r}: {items}.", "Toward {r} one serving gives {items}.", "{r} per serving: {items}."))
+        out.append(_matrix_text(rng, nutr, foods, data["content"], lambda r, items: per.format(r=r, items=items)))
         out.append(" ".join(f"The mix must provide {phrase(rng, '>=')} {fmt(v)} units of {r}." for r, v in zip(nutr, data["requirement"])))
         if "max_servings" in data:
             out.append(" ".join(f"{phrase(rng, '<=').capitalize()} {fmt(u)} servings of {f} may be used." for f, u in zip(foods, data["max_servings"])))
@@ -403,9 +406,12 @@ class Knapsack(Family):
         items = skin.names("project", len(data["value"]))
         buds = skin.names("budget", len(data["capacity"]))
         out = [f"{_cap(skin.organization)} can fund any subset of {len(items)} {skin.noun('project', True)}: {_join(items)}. Each is either fully funded or not at all."]
-        out.append(" ".join(f"{i} returns {fmt(v)} thousand dollars." for i, v in zip(items, data["value"])))
+        ret = _pick(rng, ("{i} returns {v} thousand dollars.", "{i} is worth {v} thousand dollars.",
+                          "Funding {i} yields {v} thousand dollars.", "The return of {i} is {v} thousand dollars."))
+        out.append(" ".join(ret.format(i=i, v=fmt(v)) for i, v in zip(items, data["value"])))
         out.append("Amount each one consumes of each budget (thousand dollars):")
-        out.append(_matrix_text(rng, buds, items, data["weight"], lambda r, its: f"{r}: {its}."))
+        use = _pick(rng, ("{r}: {its}.", "From {r} they need {its}.", "They draw on {r} as follows: {its}."))
+        out.append(_matrix_text(rng, buds, items, data["weight"], lambda r, its: use.format(r=r, its=its)))
         out.append(" ".join(f"{b} allows {phrase(rng, '<=')} {fmt(c)} thousand dollars in total." for b, c in zip(buds, data["capacity"])))
         out.append("What is the maximum total return?")
         return "\n".join(out)
@@ -811,7 +817,9 @@ class BinPacking(Family):
         items = skin.names("item", len(data["size"]))
         cont = skin.noun("container", True)
         out = [f"{_cap(skin.organization)} must load {len(items)} {skin.noun('item', True)} into {cont}. Each {skin.noun('container')} holds {phrase(rng, '<=')} {fmt(data['bin_capacity'])} kg and {fmt(data['bins_available'])} identical {cont} are available."]
-        out.append(" ".join(f"{i} weighs {fmt(s)} kg." for i, s in zip(items, data["size"])))
+        weight = _pick(rng, ("{i} weighs {s} kg.", "{i} has a weight of {s} kg.", "The weight of {i} is {s} kg.",
+                             "{i} comes to {s} kg."))
+        out.append(" ".join(weight.format(i=i, s=fmt(s)) for i, s in zip(items, data["size"])))
         out.append(f"Each {skin.noun('item')} goes into {phrase(rng, '==')} one {skin.noun('container')} and cannot be split.")
         out.append(f"What is the minimum number of {cont} that must be used?")
         return "\n".join(out)
