@@ -165,25 +165,24 @@ def grouped_mm(x: torch.Tensor, w: torch.Tensor, offs: torch.Tensor) -> torch.Te
     return torch.cat([xg @ wg for xg, wg in zip(x.split(sizes), w.unbind(0))])
 
 
-def _stacked(experts: nn.ModuleList, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(w13 [E, dim, 2I], w2 [E, I, dim])`` from the experts' ``w1/w3/w2`` in ``dtype`` (the
-    autocast dtype: each weight is cast once, as autocast would cast it for ``F.linear``)."""
-    w13 = torch.stack([torch.cat([e.w1.weight, e.w3.weight]).to(dtype) for e in experts])
-    w2 = torch.stack([e.w2.weight.to(dtype) for e in experts])
-    return w13.transpose(1, 2), w2.transpose(1, 2)
+def _stacked(experts: nn.ModuleList, name: str, dtype: torch.dtype) -> torch.Tensor:
+    """The experts' weight ``name`` (``[out, in]`` each) as ``[E, in, out]`` in ``dtype`` (the
+    autocast dtype: each weight is cast once, as autocast would cast it for ``F.linear``); a
+    transposed view, the column-major layout ``torch._grouped_mm`` takes."""
+    return torch.stack([getattr(e, name).weight.to(dtype) for e in experts]).transpose(1, 2)
 
 
 def grouped_dispatch(x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch.Tensor,
                      experts: nn.ModuleList) -> torch.Tensor:
-    """All routed experts as two grouped GEMMs over the routed rows sorted by expert, with the
-    limited SwiGLU (route weight included) as one call over all of them in between.
+    """All routed experts as grouped GEMMs (gate, up, down: one launch each for all experts) over
+    the routed rows sorted by expert, with the limited SwiGLU (route weight included) as one call
+    over all of them.
 
     The same function as ``sparse_dispatch`` with static shapes and no host sync (on CUDA), so that
     torch.compile captures the whole MoE layer in one graph. Experts with no rows get zero grads
     (``sparse_dispatch`` leaves theirs None)."""
     n_rows, k = topk_idx.shape
     dim = x.shape[-1]
-    inter = experts[0].w1.out_features
     flat_expert = topk_idx.reshape(-1)
     align = GROUP_ALIGN.get(x.device.type, 1)
     order, slot, offs, n_slots = grouped_layout(flat_expert, len(experts), align)
@@ -191,15 +190,17 @@ def grouped_dispatch(x: torch.Tensor, topk_idx: torch.Tensor, topk_weight: torch
     # the autocast dtype, as F.linear would run in (meta, e.g. a shape-only forward, has no autocast)
     autocast = x.device.type != "meta" and torch.is_autocast_enabled(x.device.type)
     dtype = torch.get_autocast_dtype(x.device.type) if autocast else x.dtype
-    w13, w2 = _stacked(experts, dtype)
     routed_x = x.to(dtype).index_select(0, rows)
     routed_w = topk_weight.reshape(-1).index_select(0, order).unsqueeze(-1)
     if n_slots != routed_x.shape[0]:     # padded groups: scatter the rows into their slots
         routed_x = routed_x.new_zeros(n_slots, dim).index_copy(0, slot, routed_x)
         routed_w = routed_w.new_zeros(n_slots, 1).index_copy(0, slot, routed_w)
-    gate_up = grouped_mm(routed_x, w13, offs)
-    hidden = limited_swiglu(gate_up[:, :inter], gate_up[:, inter:], experts[0].swiglu_limit, routed_w)
-    out = grouped_mm(hidden, w2, offs)
+    # gate and up as two GEMMs, not one over [w1; w3]: each output is contiguous, the layout the
+    # per-expert loop hands limited_swiglu (and trex's swiglu_limited pattern), and no cat of weights
+    gate = grouped_mm(routed_x, _stacked(experts, "w1", dtype), offs)
+    up = grouped_mm(routed_x, _stacked(experts, "w3", dtype), offs)
+    hidden = limited_swiglu(gate, up, experts[0].swiglu_limit, routed_w)
+    out = grouped_mm(hidden, _stacked(experts, "w2", dtype), offs)
     if n_slots != len(rows):
         out = out.index_select(0, slot)
     y = torch.zeros(n_rows, dim, dtype=torch.float32, device=x.device)
