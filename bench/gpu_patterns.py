@@ -470,6 +470,7 @@ def sweep_tilings(tokens: int, calib: dict, per_program: int, log, cases: set | 
             measured[key] = best["tiling"]
         report[p.name] = points
         log(json.dumps({"sweep": p.name, "points": points}))
+        print_sweep({p.name: points})          # readable as it goes (a timeout keeps what was measured)
         torch.cuda.empty_cache()
     calib["measured_tilings"] = measured
     return report
@@ -715,7 +716,6 @@ def main(argv=None):
                   "calibration": calib, "tiling_sweep": sweep,
                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
         atomic_write_json(os.path.join(args.out, "gpu_patterns_sweep.json"), result)
-        print_sweep(sweep)
         return result
 
     # every variant compiles the same chain function (and again under no_grad): more than Dynamo's

@@ -99,3 +99,29 @@ def test_zero_rows_choose_a_tiling():
         assert at_zero.dram_bytes < at_one.dram_bytes
         if not any(t.kind == TensorKind.PARTIAL for t in p.tensors):
             assert at_zero.dram_bytes == 0 and at_zero.time_us == pytest.approx(launch_us)
+
+
+def test_short_rows_get_several_tiles_per_sm_and_no_cross_warp_reduction():
+    """Session 8 (run 11): at hidden 1024 the model tied 512-thread tiles, one per SM, with everything
+    else and picked them (rms_norm_bwd ran at 24% of its floor). One resident tile per SM serialises its
+    loads, reductions and store; a row reduction across warps pays a barrier. The chosen tilings at the
+    e2e shapes keep several tiles resident per SM and fewer reductions across warps."""
+    fwd, bwd, sizes = _rms(rows=8192, d=1024)
+    old = Tiling(rows_per_tile=8, num_warps=16, num_stages=1, programs=132)   # run 11's rms_norm_bwd
+    for p in (fwd, bwd):
+        chosen = tiling.choose(p, sizes)
+        q = tiling.predict(p, sizes, chosen)
+        assert q.occupancy >= 2, chosen
+        assert tiling._cross_warp_reductions(p, sizes, chosen) <= 1, chosen
+    assert tiling._cross_warp_reductions(bwd, sizes, old) == 2      # the row's sum and dw's sum over rows
+    assert tiling.predict(bwd, sizes, old).time_us > 1.3 * tiling.predict(bwd, sizes, tiling.choose(bwd, sizes)).time_us
+
+
+def test_in_flight_efficiency_grows_with_resident_tiles():
+    """The same bytes in flight per SM run closer to the bandwidth when they come from more resident
+    tiles (their load, compute and store phases overlap): 16 one-warp tiles beat one 16-warp tile."""
+    fwd, _, sizes = _rms(rows=8192, d=1024)
+    one = tiling.predict(fwd, sizes, Tiling(rows_per_tile=16, num_warps=16, num_stages=1))
+    many = tiling.predict(fwd, sizes, Tiling(rows_per_tile=1, num_warps=1, num_stages=1))
+    assert one.occupancy == 1 and many.occupancy >= 8
+    assert many.time_us < one.time_us
