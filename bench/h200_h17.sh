@@ -15,7 +15,7 @@ python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT
 export PYTHONPATH=$PWD
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
 git rev-parse HEAD 2>/dev/null || echo "commit: ${TREX_COMMIT:-unknown}"
-timeout -k 5 95 python3 bench/h200_h17_mhc.py --budget-s 62 > "$OUT/h17_mhc_kernels_log.txt" 2>&1
+timeout -k 5 95 python3 bench/h200_h17_mhc.py --budget-s 55 > "$OUT/h17_mhc_kernels_log.txt" 2>&1
 echo "h17_mhc_kernels rc=$?"; grep -E '"e2e"|^best|Error|error' "$OUT/h17_mhc_kernels_log.txt" | cut -c1-400 | tail -16
 timeout -k 5 75 python3 bench/gpu_patterns.py --out "$OUT" --cases mhc_pre --sweep 0 \
   --variants eager,inductor,trex,trex_aten,trex_compile > "$OUT/gpu_patterns_log.txt" 2>&1

@@ -108,34 +108,38 @@ def main(argv=None) -> int:
             "bwd_coeff_streams": "bwd_coeff"}
     report = {"tokens": T, "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu (interpreter)",
               "points": {}, "best": {}}
+    cands, base_out = {}, {}
     for name, (p, pins, psc) in programs.items():
         kind = next((v for k, v in role.items() if name.startswith(f"mhc_pre_{k}")), "other")
-        sizes = bind_sizes(p, pins, psc)
-        first = tiling_mod.choose(p, sizes)
-        cands = [first] + [t for t in extra.get(kind, []) if t != first]
-        pts, base_out = [], None
-        for tl_ in cands:
+        first = tiling_mod.choose(p, bind_sizes(p, pins, psc))
+        cands[name] = [first] + [t for t in extra.get(kind, []) if t != first]
+        report["points"][name] = []
+    # round robin over the programs (every program's i-th candidate before any (i+1)-th), so the budget
+    # cuts the tail of every sweep rather than the last programs'
+    for i in range(max(len(c) for c in cands.values())):
+        for name, (p, pins, psc) in programs.items():
+            if i >= len(cands[name]):
+                continue
+            tl_, pts = cands[name][i], report["points"][name]
             if time.time() - t0 > args.budget_s and pts:
                 pts.append({"tiling": dataclasses.asdict(tl_), "skipped": "budget"})
                 continue
             try:
                 got = run_program(p, pins, psc, tl_)
-                base_out = base_out or got
-                err = max(G.rel_err(got[k], v) for k, v in base_out.items())
+                base_out.setdefault(name, got)
+                err = max(G.rel_err(got[k], v) for k, v in base_out[name].items())
                 ms = G.graph_ms(lambda: run_program(p, pins, psc, tl_))
                 pt = {"tiling": dataclasses.asdict(tl_), "us": ms * 1e3, "rel_err_vs_first": err,
-                      "predicted_us": tiling_mod.predict(p, sizes, tl_).time_us}
+                      "predicted_us": tiling_mod.predict(p, bind_sizes(p, pins, psc), tl_).time_us}
             except Exception as e:  # noqa: BLE001 - a candidate that fails to compile is recorded
                 pt = {"tiling": dataclasses.asdict(tl_), "error": f"{type(e).__name__}: {e}"[:300]}
             pts.append(pt)
             print(json.dumps({"program": name, **pt}), flush=True)
-        report["points"][name] = pts
+    for name, pts in report["points"].items():
         ok = [q for q in pts if "us" in q and q["rel_err_vs_first"] <= 1e-2]
         if ok:
             report["best"][name] = min(ok, key=lambda q: q["us"])
             chosen[name] = Tiling(**report["best"][name]["tiling"])
-        if dev == "cuda":
-            torch.cuda.empty_cache()
     # the backward's dx + dfn host step (one read of x), per launch configuration
     from trex.codegen_triton.mhc_dx_dfn import mhc_dx_dfn_triton
     bc_name = next(k for k in programs if k.startswith("mhc_pre_bwd_coeff_streams"))
