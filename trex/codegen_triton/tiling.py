@@ -194,7 +194,7 @@ def predict(p: Program, sizes: dict, tiling: Tiling, hw: dict | None = None) -> 
     need = bw * tile_latency_ns * 1e-9 / sms
     in_flight = occ * tile_bytes_per_pass * tiling.num_stages
     x = in_flight / need
-    k = min(occ, MAX_OVERLAP)
+    k = min(occ, hw.get("max_overlap", MAX_OVERLAP))
     inflight_eff = x / (1.0 + x ** k) ** (1.0 / k)
     dot_flops = 0.0
     for op, _ in walk(p.body):
