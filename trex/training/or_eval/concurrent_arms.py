@@ -5,10 +5,12 @@ not by the GPU), so the arms run as three worker processes on the same GPU at on
 
 1. the parent (this module's ``run_concurrent``): sandbox preflight, the data, the tokenizer and
    the SFT window fit, once for every arm (``experiment.prepare_shared``), and the decoding plan;
-2. every worker (``python -m trex.training.or_eval.concurrent_arms --worker ARM``) compiles its
-   model on a short slice of its first stage's data (3 steps), waits until every worker has
-   compiled, then trains that slice for ``calibrate_s`` seconds side by side with the others: the
-   measured step time is the one the three arms see when they run together;
+2. every worker (``python -m trex.training.or_eval.concurrent_arms --worker ARM``), started
+   before step 1 so that it compiles while the data is built, compiles its model on synthetic
+   rows of its first stage's data kind read with the byte tokenizer (3 steps; the graph depends
+   only on the shapes), waits until every worker has compiled and the data stage is done, then
+   steps those rows for ``calibrate_s`` seconds side by side with the others: the measured step
+   time is the one the three arms see when they run together;
 3. the parent sizes the steps, the same in every arm (equal compute): the preset's
    (cpt_steps, sft_steps) when they fit, otherwise both scaled down by one factor so that the
    training ends with ``decode_min_s`` of decoding and ``score_tail_s`` of scoring left
@@ -105,21 +107,21 @@ def _read(path: Path) -> dict | None:
 
 
 # ----------------------------------------------------------------------------------------- worker
-def _stage_run(cfg, kind: str, data: Path, steps: int, out: Path, tokenizer_path: Path,
+def _stage_run(cfg, kind: str, data: Path, steps: int, out: Path, tokenizer: str,
                max_seconds: float = 0.0) -> dict:
-    """One training-loop run on ``data`` (calibration: no checkpoint); step times and peak memory."""
+    """One training-loop run on ``data`` read with ``tokenizer`` (a training-loop tokenizer spec),
+    without a checkpoint: the compile and the calibration. Step times and peak memory."""
     import shutil
 
     from trex.training.config import load_config
     from trex.training.or_eval.experiment import stage_overrides
-    from trex.training.or_tokenizer import TOKENIZER_ENV
     from trex.training.train import train
 
     if out.exists():
         shutil.rmtree(out)
     overrides = dict(stage_overrides(cfg, kind, data, steps, out / "ckpt", out / "log.jsonl"))
-    overrides.update({"checkpoint.dir": "", "train.max_seconds": max_seconds, "log.jsonl": ""})
-    os.environ[TOKENIZER_ENV] = str(tokenizer_path)
+    overrides.update({"checkpoint.dir": "", "train.max_seconds": max_seconds, "log.jsonl": "",
+                      "data.tokenizer": tokenizer})
     t0 = time.perf_counter()
     result = train(load_config(None, list(overrides.items())))
     times = [r["step_time_s"] for r in result.records]
@@ -189,27 +191,44 @@ def _probe_decode(cfg, plan: ConcurrentPlan, shared: dict, tokenizer_path: Path)
             "max_memory_allocated_bytes": torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None}
 
 
+def synthetic_rows(kind: str, n: int) -> list[dict]:
+    """``n`` rows of seeded letters for the data kind, one byte-tokenizer token a character:
+    ``cpt`` texts of 3000 (longer than a 2048-token window), SFT prompt + response pairs of 1000
+    (two or so packed into a window, none cut)."""
+    import random
+    import string
+    rng = random.Random(0)
+    letters = string.ascii_lowercase + " \n"
+
+    def text(k: int) -> str:
+        return "".join(rng.choices(letters, k=k))
+    if kind == "cpt":
+        return [{"text": text(3000)} for _ in range(n)]
+    return [{"prompt": text(300), "response": text(700)} for _ in range(n)]
+
+
 def worker_main(arm: str, work: Path) -> int:
     """One arm: compile, barrier, measured steps, then (unless probing) train, decode, write."""
     import torch
 
-    from trex.training.or_eval.experiment import _read_jsonl, _write_jsonl, train_arm
+    from trex.training.or_eval.experiment import _write_jsonl, train_arm
 
-    shared = json.loads((work / "shared.json").read_text())
-    cfg = _config_from_dict(shared["config"])
-    plan = ConcurrentPlan(**shared["plan"])
+    started = json.loads((work / "config.json").read_text())
+    cfg = _config_from_dict(started["config"])
+    plan = ConcurrentPlan(**started["plan"])
     mine = work / "arms3" / arm
     mine.mkdir(parents=True, exist_ok=True)
-    tokenizer_path = Path(shared["tokenizer_path"])
-    data = work / "data"
-    kind, first = (("cpt", data / ("cpt_pure.jsonl" if arm == "cpt_pure_sft" else "cpt_balanced.jsonl"))
-                   if arm != "sft_only" else ("sft_packed" if cfg.stage.sft_packed else "sft", data / "sft.jsonl"))
-    slice_path = mine / f"calibration_{first.name}"
-    _write_jsonl(slice_path, _read_jsonl(first)[:CALIBRATION_ROWS])
-    compiled = _stage_run(cfg, kind, slice_path, 3, mine / "compile", tokenizer_path)
+    # the compile and the calibration read synthetic rows with the byte tokenizer: the graph depends
+    # only on the shapes (batch, seq_len, the model's vocab), so they run while the parent builds
+    # the data and the BPE; the real stages reuse the compiled graph
+    kind = "cpt" if arm != "sft_only" else ("sft_packed" if cfg.stage.sft_packed else "sft")
+    slice_path = _write_jsonl(mine / f"calibration_{kind}.jsonl", synthetic_rows(kind, CALIBRATION_ROWS))["path"]
+    compiled = _stage_run(cfg, kind, Path(slice_path), 3, mine / "compile", "byte")
     atomic_write_json(mine / "compiled.json", compiled)
-    _wait_file(work / "barrier.json", plan.wait_s)
-    measured = _stage_run(cfg, kind, slice_path, 1_000_000, mine / "calibrate", tokenizer_path,
+    _wait_file(work / "barrier.json", plan.wait_s)    # every worker compiled and the data stage done
+    shared = json.loads((work / "shared.json").read_text())
+    tokenizer_path = Path(shared["tokenizer_path"])
+    measured = _stage_run(cfg, kind, Path(slice_path), 1_000_000, mine / "calibrate", "byte",
                           max_seconds=plan.probe_s or plan.calibrate_s)
     if measured["steps"] < 2:
         # one step only: it held a recompile (a new model object guard-failed) and used up the
@@ -319,23 +338,28 @@ def run_concurrent(cfg, source, plan: ConcurrentPlan, command: str | None = None
     ``<name>_run.json``, ``<name>_run_items.json``, one log per worker (probe: ``<name>_probe.json``)."""
     from trex.training.or_eval.evaluate import SandboxExecutor
     from trex.training.or_eval.experiment import (PRIMARY_RULE, _Clock, _common_verdicts, _evaluate_subset,
-                                                  analyse, combine_runs, prepare_shared, validate_config)
+                                                  _preflight, analyse, combine_runs, prepare_shared,
+                                                  validate_config)
     validate_config(cfg)
     clock = _Clock(cfg.time_budget_s, cfg.reserve_s)
     work, out_dir = Path(cfg.work_dir), Path(cfg.out_dir)
     work.mkdir(parents=True, exist_ok=True)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name in ("barrier.json", "go.json"):
+    for name in ("barrier.json", "go.json", "shared.json"):
         (work / name).unlink(missing_ok=True)
-    shared = prepare_shared(cfg, source, clock, work)
-    events = clock.events
-    atomic_write_json(work / "shared.json", {
-        "config": cfg.to_dict(), "plan": dataclasses.asdict(plan), "tokenizer_path": str(shared["tokenizer_path"]),
-        "questions": shared["questions"], "max_new_tokens": shared["decoding"]["max_new_tokens"]})
+    preflight = _preflight(cfg)
+    atomic_write_json(work / "config.json", {"config": cfg.to_dict(), "plan": dataclasses.asdict(plan)})
     t_workers = clock.elapsed()
+    # the workers compile while the data and the BPE are built (synthetic rows: shapes only)
     workers = _Workers(cfg.arms, work, out_dir, plan.worker_threads)
     lost: dict[str, str] = {}
     try:
+        shared = prepare_shared(cfg, source, clock, work, preflight)
+        events = clock.events
+        atomic_write_json(work / "shared.json", {
+            "tokenizer_path": str(shared["tokenizer_path"]), "questions": shared["questions"],
+            "max_new_tokens": shared["decoding"]["max_new_tokens"]})
+        t_data = clock.elapsed()
         compiled, why = workers.wait_all("compiled.json", cfg.arms, plan.wait_s)
         lost.update(why)
         atomic_write_json(work / "barrier.json", {"t": clock.elapsed()})
@@ -344,6 +368,7 @@ def run_concurrent(cfg, source, plan: ConcurrentPlan, command: str | None = None
         lost.update(why)
         t_calibrated = clock.elapsed()
         timing = {**shared["timing_s"], "workers_compiled_s": round(t_barrier - t_workers, 1),
+                  "compile_wait_after_data_s": round(t_barrier - t_data, 1),
                   "calibration_s": round(t_calibrated - t_barrier, 1)}
         measured = {a: c["measured"] for a, c in calibrations.items()}
         step_s = max((m["median_step_s"] or 0.0) for m in measured.values()) if measured else 0.0
