@@ -31,12 +31,12 @@ def _tilings():
     dot = dict(prefetch=True, dot_bf16_split=True)
     return {
         # the reduce pass: wide row tiles (fn re-read from L2 per tile), all four streams' loads in flight
-        "coeff": [t(128, 32, 8, num_stages=3, **dot), t(64, 64, 8, num_stages=3, **dot), t(64, 32, 4, num_stages=3, **dot),
-                  t(128, 64, 8, num_stages=2, **dot), t(128, 32, 8, num_stages=3, dot_bf16_split=True),
-                  t(64, 64, 4, num_stages=4, dot_bf16_split=True), t(32, 128, 4, num_stages=3, dot_bf16_split=True),
+        "coeff": [t(64, 64, 8, num_stages=3, **dot), t(128, 32, 8, num_stages=3, **dot), t(64, 64, 4, num_stages=4, dot_bf16_split=True),
+                  t(128, 64, 8, num_stages=2, **dot), t(64, 32, 4, num_stages=3, **dot),
+                  t(128, 32, 8, num_stages=3, dot_bf16_split=True), t(32, 128, 4, num_stages=3, dot_bf16_split=True),
                   t(256, 16, 8, num_stages=3, **dot)],
         # the apply pass: a stream, no dot
-        "apply": [t(1, 2048, 8), t(2, 1024, 4), t(4, 512, 4), t(8, 256, 4), t(1, 1024, 4, num_stages=1)],
+        "apply": [t(2, 1024, 4), t(1, 2048, 8), t(4, 512, 4), t(8, 256, 4), t(1, 1024, 4, num_stages=1)],
         "bwd_coeff": [t(128, 32, 8, programs=SMS, **dot), t(64, 32, 8, programs=2 * SMS, **dot),
                       t(64, 64, 8, programs=2 * SMS, **dot), t(128, 32, 16, programs=SMS, **dot)],
     }
