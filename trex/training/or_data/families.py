@@ -1097,7 +1097,7 @@ class VehicleRouting(Family):
     kind = "MILP"
 
     def sample(self, rng, difficulty):
-        n = 1 + int(rng.integers(3, 4 + 2 * difficulty))          # the depot and its customers
+        n = 1 + int(rng.integers(3, 4 + difficulty))      # the depot and 3..6 customers (7+ validate slowly)
         dist = [[0] * n for _ in range(n)]
         for i in range(n):
             for j in range(i + 1, n):
