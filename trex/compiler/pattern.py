@@ -15,8 +15,8 @@ An op package's pattern.py (trex/passes/<op>/) calls ``register_pattern``::
 
 What the framework does with it:
 
-* **Tracing**: each chain is traced once per dtype in ``Pattern.dtypes`` that a graph has (lazily,
-  cached per process) with the backend's own
+* **Tracing**: each chain is traced once per dtype in ``Pattern.dtypes`` (fp32 unless the pattern
+  says otherwise) that a graph has (lazily, cached per process) with the backend's own
   pipeline (graph.trace_to_aten: same decompositions, functionalisation, canonicalisation), so the
   pattern has exactly the form the chain takes inside a compiled model. Keyword-only float
   arguments (``eps`` above) are traced with unique "magic" values and become captures: the matched
@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
+import weakref
 from typing import Any, Callable
 
 import torch
@@ -67,7 +68,10 @@ class Pattern:
     example_inputs: Callable[[torch.dtype], dict]
     extra_check: Callable[["Match"], str | None] | None = None
     refine: Callable[["Match"], str | None] | None = None
-    dtypes: tuple = FLOAT_DTYPES
+    # fp32 only by default: casts are transparent on both sides, so the cast-free fp32 trace matches the
+    # bf16/fp16 spellings too (tests/compiler/test_respellings.py runs them in bf16); a pattern whose
+    # low-precision spelling differs in more than casts lists those dtypes
+    dtypes: tuple = (torch.float32,)
     fused_ops: tuple = ()
     enabled_by_default: bool = True
     priority: int = 0
@@ -78,7 +82,7 @@ class Pattern:
         """The chains traced for ``dtypes`` (a graph's float dtypes; default: all of ``self.dtypes``), in
         chain order, equal traces once. Each (chain, dtype) is traced once per process, when a graph
         first has that dtype (a bf16 model never pays for the fp16 traces)."""
-        wanted = [d for d in self.dtypes if dtypes is None or d in dtypes]
+        wanted = [d for d in self.dtypes if dtypes is None or d in dtypes] or list(self.dtypes[:1])
         missing = [(i, d) for i in range(len(self.chains)) for d in wanted if (i, d) not in self._traced]
         if missing:
             # Outside any Dynamo compile: the chains get their own fake mode, never the ambient
@@ -627,6 +631,22 @@ def confirm_semantics(match: Match) -> str | None:
     return verdict
 
 
+# fake mode -> {replacement key: traced replacement}: a model's repeated sites (every layer's norms) share
+# one trace of the replacement; per fake mode, so the cached meta values belong to the graph's own mode
+_REPLACEMENTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _replacement_key(pattern: Pattern, names: list, vals: list, kwargs: dict):
+    """What a replacement's trace depends on (None when a size is symbolic: traced each time)."""
+    metas = []
+    for v in vals:
+        if not isinstance(v, torch.Tensor) or not all(isinstance(s, int) for s in (*v.shape, *v.stride())):
+            return None
+        metas.append((tuple(v.shape), tuple(v.stride()), v.dtype, str(v.device)))
+    consts = tuple(sorted((k, repr(v)) for k, v in kwargs.items()))
+    return pattern.name, tuple(names), tuple(metas), consts
+
+
 def build_replacement(match: Match) -> list[fx.Node]:
     """Trace the pattern's replacement on the matched values and splice it into the graph; returns the
     new nodes that take over ``match.outputs``. Raises on any inconsistency (caller falls back)."""
@@ -658,8 +678,14 @@ def build_replacement(match: Match) -> list[fx.Node]:
         return tuple(result) if isinstance(result, (list, tuple)) else (result,)
 
     fake_mode = detect_fake_mode(vals)
-    with fake_mode, enable_python_dispatcher():
-        rgm = make_fx(fn, tracing_mode="real")(*vals)
+    key = _replacement_key(pattern, tensor_names, vals, kwargs)
+    cache = _REPLACEMENTS.setdefault(fake_mode, {}) if fake_mode is not None and key is not None else {}
+    rgm = cache.get(key)
+    if rgm is None:
+        with fake_mode, enable_python_dispatcher():
+            rgm = make_fx(fn, tracing_mode="real")(*vals)
+        if key is not None:
+            cache[key] = rgm
 
     order = {n: i for i, n in enumerate(graph.nodes)}
     insert_before = min(match.outputs, key=lambda n: order[n])
