@@ -4,7 +4,9 @@
 #      kernels), forward and backward, per candidate tiling (CUDA-graph device time) and end to end vs fp64;
 #   2. bench/gpu_patterns.py's mHC case: eager / inductor / trex alone / through backend="trex", fwd and fwd+bwd,
 #      device and wall time;
-#   3. DeepSeek's tile-kernels 2.1.0 in the same call, when its install tree travels in .tk_h17/
+#   3. bench/h200_h17_splitd.py: a prototype outside the IR, the forward with one DRAM read of x (D split across
+#      programs that exchange their partial projections; 40 s limit: a hang of its spin wait is cut there);
+#   4. DeepSeek's tile-kernels 2.1.0 with the seconds left (>= 45), when its install tree travels in .tk_h17/
 #      (bench/h200_h17.carry names it; built by ../shared/anchors/build_tk_site.sh .tk_h17).
 #   OUT=... bash bench/h200_h17.sh
 set -uo pipefail
@@ -20,10 +22,15 @@ echo "h17_mhc_kernels rc=$?"; grep -E '"e2e"|^best|Error|error' "$OUT/h17_mhc_ke
 timeout -k 5 75 python3 bench/gpu_patterns.py --out "$OUT" --cases mhc_pre --sweep 0 \
   --variants eager,inductor,trex,trex_aten,trex_compile > "$OUT/gpu_patterns_log.txt" 2>&1
 echo "gpu_patterns rc=$?"; tail -8 "$OUT/gpu_patterns_log.txt" | cut -c1-600
-if [ -f .tk_h17/tk_site.tar.xz ]; then
+timeout -k 5 40 python3 bench/h200_h17_splitd.py > "$OUT/h17_splitd_log.txt" 2>&1
+echo "splitd rc=$?"; tail -6 "$OUT/h17_splitd_log.txt" | cut -c1-300
+left=$((232 - SECONDS))
+if [ "$left" -lt 45 ]; then
+  echo "tilekernels: skipped, ${left} s left in the call"
+elif [ -f .tk_h17/tk_site.tar.xz ]; then
   tar -xJf .tk_h17/tk_site.tar.xz -C /tmp && cp .tk_h17/tilekernels_mhc_bench.py /tmp/
-  ( cd /tmp && PYTHONPATH=/tmp/site:/tmp timeout -k 5 55 python3 /tmp/tilekernels_mhc_bench.py --shapes 16384 \
-      --no-eager --no-inductor --no-autotune --budget-s 42 > "$OUT/tilekernels_mhc.log" 2>&1 )
+  ( cd /tmp && PYTHONPATH=/tmp/site:/tmp timeout -k 3 "$left" python3 /tmp/tilekernels_mhc_bench.py --shapes 16384 \
+      --no-eager --no-inductor --no-autotune > "$OUT/tilekernels_mhc.log" 2>&1 )
   echo "tilekernels rc=$?"; tail -14 "$OUT/tilekernels_mhc.log" | cut -c1-300
 else
   echo "tilekernels: .tk_h17/tk_site.tar.xz not carried (bench/h200_h17.carry)"
