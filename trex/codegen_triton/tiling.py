@@ -189,13 +189,16 @@ def predict(p: Program, sizes: dict, tiling: Tiling, hw: dict | None = None) -> 
     # Little's min(1, x): eff = x / (1 + x^k)^(1/k), k = resident tiles (capped). A hard min() tied
     # tiles of 1 KB with tiles of 32 KB at short rows (run 11: rope at 128 columns ran at 42% of the
     # roofline, rms_norm_bwd at 1024 columns, one 512-thread tile per SM, at 24%)
-    tile_latency_ns = hw.get("dram_latency_ns", 700.0) + _cross_warp_reductions(p, sizes, tiling) * hw.get(
-        "cross_warp_reduce_ns", CROSS_WARP_REDUCE_NS)
+    # Programs with dots (mHC) keep the hard min(1, x) without the barrier term: their tilings are
+    # measured (calibration measured_tilings, issue 17's sweeps) and the curve is fitted to row kernels.
+    has_dot = any(op.opcode in ("matvec", "matvec_t") for op, _ in walk(p.body))
+    tile_latency_ns = hw.get("dram_latency_ns", 700.0) + (0 if has_dot else _cross_warp_reductions(p, sizes, tiling)
+                                                          * hw.get("cross_warp_reduce_ns", CROSS_WARP_REDUCE_NS))
     need = bw * tile_latency_ns * 1e-9 / sms
     in_flight = occ * tile_bytes_per_pass * tiling.num_stages
     x = in_flight / need
     k = min(occ, hw.get("max_overlap", MAX_OVERLAP))
-    inflight_eff = x / (1.0 + x ** k) ** (1.0 / k)
+    inflight_eff = min(1.0, x) if has_dot else x / (1.0 + x ** k) ** (1.0 / k)
     dot_flops = 0.0
     for op, _ in walk(p.body):
         if op.opcode in ("matvec", "matvec_t"):
