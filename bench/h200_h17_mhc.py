@@ -148,7 +148,7 @@ def main(argv=None) -> int:
     step = (x.reshape(T, n * d), dli, fn, co["dh"].reshape(T, -1), co["dss2"], co["pre_mix"])
     want = Executor(None).mhc_pre_dx_dfn(*step)      # the torch reference of the host step
     pts = []
-    for bt, w, st in ((64, 8, 3), (32, 4, 3), (64, 4, 3), (128, 8, 2), (32, 8, 4)):
+    for bt, w, st in ((32, 8, 4), (64, 8, 3), (32, 4, 3), (64, 4, 3), (16, 4, 4)):
         try:
             got = mhc_dx_dfn_triton(*step, block_t=bt, num_warps=w, num_stages=st)
             pt = {"block_t": bt, "num_warps": w, "num_stages": st,
