@@ -134,7 +134,9 @@ class ProductionMix(Family):
         profit = _pick(rng, ("Each unit of {p} brings a profit of ${v}.", "{p} earns ${v} of profit per unit.",
                              "The profit on one unit of {p} is ${v}.", "Every unit of {p} sold adds ${v} to profit."))
         out.append(" ".join(profit.format(p=p, v=fmt(v)) for p, v in zip(prods, data["profit"])))
-        out.append(f"Production draws on {len(res)} {skin.noun('resource', True)}. Units of each resource used per unit produced:")
+        draws = _pick(rng, ("Production draws on {n} {r}.", "Making them uses {n} {r}.", "There are {n} {r} to share.",
+                            "Output is limited by {n} {r}."))
+        out.append(draws.format(n=len(res), r=skin.noun("resource", True)) + " Units of each resource used per unit produced:")
         use = _pick(rng, ("{r} is used as follows: {items}.", "Per unit, the products take from {r}: {items}.",
                           "Use of {r} per unit: {items}.", "{r} needed per unit: {items}."))
         out.append(_matrix_text(rng, res, prods, data["usage"],
@@ -886,6 +888,8 @@ class Portfolio(Family):
         out.append(_pick(rng, ("No single holding may exceed {w} of the reserve.",
                                "At most {w} of the reserve may go into any one holding.",
                                "Each holding is capped at {w} of the reserve.",
+                               "The cap per holding is {w} of the reserve.",
+                               "Any one fund may receive up to {w} of the reserve.",
                                "A single position can take no more than {w} of the reserve.")).format(
             w=fmt(data["max_weight"])))
         out.append(_pick(rng, ("The goal is to maximize expected return minus {k} times the variance of the portfolio return. ",

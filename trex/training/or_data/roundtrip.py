@@ -15,8 +15,9 @@ objective and rows.
 What it rejects: a quantity that the text leaves out or states in another form than the model
 uses (rounded, scaled, summed), and a rendering whose words depend on the numbers in a way the
 reader cannot follow. The values 0 and 1 keep their value in the sentinel rendering (renderers
-leave a zero unsaid and make a 1 singular) and are read as themselves. Keys a family renders through a word table (``Family.verbatim_keys``,
-"twice as many") keep their value in the sentinel rendering; the every-number check covers them.
+leave a zero unsaid and make a 1 singular) and are read as themselves. Keys a family renders
+through a word table (``Family.verbatim_keys``, "twice as many") keep their value too; the
+every-number check covers them.
 """
 from __future__ import annotations
 

@@ -36,7 +36,9 @@ INTEGRALITY_CUES = re.compile(r"\bwhole\b|integer|fraction|indivisible|cannot be
 PARAPHRASES = {
     "Only whole units can be produced.": ("Production happens in whole units only.", "Fractional units cannot be made.",
                                           "Only complete units can be produced."),
-    "Units of each resource used per unit produced:": ("Resource use per unit of each product:",
+    "Units of each resource used per unit produced:": ("Resource needs per unit produced:",
+                                                       "One unit of each product requires:",
+                                                       "Resource use per unit of each product:",
                                                        "What one unit of each product takes from each resource:",
                                                        "Each unit produced uses these amounts:"),
     "Fractions are non-negative (no short selling) and together may not exceed the whole reserve; anything not "
@@ -49,7 +51,9 @@ PARAPHRASES = {
     "Travel distances in kilometres (the same in both directions):": (
         "Distances in kilometres, equal in both directions:", "Road distances (km, symmetric):",
         "How far apart the locations are, in kilometres (either direction):"),
-    "Amount each serving contributes to each requirement:": ("What one serving of each provides:",
+    "Amount each serving contributes to each requirement:": ("Per serving, each one supplies:",
+                                                             "Nutrient content of one serving:",
+                                                             "What one serving of each provides:",
                                                              "Content per serving:", "Each serving supplies:"),
     "Percentage of each measure contained in each input:": ("Share (in percent) of each measure in each input:",
                                                             "Composition of the inputs, in percent:",
@@ -59,6 +63,7 @@ PARAPHRASES = {
     "Cost in dollars of each pairing:": ("What each pairing costs, in dollars:", "Pairing costs ($):",
                                          "The cost of each possible pairing (dollars):"),
     "Amount each one consumes of each budget (thousand dollars):": (
+        "What each one costs against each budget (thousand dollars):", "Draw on each budget, in thousand dollars:",
         "Use of each budget by each one, in thousand dollars:", "Budget consumption (thousand dollars):",
         "How much of each budget each one takes (thousand dollars):"),
     "What is the maximum total return?": ("What is the largest total return that can be achieved?",
@@ -67,9 +72,12 @@ PARAPHRASES = {
                                            "Delivering one unit costs (dollars):"),
     "Available one-way links:": ("The one-way links that can be used:", "One-way connections available:",
                                  "Links (one direction each):"),
-    "Covariance of returns:": ("The covariance matrix of the returns:", "Return covariances:",
+    "Covariance of returns:": ("How the returns co-vary (covariances):", "Covariance between each pair of returns:",
+                               "The covariance matrix of the returns:", "Return covariances:",
                                "Covariances between the returns:"),
-    "What is the best achievable value of this objective?": ("What is the best value of this objective?",
+    "What is the best achievable value of this objective?": ("How high can this objective go?",
+                                                             "What is the largest value this objective can reach?",
+                                                             "What is the best value of this objective?",
                                                              "Find the optimal value of this objective.",
                                                              "Report the best objective value that can be reached."),
     "Spending (thousand dollars) needed in each period:": ("Money needed in each period (thousand dollars):",
@@ -92,8 +100,10 @@ PARAPHRASES = {
 INTEGRAL = ("All decision quantities must be whole numbers.", "Fractional amounts are not allowed: every quantity "
             "is a whole number.", "Only integer quantities make sense here.", "Each decision must take an "
             "integer value.", "Quantities cannot be split into fractions.")
-FRACTIONAL = ("Quantities may be fractional.", "Fractional amounts are allowed.", "The decisions are continuous: "
-              "any non-negative amount, whole or fractional, can be chosen.", "Amounts need not be whole numbers.",
+FRACTIONAL = ("Quantities may be fractional.", "Fractional amounts are allowed.", "Non-integer amounts are fine.",
+              "Any non-negative real amount may be chosen.", "Decisions may take fractional values.",
+              "The decisions are continuous: any non-negative amount, whole or fractional, can be chosen.",
+              "Amounts need not be whole numbers.",
               "Partial quantities are acceptable.")
 
 
