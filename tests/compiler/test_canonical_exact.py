@@ -57,6 +57,9 @@ CASES = [
      "w.T / permute / transpose -> w.t()"),
     ("einsum_collapse", lambda x: torch.einsum("bn,bnd->bd", x.view(2, 7), x.view(2, 7, 1).expand(2, 7, 3) * 2),
      "einsum('...n,...nd->...d') -> (a[..., None] * b).sum(-2)"),
+    ("complex_product", lambda x: torch.view_as_real(torch.view_as_complex(x.float().view(7, 2)) * torch.view_as_complex(
+        x.float().flip(0).view(7, 2)).conj()).flatten().to(x.dtype) * 2,
+     "view_as_real(view_as_complex(p) * f) -> real pairs"),
     ("repeated_subexpression", lambda x: x.float().exp() * x.float().exp(), "CSE"),
 ]
 
@@ -99,7 +102,7 @@ def test_rules_are_all_exercised():
                "aten.sum.default", "aten.mean.dim", "aten.mean.default", "aten.reciprocal.default",
                "aten.pow.Tensor_Scalar", "aten.div.Tensor", str(operator.getitem),
                "aten.unsqueeze.default", "aten.select.int", "aten.permute.default", "aten.transpose.int",
-               "aten.view.default", "aten._unsafe_view.default"} | {f"aten.{op}_.{kind}" for op in ("add", "mul", "sub", "div")
+               "aten.view.default", "aten._unsafe_view.default", "aten.view_as_real.default"} | {f"aten.{op}_.{kind}" for op in ("add", "mul", "sub", "div")
                                             for kind in ("Scalar", "Tensor")}
     keyed = {str(t) for t in EXACT_RULES} | {str(t) for t in MATCHING_RULES}
     assert keyed <= covered, f"rules without an exactness case: {sorted(keyed - covered)}"

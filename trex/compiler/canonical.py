@@ -39,6 +39,8 @@ spelling                            canonical form
 ``add_(t, c)`` on a temporary       ``add(t, c)`` (``F.rms_norm``'s ``+ eps``; mul_/sub_/div_ too)
 ``(w * x) * rsqrt(mean(x^2)+e)``    ``w * (x * rsqrt(...))``
 ``einsum("...n,...nd->...d")``      ``(a.unsqueeze(-1) * b).sum(-2)`` (bmm form, proved by index replay)
+``view_as_real(view_as_complex(p)   ``stack([a*c - b*s, a*s + b*c], -1)`` (c, s = view_as_real(f.resolve_conj()))
+* f)``
 ==================================  ============================================
 """
 from __future__ import annotations
@@ -427,6 +429,34 @@ def _einsum_collapse(node):
     return _insert(node, aten.sum.dim_IntList, (prod, [-2]))
 
 
+def _complex_product_as_pairs(node):
+    """``view_as_real(view_as_complex(p) * f)`` -> ``stack([a*c - b*s, a*s + b*c], -1)`` with a, b the pair
+    halves of p and c, s the real and imaginary parts of f (``view_as_real(f.resolve_conj())``: a
+    ``conj()`` or ``polar`` table becomes its real pair): complex RoPE in the real pairwise form the
+    patterns match. Complex multiplication rounds like these four products, but not bit for bit on
+    every backend: a matching rule."""
+    prod = node.args[0]
+    if not (_is_node(prod) and prod.op == "call_function" and prod.target == aten.mul.Tensor and len(users(prod)) == 1):
+        return None
+    for xc, f in ((prod.args[0], prod.args[1]), (prod.args[1], prod.args[0])):
+        if not (_is_node(xc) and xc.op == "call_function" and xc.target == aten.view_as_complex.default
+                and _is_node(f) and isinstance(val(f), torch.Tensor) and val(f).is_complex()):
+            continue
+        pairs = xc.args[0]
+        if val(f).dtype != val(xc).dtype or val(pairs).dtype != torch.float32:
+            return None      # a promoting product (complex128 table): not the fp32 pair arithmetic
+        table = _insert(node, aten.view_as_real.default, (_insert(node, aten.resolve_conj.default, (f,)),))
+        a, b = (_insert(node, aten.select.int, (pairs, -1, k)) for k in (0, 1))
+        c, sn = (_insert(node, aten.select.int, (table, -1, k)) for k in (0, 1))
+
+        def mul(u, v):
+            return _insert(node, aten.mul.Tensor, (u, v))
+        real = _insert(node, aten.sub.Tensor, (mul(a, c), mul(b, sn)))
+        imag = _insert(node, aten.add.Tensor, (mul(a, sn), mul(b, c)))
+        return _insert(node, aten.stack.default, ([real, imag], -1))
+    return None
+
+
 # in-place op -> its functional form, where nothing else reads the updated temporary
 _FUNCTIONAL = {aten.add_.Scalar: aten.add.Tensor, aten.add_.Tensor: aten.add.Tensor,
                aten.mul_.Scalar: aten.mul.Tensor, aten.mul_.Tensor: aten.mul.Tensor,
@@ -516,6 +546,7 @@ MATCHING_RULES: dict[object, list[Rule]] = {
     aten.pow.Tensor_Scalar: [_pow],
     aten.div.Tensor: [_div],
     operator.getitem: [_unpacked_view],
+    aten.view_as_real.default: [_complex_product_as_pairs],
     aten.view.default: [_einsum_collapse],
     aten._unsafe_view.default: [_einsum_collapse],
 }
