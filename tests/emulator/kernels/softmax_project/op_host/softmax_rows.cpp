@@ -1,6 +1,8 @@
 // trex emulator tests: op_host of SoftmaxRows: rows split over the cores, the SoftMax tiling from
-// SoftMaxTilingFunc; tiling key 1 for float, 2 for half.
+// SoftMaxTilingFunc; tiling key 1 for float, 2 for half. Registered with DEVICE_IMPL_OP_OPTILING (the
+// tiling-sink registration) besides OP_ADD's SetTiling: both name the same function.
 #include "softmax_rows_tiling.h"
+#include "register/device_op_impl_registry.h"
 #include "register/op_def_registry.h"
 #include "graph/utils/type_utils.h"
 #include "tiling/platform/platform_ascendc.h"
@@ -36,10 +38,19 @@ namespace ops {
 class SoftmaxRows : public OpDef {
  public:
   explicit SoftmaxRows(const char* name) : OpDef(name) {
-    this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT, ge::DT_FLOAT16}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+    // ValueDepend with DependScope::TILING (tiling sink): accepted; the tiling function sees x's data anyway
+    this->Input("x")
+        .ParamType(REQUIRED)
+        .DataType({ge::DT_FLOAT, ge::DT_FLOAT16})
+        .Format({ge::FORMAT_ND, ge::FORMAT_ND})
+        .ValueDepend(OPTIONAL, DependScope::TILING);
     this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT, ge::DT_FLOAT16}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
     this->AICore().SetTiling(optiling::TilingFunc).AddConfig("ascend910b");
   }
 };
 OP_ADD(SoftmaxRows);
 }  // namespace ops
+
+namespace optiling {
+DEVICE_IMPL_OP_OPTILING(SoftmaxRows).Tiling(optiling::TilingFunc);
+}  // namespace optiling
