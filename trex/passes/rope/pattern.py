@@ -1,10 +1,12 @@
 """The eager RoPE chains the backend replaces by ``trex::rope`` (the op is in op.py).
 
-Spellings covered: complex (``view_as_complex(x.float().unflatten(-1, (-1, 2))) * freqs_cis``, and
-``* freqs_cis.conj()`` for the inverse), real pairwise (``x[..., 0::2]`` / ``x[..., 1::2]`` or
-``unflatten`` + ``[..., 0]``/``[..., 1]``, then ``stack(...).flatten(-2)``; the inverse either with
-its own signs or by passing ``-sin``), and the partial form: rotating ``x[..., -r:]`` and
-concatenating or writing it back in place is absorbed into one op on the whole head.
+Spellings covered: real pairwise (``x[..., 0::2]`` / ``x[..., 1::2]``, then ``stack(...).flatten(-2)``;
+the inverse either with its own signs or by passing ``-sin``), transformers' interleaved
+``rotate_half``, and through canonicalisation (trex/compiler/canonical.py) ``unflatten`` +
+``[..., 0]``/``[..., 1]`` or ``unbind`` pairs and complex ``view_as_complex(x) * freqs_cis`` (with
+``freqs_cis.conj()`` for the inverse: the tables are then the parts of ``freqs_cis.resolve_conj()``).
+The partial form, rotating ``x[..., -r:]`` and concatenating or writing it back in place, is absorbed
+into one op on the whole head.
 """
 from __future__ import annotations
 
@@ -15,16 +17,6 @@ from trex.compiler.pattern import Chain, Pattern
 from trex.compiler.registry import register_pattern
 
 
-def rope_complex_chain(x, freqs_cis):
-    xc = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))
-    return torch.view_as_real(xc * freqs_cis).flatten(-2).to(x.dtype)
-
-
-def rope_complex_inverse_chain(x, freqs_cis):
-    xc = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))
-    return torch.view_as_real(xc * freqs_cis.conj()).flatten(-2).to(x.dtype)
-
-
 def rope_real_chain(x, cos, sin):
     a, b = x[..., 0::2].float(), x[..., 1::2].float()
     return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2).to(x.dtype)
@@ -32,18 +24,6 @@ def rope_real_chain(x, cos, sin):
 
 def rope_real_inverse_chain(x, cos, sin):
     a, b = x[..., 0::2].float(), x[..., 1::2].float()
-    return torch.stack([a * cos + b * sin, b * cos - a * sin], dim=-1).flatten(-2).to(x.dtype)
-
-
-def rope_real_unflatten_chain(x, cos, sin):
-    pairs = x.float().unflatten(-1, (-1, 2))
-    a, b = pairs[..., 0], pairs[..., 1]
-    return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2).to(x.dtype)
-
-
-def rope_real_unflatten_inverse_chain(x, cos, sin):
-    pairs = x.float().unflatten(-1, (-1, 2))
-    a, b = pairs[..., 0], pairs[..., 1]
     return torch.stack([a * cos + b * sin, b * cos - a * sin], dim=-1).flatten(-2).to(x.dtype)
 
 
@@ -57,12 +37,7 @@ def rope_rotate_half_chain(x, cos_pairs, sin_pairs):
     return ((x.float() * cos_pairs) + (rotated.float() * sin_pairs)).to(x.dtype)
 
 
-def _replace(x, cos, sin, freqs_cis, *, inverse, rope_dim=None):
-    if freqs_cis is not None:
-        # resolve_conj: a conjugate the refinement did not fold into ``inverse`` (the official code's
-        # freqs_cis.conj().view(...): the view hides it) is materialised, giving the -sin table
-        table = torch.view_as_real(freqs_cis.resolve_conj())
-        cos, sin = table[..., 0], table[..., 1]
+def _replace(x, cos, sin, *, inverse, rope_dim=None):
     # int(): the head size is a compile-time constant of the kernel (specialises a symbolic head dim).
     return torch.ops.trex.rope(x, cos, sin, int(rope_dim if rope_dim is not None else x.shape[-1]), inverse)
 
@@ -119,12 +94,11 @@ def _refine(match) -> str | None:
         reason = _halve_pair_tables(match) or _extra_check(match)
         if reason:
             return reason
-    for name, negation in (("sin", aten.neg.default), ("freqs_cis", aten._conj.default)):
-        table = match.inputs.get(name)
-        while _is_call(table, negation):     # each -sin / conj() flips the direction (conj().conj(): none)
-            table = table.args[0]
-            match.inputs[name] = table
-            match.consts["inverse"] = not match.consts.get("inverse", False)
+    table = match.inputs.get("sin")
+    while _is_call(table, aten.neg.default):     # each -sin flips the direction
+        table = table.args[0]
+        match.inputs["sin"] = table
+        match.consts["inverse"] = not match.consts.get("inverse", False)
     x = match.inputs["x"]
     if not _is_call(x, aten.slice.Tensor) or len(users(match.outputs[0])) != 1:
         return None
@@ -175,12 +149,9 @@ def _extra_check(match) -> str | None:
     out_dtype = val(match.outputs[0]).dtype
     if out_dtype != x.dtype:   # e.g. fp64 tables promote the rotation; the fused op returns x's dtype
         return f"the rotation is computed in {out_dtype} (tables of another dtype), the fused op returns {x.dtype}"
-    freqs = match.input_val("freqs_cis")
-    tables = [t for t in (match.input_val("cos"), match.input_val("sin"), freqs) if t is not None]
-    if any(match.input_requires_grad(name) for name in ("cos", "sin", "freqs_cis")):
-        return "cos/sin (or freqs_cis) require grad; the fused op treats the rotation table as a constant"
-    if freqs is not None and freqs.dtype not in (torch.complex64, torch.complex128):
-        return f"freqs_cis has dtype {freqs.dtype}, expected complex64"
+    tables = [t for t in (match.input_val("cos"), match.input_val("sin")) if t is not None]
+    if any(match.input_requires_grad(name) for name in ("cos", "sin")):
+        return "cos/sin require grad; the fused op treats the rotation table as a constant"
     half = x.shape[-1] // 2
     for t in tables:
         if t.shape[-1] != half:
@@ -194,16 +165,12 @@ def _extra_check(match) -> str | None:
 def _examples(dtype):
     ang = torch.randn(3, 1, 4)
     return {"x": torch.randn(2, 3, 5, 8, dtype=dtype), "cos": ang.cos(), "sin": ang.sin(),
-            "cos_pairs": ang.cos().repeat_interleave(2, -1), "sin_pairs": ang.sin().repeat_interleave(2, -1),
-            "freqs_cis": torch.polar(torch.ones_like(ang), ang)}
+            "cos_pairs": ang.cos().repeat_interleave(2, -1), "sin_pairs": ang.sin().repeat_interleave(2, -1)}
 
 
 register_pattern(Pattern(
     name="rope",
-    chains=[Chain(rope_complex_chain, {"inverse": False}), Chain(rope_complex_inverse_chain, {"inverse": True}),
-            Chain(rope_real_chain, {"inverse": False}), Chain(rope_real_inverse_chain, {"inverse": True}),
-            Chain(rope_real_unflatten_chain, {"inverse": False}),
-            Chain(rope_real_unflatten_inverse_chain, {"inverse": True}),
+    chains=[Chain(rope_real_chain, {"inverse": False}), Chain(rope_real_inverse_chain, {"inverse": True}),
             Chain(rope_rotate_half_chain, {"inverse": False})],
     replacement=_replace,
     example_inputs=_examples,
