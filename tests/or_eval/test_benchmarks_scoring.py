@@ -155,3 +155,22 @@ def test_run_status_spellings_and_execution_adapter():
 def test_every_native_rule_exists():
     for spec in benchmarks.BENCHMARKS.values():
         assert spec.native_rule in RULES
+
+
+def test_every_highs_model_status_the_backend_reports_is_a_run_status():
+    """The H200 ablation's scoring once died on HiGHS's 'Not Set': each HighsModelStatus, spelled
+    as or_data's HiGHS backend spells it, must parse."""
+    highspy = pytest.importorskip("highspy")
+    from trex.training.or_data.highs_backend import _HIGHS_STATUS
+    h = highspy.Highs()
+    for name in (k for k in dir(highspy.HighsModelStatus) if k.startswith("k")):
+        member = getattr(highspy.HighsModelStatus, name)
+        spelled = _HIGHS_STATUS.get(name, h.modelStatusToString(member).lower().replace(" ", "_") or "error")
+        assert isinstance(parse_run_status(spelled), RunStatus), name
+
+
+def test_an_unknown_status_is_a_failed_run_with_its_reason_not_a_crash():
+    from types import SimpleNamespace
+    out = Outcome.from_execution(SimpleNamespace(ok=True, status="made_up_status", objective=1.0))
+    assert out.status is RunStatus.ERROR and out.objective is None
+    assert "made_up_status" in out.error

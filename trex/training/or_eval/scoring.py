@@ -79,6 +79,12 @@ _RUN_STATUS_SPELLINGS: dict[str, RunStatus] = {
     "error": RunStatus.ERROR, "rejected": RunStatus.ERROR, "crash": RunStatus.ERROR,
     "no_model": RunStatus.ERROR, "size_limit": RunStatus.ERROR,
     "no_code": RunStatus.NO_CODE, "format_error": RunStatus.NO_CODE,
+    # HiGHS model statuses outside the table of or_data/highs_backend.py, as modelStatusToString
+    # spells them: a stop short of a proof is non-optimal, a model HiGHS could not take is an error
+    "objective_bound": RunStatus.OTHER_NONOPTIMAL, "objective_target": RunStatus.OTHER_NONOPTIMAL,
+    "unknown": RunStatus.OTHER_NONOPTIMAL, "interrupted_by_highs": RunStatus.OTHER_NONOPTIMAL, "memory": RunStatus.ERROR, "not_set": RunStatus.ERROR,
+    "load_error": RunStatus.ERROR, "model_error": RunStatus.ERROR, "presolve_error": RunStatus.ERROR,
+    "solve_error": RunStatus.ERROR, "postsolve_error": RunStatus.ERROR, "empty": RunStatus.ERROR,
 }
 
 
@@ -116,7 +122,12 @@ class Outcome:
         status = getattr(result, "status", None)
         ok = bool(getattr(result, "ok", status is not None))
         error = getattr(result, "error", None)
-        run_status = parse_run_status(status) if status not in (None, "") else RunStatus.ERROR
+        try:
+            run_status = parse_run_status(status) if status not in (None, "") else RunStatus.ERROR
+        except ValueError:
+            # a status no table knows is a failed run with its reason, never an evaluator crash
+            # (the H200 ablation's scoring once died on HiGHS's 'not_set')
+            run_status, error = RunStatus.ERROR, f"unknown solver status {status!r}"
         if not ok and run_status not in (RunStatus.TIMEOUT, RunStatus.NO_CODE):
             # a run that did not complete: killed for time (wall or CPU), or any other error
             run_status = _ERROR_KINDS.get(str(error or "").strip().lower(), RunStatus.ERROR)
