@@ -105,12 +105,14 @@ def build_swiglu_limited_bwd(dtype: DType | str = DType.BF16, has_route: bool = 
     b.op("mul", "t", "t", "s")
     b.op("mul", "dg", "a", "u", dtype=F32, cols=(F,))
     b.op("mul", "dg", "dg", "t")
-    b.op("mul", "du", "a", "silu", dtype=F32, cols=(F,))
+    # dg is stored before du is computed (the limited program's order: du reuses dg's UB buffer)
     if limited:
         b.op("select", "dg", gf, lim, "dg", 0.0, cmp="LE")
+    store_from_f32(b, "dgate", dtype, "dg", (F,))
+    b.op("mul", "du", "a", "silu", dtype=F32, cols=(F,))
+    if limited:
         b.op("select", "du", uf, lim, "du", 0.0, cmp="LE")
         b.op("select", "du", uf, "-" + lim, "du", 0.0, cmp="GE")
-    store_from_f32(b, "dgate", dtype, "dg", (F,))
     store_from_f32(b, "dup", dtype, "du", (F,))
     return b.build()
 
