@@ -16,8 +16,10 @@ needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None, re
 
 
 def test_cuda_tunes_the_per_stream_mhc_programs_and_ascend_the_ascendc_ones():
-    assert harness.build_program("mhc_pre", "bf16", "cuda", TINY).name == "mhc_pre_fwd_streams4_bf16"
-    assert harness.build_program("mhc_pre_bwd", "bf16", "cuda", TINY).name == "mhc_pre_bwd_streams4_bf16"
+    # the cuda layout is the split one: its program is the first launch, the reduce kernel
+    assert harness.build_program("mhc_pre", "bf16", "cuda", TINY).name == "mhc_pre_coeff_streams4_bf16"
+    assert harness.build_program("mhc_pre_bwd", "bf16", "cuda", TINY).name == "mhc_pre_bwd_coeff_streams4_bf16"
+    assert harness.build_program("mhc_pre", "bf16", "cuda_fused", TINY).name == "mhc_pre_fwd_streams4_bf16"
     assert harness.build_program("mhc_pre", "bf16", "ascend910b", TINY).name == "mhc_pre_fwd_bf16"
     assert harness.build_program("mhc_pre_bwd", "bf16").name == "mhc_pre_bwd_bf16"
     assert harness.build_program("rms_norm", "bf16", "cuda").name == harness.build_program("rms_norm", "bf16").name
@@ -25,7 +27,7 @@ def test_cuda_tunes_the_per_stream_mhc_programs_and_ascend_the_ascendc_ones():
 
 def test_per_stream_inputs_are_the_runners_views_of_one_tensor():
     from trex.passes.mhc_pre.ir import stream_views
-    p = harness.build_program("mhc_pre_bwd", "bf16", "cuda", TINY)
+    p = harness.build_program("mhc_pre_bwd", "bf16", "cuda_fused", TINY)
     ins = harness.make_inputs(p, TINY, seed=5, distribution="heavy")
     assert sorted(ins) == sorted(t.name for t in p.inputs)
     n, hd, rows = TINY["N"], TINY["HD"], TINY["ROWS"]
@@ -45,6 +47,8 @@ def test_per_stream_inputs_are_the_runners_views_of_one_tensor():
     assert sorted(outs) == [f"dx{s}" for s in range(n)]
     assert outs["dx1"].stride() == (n * hd, 1) and outs["dx1"].dtype == torch.bfloat16
     assert harness.output_views(harness.build_program("mhc_pre", "bf16", "cuda", TINY), ins) is None
+    # the split backward (the cuda layout) leaves dx to its host step: its reduce kernel writes no dx
+    assert harness.output_views(harness.build_program("mhc_pre_bwd", "bf16", "cuda", TINY), ins) is None
 
 
 def test_a_stored_per_stream_tuning_is_what_the_cuda_launcher_finds(store_path):
@@ -137,12 +141,13 @@ def test_measured_tilings_are_start_points(monkeypatch):
     if not cuda.available()[0]:
         pytest.skip(cuda.available()[1])
     v4 = {"ROWS": 16384, "N": 4, "HD": 7168, "ITERS": 20}
-    want = {"rows_per_tile": 128, "col_chunk": 32, "num_warps": 8, "prefetch": True, "dot_bf16_split": True}
+    want = {"rows_per_tile": 128, "col_chunk": 32, "num_warps": 8, "dot_bf16_split": True}
     monkeypatch.setattr(cuda, "interpreted", lambda: False)
-    for pattern, programs in (("mhc_pre", None), ("mhc_pre_bwd", 132)):
+    # the split layout's reduce kernels (H200 run 12): the forward's best without the register prefetch
+    for pattern, programs, prefetch in (("mhc_pre", None, False), ("mhc_pre_bwd", 132, True)):
         b = cuda.CudaBackend("cuda", pattern, "bf16", v4)
         (label, cfg), *_ = b.start_points()
-        assert label == "measured" and cfg["programs"] == programs
+        assert label == "measured" and cfg["programs"] == programs and cfg["prefetch"] is prefetch
         assert {k: cfg[k] for k in want} == want
         assert b.infeasible(cfg) == [], pattern
     # under the interpreter (bf16 dots computed wrong there) the same start point without dot_bf16_split

@@ -81,26 +81,26 @@ def _kernel():
     return _KERNEL
 
 
-def block_k(d: int) -> int:
-    """The column block: the largest power of two <= 128 dividing d (0 when below 16: no kernel)."""
-    b = 128
+def block_k(d: int, most: int = 128) -> int:
+    """The column block: the largest power of two <= `most` dividing d (0 when below 16: no kernel)."""
+    b = most
     while b >= 16 and d % b:
         b //= 2
     return b if b >= 16 else 0
 
 
 def mhc_dx_dfn_triton(x: torch.Tensor, dli: torch.Tensor, fn: torch.Tensor, dh: torch.Tensor, dss2: torch.Tensor,
-                      pre: torch.Tensor, block_t: int = 32, num_warps: int = 8, num_stages: int = 4
-                      ) -> tuple[torch.Tensor, torch.Tensor]:
+                      pre: torch.Tensor, block_t: int = 64, num_warps: int = 4, num_stages: int = 3,
+                      block_k_max: int = 128) -> tuple[torch.Tensor, torch.Tensor]:
     """x [T, n*d], dli [T, d] (x's dtype), fn [M, n*d], dh [T, M] (M <= 64), dss2 [T, 1], pre [T, n] ->
     (dx [T, n*d] in x's dtype, dfn [M, n*d] fp32). d must have a power-of-two divisor >= 16 (block_k).
-    The default launch compiles without spills for sm_90a (ptxas -v: 64 x 128 x 8 warps spills 140 bytes,
-    128-row blocks 2.5 KB)."""
+    The default launch is the fastest of H200 run 12's five (bench/NOTES_gpu.md, session 8: 1.48 ms at
+    16384 x 4 x 7168; 32 rows x 8 warps, the one without spills, 3.74 ms)."""
     import triton
     T, K = x.shape
     d = dli.shape[1]
     M = dh.shape[1]
-    bk = block_k(d)
+    bk = block_k(d, block_k_max)
     if not bk or M > 64:
         raise ValueError(f"mhc_dx_dfn_triton: d={d} has no power-of-two divisor >= 16 or M={M} > 64; "
                          f"use the Executor's torch step")

@@ -26,21 +26,21 @@ def _sizes(small: dict) -> dict:
 register_kernel_spec(KernelSpec(
     op="mhc_pre", doc="mHC pre-projection, Sinkhorn and collapse",
     layout=Layout(run=run_mhc_pre, program=lambda dtype, sizes: build_mhc_pre_fwd(dtype)),
-    variants={"cuda": Layout(run=run_mhc_pre_streams, views=streams_from_default,
-                             program=lambda dtype, sizes: build_mhc_pre_fwd_streams(dtype, int(sizes["N"]))),
-              "cuda_split": Layout(run=run_mhc_pre_split, views=streams_from_default,
-                                   program=lambda dtype, sizes: build_mhc_pre_coeff_streams(dtype, int(sizes["N"])))},
-    targets=("emulate", "cuda", "cuda_split"),
+    variants={"cuda": Layout(run=run_mhc_pre_split, views=streams_from_default,
+                             program=lambda dtype, sizes: build_mhc_pre_coeff_streams(dtype, int(sizes["N"]))),
+              "cuda_fused": Layout(run=run_mhc_pre_streams, views=streams_from_default,
+                                   program=lambda dtype, sizes: build_mhc_pre_fwd_streams(dtype, int(sizes["N"])))},
+    targets=("emulate", "cuda", "cuda_fused"),
     sizes=_sizes({"ROWS": 64, "N": 4, "HD": 512, "ITERS": 20}), scalars=SCALARS))
 
 register_kernel_spec(KernelSpec(
     op="mhc_pre_bwd", doc="mHC pre backward (Sinkhorn iterates recomputed in UB)",
     layout=Layout(run=run_mhc_pre_bwd, program=lambda dtype, sizes: build_mhc_pre_bwd(dtype)),
-    variants={"cuda": Layout(run=run_mhc_pre_bwd_streams, views=streams_from_default, out_views=streams_dx_views,
-                             program=lambda dtype, sizes: build_mhc_pre_bwd_streams(dtype, int(sizes["N"]))),
-              "cuda_split": Layout(run=run_mhc_pre_bwd_split, views=streams_from_default,
-                                   program=lambda dtype, sizes: build_mhc_pre_bwd_coeff_streams(dtype, int(sizes["N"])))},
-    targets=("emulate", "cuda", "cuda_split"),
+    variants={"cuda": Layout(run=run_mhc_pre_bwd_split, views=streams_from_default,
+                             program=lambda dtype, sizes: build_mhc_pre_bwd_coeff_streams(dtype, int(sizes["N"]))),
+              "cuda_fused": Layout(run=run_mhc_pre_bwd_streams, views=streams_from_default, out_views=streams_dx_views,
+                                   program=lambda dtype, sizes: build_mhc_pre_bwd_streams(dtype, int(sizes["N"])))},
+    targets=("emulate", "cuda", "cuda_fused"),
     sizes=_sizes({"ROWS": 32, "N": 4, "HD": 256, "ITERS": 20}), scalars=SCALARS,
     guards=(Guard(lambda a: a[0].dtype != a[3].dtype,
                   "d_layer_input's dtype differs from x's: the program reads it in x's dtype"),)))
