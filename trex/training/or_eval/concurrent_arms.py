@@ -447,7 +447,17 @@ def run_concurrent(cfg, source, plan: ConcurrentPlan, command: str | None = None
             # deadline); past that it counts as lost, so the JSON is written inside the budget
             wait = (clock.left() - plan.score_tail_s + DEADLINE_GRACE_S if math.isfinite(clock.left())
                     else float("inf"))
-            _, why = workers.wait_all("responses.json", list(calibrations), wait, on_file=score)
+            def score_or_record(arm: str, got: dict) -> None:
+                # one arm's scoring failure (run 14: a solver status the parser did not know) must
+                # not cost the arms still decoding: record it, go on
+                try:
+                    score(arm, got)
+                except Exception as exc:   # noqa: BLE001 - recorded in the JSON, the run goes on
+                    lost[arm] = f"scoring failed: {type(exc).__name__}: {exc}"
+                    verdicts.pop(arm, None)
+                    item_reports.pop(arm, None)
+
+            _, why = workers.wait_all("responses.json", list(calibrations), wait, on_file=score_or_record)
             lost.update(why)
         workers.close()
         timing["after_calibration_s"] = round(clock.elapsed() - t_calibrated, 1)
