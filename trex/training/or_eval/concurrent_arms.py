@@ -183,7 +183,8 @@ def _probe_decode(cfg, plan: ConcurrentPlan, shared: dict, tokenizer_path: Path)
         t0 = time.perf_counter()
         _decode(cfg, plan, model, tok, shared["questions"], None, n)
         times[n] = time.perf_counter() - t0
-    step_s = (times[new_tokens] - times[1]) / max(1, new_tokens - 1)
+    # the difference of two timings: at toy scale (prefill-dominated) noise can make it negative
+    step_s = max(0.0, (times[new_tokens] - times[1]) / max(1, new_tokens - 1))
     return {"prompts": len(shared["questions"]), "prefill_elements": plan.prefill_elements, "new_tokens": new_tokens,
             "prefill_and_one_token_s": round(times[1], 2), "decode_step_s": round(step_s, 4),
             "predicted_decode_s": round(times[1] + step_s * shared["max_new_tokens"], 1),
