@@ -24,4 +24,6 @@ for spec in "$@"; do
   rc=$?
   echo "== $name $part: rc=$rc in $(( $(date +%s) - t0 )) s (limit $limit s)"
   tail -n 25 "$OUT/$name/log.txt" | cut -c1-300
+  # few files come back from a call: each run's folder travels as one archive
+  tar -czf "$OUT/$name.tgz" -C "$OUT" "$name" && rm -rf "${OUT:?}/$name"
 done
