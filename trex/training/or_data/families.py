@@ -36,6 +36,20 @@ def _ints(rng, lo, hi, size) -> list:
     return [int(v) for v in rng.integers(lo, hi + 1, size=size)]
 
 
+
+def _node_balance_sentences(data, nodes, unit, skin, rng) -> list[str]:
+    """A flow network's supply and demand per node, and the transshipment nodes' balance (the flow
+    families' shared wording)."""
+    out = []
+    for v, (s, d) in enumerate(zip(data["supply"], data["demand"])):
+        if s:
+            out.append(f"{nodes[v]} can send out {phrase(rng, '<=')} {fmt(s)} {unit} in total.")
+        if d:
+            out.append(f"{nodes[v]} must receive {phrase(rng, '>=')} {fmt(d)} {unit}.")
+    trans = [nodes[v] for v, (s, d) in enumerate(zip(data["supply"], data["demand"])) if not s and not d]
+    out.append(f"The other {skin.noun('node', True)} ({_join(trans)}) have supply 0 and demand 0: whatever flows in must flow out.")
+    return out
+
 def _join(items: list[str]) -> str:
     items = list(items)
     if len(items) <= 1:
@@ -667,13 +681,7 @@ class MinCostFlow(Family):
         nodes = skin.names("node", len(data["supply"]))
         unit = skin.noun("commodity", True)
         out = [f"{_cap(skin.organization)} moves {unit} through a network of {len(nodes)} {skin.noun('node', True)}: {_join(nodes)}."]
-        for v, (s, d) in enumerate(zip(data["supply"], data["demand"])):
-            if s:
-                out.append(f"{nodes[v]} can send out {phrase(rng, '<=')} {fmt(s)} {unit} in total.")
-            if d:
-                out.append(f"{nodes[v]} must receive {phrase(rng, '>=')} {fmt(d)} {unit}.")
-        trans = [nodes[v] for v, (s, d) in enumerate(zip(data["supply"], data["demand"])) if not s and not d]
-        out.append(f"The other {skin.noun('node', True)} ({_join(trans)}) have supply 0 and demand 0: whatever flows in must flow out.")
+        out += _node_balance_sentences(data, nodes, unit, skin, rng)
         out.append("Available one-way links:")
         for (a, b), c, cap in zip(data["arcs"], data["arc_cost"], data["arc_capacity"]):
             out.append(f"- {nodes[a]} -> {nodes[b]}: ${fmt(c)} per unit, {phrase(rng, '<=')} {fmt(cap)} {unit}")
@@ -1202,13 +1210,7 @@ class NetworkDesign(MinCostFlow):
         nodes = skin.names("node", len(data["supply"]))
         unit = skin.noun("commodity", True)
         out = [f"{_cap(skin.organization)} designs a network of {len(nodes)} {skin.noun('node', True)} ({_join(nodes)}) to move {unit}."]
-        for v, (s, d) in enumerate(zip(data["supply"], data["demand"])):
-            if s:
-                out.append(f"{nodes[v]} can send out {phrase(rng, '<=')} {fmt(s)} {unit} in total.")
-            if d:
-                out.append(f"{nodes[v]} must receive {phrase(rng, '>=')} {fmt(d)} {unit}.")
-        trans = [nodes[v] for v, (s, d) in enumerate(zip(data["supply"], data["demand"])) if not s and not d]
-        out.append(f"The other {skin.noun('node', True)} ({_join(trans)}) have supply 0 and demand 0: whatever flows in must flow out.")
+        out += _node_balance_sentences(data, nodes, unit, skin, rng)
         out.append("A one-way link carries nothing unless it is opened; opening it costs a fixed amount, and an open "
                    "link carries up to its capacity at a cost per unit. Candidate links:")
         for (a, b), c, cap, fc in zip(data["arcs"], data["arc_cost"], data["arc_capacity"], data["fixed_cost"]):
