@@ -57,8 +57,7 @@ def greedy_decode_one_batch(model, prompts: Sequence[Sequence[int]], max_new_tok
     """Greedy new tokens of every prompt (eos included when produced), all rows in one cached batch.
     Every prompt plus ``max_new_tokens`` must fit the model's window. ``deadline`` (a
     ``time.monotonic()`` value): rows not complete when it passes get ``None``."""
-    from trex.training.model.decode import decode_step
-    from trex.training.or_eval.generate import _transformer_base, context_limit
+    from trex.training.or_eval.generate import _transformer_base, context_limit, greedy_decode_loop
     base = _transformer_base(model)
     if base is None:
         raise ValueError("greedy_decode_one_batch needs a trex.training.model.Transformer (compiled or not)")
@@ -84,22 +83,7 @@ def greedy_decode_one_batch(model, prompts: Sequence[Sequence[int]], max_new_tok
         logits, cache = chunked_prefill(base, tokens, last, max(lengths) + max_new_tokens, rows)
         next_ids = logits.argmax(-1).tolist()
         del logits
-        live = list(range(len(prompts)))
-        while True:
-            still = []
-            for r, tok in zip(live, next_ids):
-                new[r].append(tok)
-                if not ((eos_id is not None and tok == eos_id) or len(new[r]) >= max_new_tokens):
-                    still.append(r)
-            live = still
-            if not live:
-                return new
-            if deadline is not None and time.monotonic() > deadline:
-                for r in live:
-                    new[r] = None
-                return new
-            positions = [lengths[r] + len(new[r]) - 1 for r in live]
-            next_ids = decode_step(base, cache, live, [new[r][-1] for r in live], positions).argmax(-1).tolist()
+        return greedy_decode_loop(base, cache, next_ids, lengths, new, max_new_tokens, eos_id, deadline)
     finally:
         if was_training:
             base.train()

@@ -327,10 +327,19 @@ def _decode_cached(base, prompts: list[list[int]], max_new_tokens: int, eos_id: 
         return new
     if deadline is not None and time.monotonic() > deadline:
         return [None] * len(prompts)
-    from trex.training.model.decode import decode_step, prefill
+    from trex.training.model.decode import prefill
     logits, cache = prefill(base, tokens, torch.tensor([n - 1 for n in lengths], device=device), capacity)
-    next_ids = logits.argmax(-1).tolist()
-    live = list(range(len(prompts)))
+    return greedy_decode_loop(base, cache, logits.argmax(-1).tolist(), lengths, new, max_new_tokens, eos_id,
+                              deadline)
+
+
+def greedy_decode_loop(base, cache, next_ids: list[int], lengths: list[int], new: list[list[int]],
+                       max_new_tokens: int, eos_id: int | None, deadline: float | None) -> list[list[int] | None]:
+    """The cached greedy loop after a prefill: ``next_ids`` are the prefill's argmax tokens, ``new``
+    the (empty) response lists it appends to; rows stop at eos or ``max_new_tokens``, and the rows
+    still live when ``deadline`` passes become ``None``."""
+    from trex.training.model.decode import decode_step
+    live = list(range(len(new)))
     while True:
         still = []
         for r, tok in zip(live, next_ids):
