@@ -125,3 +125,50 @@ def test_near_miss_lines_name_the_source_and_the_first_differing_op(monkeypatch)
     for line in lines:
         assert line_re.match(line), line
         assert not re.search(r"\b[a-z_]+_\d+\b", line), f"an FX node name in {line!r}"
+
+
+def _hyper_connection_softmax_over_all_entries(self, hidden_streams):
+    """transformers' DeepseekV4HyperConnection.forward with one change: the comb softmax runs over all
+    n*n entries before the view to [n, n] (not per row): other mathematics, never mHC."""
+    batch_size, seq_len = hidden_streams.shape[:2]
+    hc = self.hc_mult
+    flattened = self.input_norm(hidden_streams.view(batch_size, seq_len, -1).float())
+    flattened = torch.nn.functional.linear(flattened, self.fn.float())
+    pre_w, post_w, comb_w = flattened.split([hc, hc, hc * hc], dim=-1)
+    pre_b, post_b, comb_b = self.base.split([hc, hc, hc * hc])
+    pre_scale, post_scale, comb_scale = self.scale.unbind(0)
+    pre = torch.sigmoid(pre_w * pre_scale + pre_b) + self.hc_eps
+    post = 2 * torch.sigmoid(post_w * post_scale + post_b)
+    comb = torch.softmax(comb_w * comb_scale + comb_b, dim=-1) + self.hc_eps
+    comb = comb.view(*comb.shape[:-1], hc, hc)
+    comb = comb / (comb.sum(dim=-2, keepdim=True) + self.hc_eps)
+    for _ in range(self.hc_sinkhorn_iters - 1):
+        comb = comb / (comb.sum(dim=-1, keepdim=True) + self.hc_eps)
+        comb = comb / (comb.sum(dim=-2, keepdim=True) + self.hc_eps)
+    collapsed = (pre.unsqueeze(-1) * hidden_streams).sum(dim=2).to(hidden_streams.dtype)
+    return post, comb, collapsed
+
+
+def test_unfused_mhc_sites_are_explained_with_their_source_lines(monkeypatch):
+    """An mHC whose comb softmax spans all n*n entries must not fuse, and each of its sites (attention
+    and MLP per layer) gets one near-miss line naming the user's file:line and the first differing op."""
+    import re
+
+    monkeypatch.setattr(modeling.DeepseekV4HyperConnection, "forward", _hyper_connection_softmax_over_all_entries)
+    torch.manual_seed(0)
+    config = tiny_config(1)
+    model = transformers.DeepseekV4ForCausalLM(config)
+    ids = torch.randint(0, config.vocab_size, (2, 8))
+    torch._dynamo.reset()
+    with logs.capture() as reports, torch.no_grad():
+        out = torch.compile(model, backend="trex")(ids).logits
+    torch.testing.assert_close(out, model(ids).logits, rtol=1e-4, atol=1e-4)
+    (report,) = reports
+    assert report.match_counts()["mhc_pre"] == 0
+    here = re.escape(__file__.rsplit("/", 1)[-1])
+    line_re = re.compile(rf"near-miss mhc_pre at {here}:\d+ \(called at modeling_deepseek_v4\.py:\d+\): .+ at {here}:\d+")
+    lines = [line.strip() for line in report.format().splitlines() if line.strip().startswith("near-miss mhc_pre")]
+    sites = [line for line in lines if line_re.match(line)]
+    assert len(sites) == 2 * config.num_hidden_layers, report.format()       # attention and MLP per layer
+    for line in sites:
+        assert not re.search(r"\b[a-z_]+_\d+\b", line), f"an FX node name in {line!r}"
