@@ -119,7 +119,7 @@ def test_exported_sft_prompt_is_the_evaluation_prompt(generated_dir, small_token
     records = _records(generated_dir / "sft.jsonl")
     for rec in records:
         prov = rec["provenance"]
-        instance = generate_instance(prov["family"], prov["seed"], prov["difficulty"])
+        instance = generate_instance(prov["family"], prov["seed"], prov["difficulty"], size_bin=prov["size_bin"])
         assert instance.text == rec["problem"]
         evaluation_question = source.render_prompt(instance.text)
         assert rec["prompt"] == format_prompt(evaluation_question)

@@ -30,7 +30,7 @@ def test_int_widens_to_float_and_bool_parses():
     (["--model.compile", "jit"], "model.compile"),
     (["--train.steps", "0"], "train.steps = 0"),
     (["--optim.betas", "[0.9]"], "optim.betas"),
-    (["--model.name", "nano"], "model.name = 'nano'; choose one of ['flash', 'pro', 'small', 'tiny']"),
+    (["--model.name", "nano"], "model.name = 'nano'; choose one of ['flash', 'flash_h200', 'pro', 'small', 'tiny']"),
     (["--model.overrides.layers", "2"], "model.overrides.layers: ModelArgs has no field 'layers'"),
     (["--model.overrides.n_layers", "2"], "compress_ratios has 5 entries"),   # tiny has 4 + 1 MTP layers
     (["--distributed.ep", "3"], "distributed.ep = 3 does not divide the model's 8 routed experts"),

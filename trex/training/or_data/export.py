@@ -30,7 +30,7 @@ def git_commit() -> str:
 def provenance(instance, report) -> dict:
     return {
         "generator": GENERATOR_VERSION, "commit": git_commit(), "family": instance.family, "seed": instance.seed,
-        "difficulty": instance.difficulty, "skin": instance.skin, "options": instance.options, "data": instance.data,
+        "difficulty": instance.difficulty, "size_bin": instance.size_bin, "skin": instance.skin, "options": instance.options, "data": instance.data,
         "reference_solver": instance.solver, "reference_fallback": instance.solver_fallback,
         "status": instance.status, "objective": instance.objective,
         "sandbox_backend": report.backend, "sandbox_fallback": report.fallback_reason,

@@ -46,6 +46,7 @@ class Instance:
     attempts: int = 1
     informative: dict = field(default_factory=dict)
     rejections: dict = field(default_factory=dict)    # draws rejected before this one, by reason
+    size_bin: int | None = None   # the benchmark size bin it was drawn for (with seed: reproducible)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -199,7 +200,8 @@ def generate_instance(family: str | Family, seed: int, difficulty: int | None = 
             reject("reference_disagrees")
             continue
         return Instance(fam.name, seed, difficulty, skin_obj.name, data, options, text, ref.status,
-                        ref.objective, ref.backend, ref.fallback_reason, attempt, info, rejections)
+                        ref.objective, ref.backend, ref.fallback_reason, attempt, info, rejections,
+                        size_bin=size_bin)
     return None
 
 
