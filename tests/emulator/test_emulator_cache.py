@@ -96,3 +96,14 @@ def test_codegen_bad_sizes_one_line_exit_2(tmp_path, sizes, message):
     assert err.getvalue().count("\n") == 1
     import re
     assert re.search(message, err.getvalue())
+
+
+def test_a_precompiled_header_of_another_checkout_is_not_reused(tmp_path, monkeypatch):
+    """The forwarder beside a PCH names its checkout's header directory by absolute path: a fresh
+    clone once reused the PCH of a deleted one and every kernel failed to compile."""
+    from trex.codegen_ascendc.emulator import runner
+    cxx = "fake-c++"
+    monkeypatch.setitem(runner._COMPILER_ID, cxx, "fake-c++ 1.0")
+    here = runner._pch_key(cxx, ["-O1"], runner.INCLUDE_DIR)
+    assert runner._pch_key(cxx, ["-O1"], tmp_path / "other_checkout" / "include") != here
+    assert runner._pch_key(cxx, ["-O1"], runner.INCLUDE_DIR) == here

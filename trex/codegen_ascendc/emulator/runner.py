@@ -241,6 +241,14 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+def _pch_key(cxx: str, pch_flags: list[str], include_dir: Path) -> str:
+    """The PCH cache key: headers, flags, compiler, and the header directory, because the forwarder
+    next to the PCH names that directory by absolute path (a PCH made by another checkout, since
+    moved or deleted, must not be reused)."""
+    return hashlib.sha256("\0".join([_headers_digest(), " ".join(pch_flags), _compiler_identity(cxx),
+                                     str(include_dir)]).encode()).hexdigest()[:24]
+
+
 def _precompiled_header_dir(cxx: str, flags: list[str]) -> Path | None:
     """A directory holding kernel_operator.h.gch built with `flags` (parsing the headers is a third
     of a kernel's compile time). None when disabled (TREX_EMU_NO_PCH=1) or when building it fails;
@@ -248,9 +256,7 @@ def _precompiled_header_dir(cxx: str, flags: list[str]) -> Path | None:
     if os.environ.get("TREX_EMU_NO_PCH") == "1":
         return None
     pch_flags = [f for f in flags if f != "-shared"]
-    key = hashlib.sha256("\0".join([_headers_digest(), " ".join(pch_flags),
-                                    _compiler_identity(cxx)]).encode()).hexdigest()[:24]
-    pch_dir = cache_dir() / f"pch_{key}"
+    pch_dir = cache_dir() / f"pch_{_pch_key(cxx, pch_flags, INCLUDE_DIR)}"
     gch = pch_dir / "kernel_operator.h.gch"
     if gch.exists():
         _touch(gch)
