@@ -101,13 +101,9 @@ def _half_split_rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
-def test_near_miss_lines_name_the_source_and_the_first_differing_op(monkeypatch):
-    """A half-split rotate_half patched into V4 must not fuse as interleaved RoPE, and each unfused site
-    is explained in one line: the closest pattern, the user's file:line, the first op that differs
-    (with its file:line), and no FX node names."""
-    import re
-
-    monkeypatch.setattr(modeling, "rotate_half", _half_split_rotate_half)
+def _one_layer_report_equal_to_eager():
+    """A one-layer tiny V4 compiled with backend="trex" (no grad): its logits equal eager's; returns
+    the config and the one graph's match report."""
     torch.manual_seed(0)
     config = tiny_config(1)
     model = transformers.DeepseekV4ForCausalLM(config)
@@ -117,6 +113,17 @@ def test_near_miss_lines_name_the_source_and_the_first_differing_op(monkeypatch)
         out = torch.compile(model, backend="trex")(ids).logits
     torch.testing.assert_close(out, model(ids).logits, rtol=1e-4, atol=1e-4)
     (report,) = reports
+    return config, report
+
+
+def test_near_miss_lines_name_the_source_and_the_first_differing_op(monkeypatch):
+    """A half-split rotate_half patched into V4 must not fuse as interleaved RoPE, and each unfused site
+    is explained in one line: the closest pattern, the user's file:line, the first op that differs
+    (with its file:line), and no FX node names."""
+    import re
+
+    monkeypatch.setattr(modeling, "rotate_half", _half_split_rotate_half)
+    config, report = _one_layer_report_equal_to_eager()
     assert report.match_counts()["rope"] == 0
     lines = [line.strip() for line in report.format().splitlines() if line.strip().startswith("near-miss rope")]
     assert len(lines) == 3 * config.num_hidden_layers, report.format()      # q, kv, inverse per layer
@@ -155,15 +162,7 @@ def test_unfused_mhc_sites_are_explained_with_their_source_lines(monkeypatch):
     import re
 
     monkeypatch.setattr(modeling.DeepseekV4HyperConnection, "forward", _hyper_connection_softmax_over_all_entries)
-    torch.manual_seed(0)
-    config = tiny_config(1)
-    model = transformers.DeepseekV4ForCausalLM(config)
-    ids = torch.randint(0, config.vocab_size, (2, 8))
-    torch._dynamo.reset()
-    with logs.capture() as reports, torch.no_grad():
-        out = torch.compile(model, backend="trex")(ids).logits
-    torch.testing.assert_close(out, model(ids).logits, rtol=1e-4, atol=1e-4)
-    (report,) = reports
+    config, report = _one_layer_report_equal_to_eager()
     assert report.match_counts()["mhc_pre"] == 0
     here = re.escape(__file__.rsplit("/", 1)[-1])
     line_re = re.compile(rf"near-miss mhc_pre at {here}:\d+ \(called at modeling_deepseek_v4\.py:\d+\): .+ at {here}:\d+")
