@@ -1,6 +1,8 @@
-"""A small gurobipy-compatible API over HiGHS, for when gurobipy is missing or a model is too
-large for gurobipy's bundled size-limited license (2000 variables / 2000 linear constraints /
-200 quadratic variables).
+"""A small gurobipy-compatible API over HiGHS (and SCIP), for when gurobipy is missing or a model
+is too large for gurobipy's bundled size-limited license (2000 variables / 2000 linear constraints /
+200 quadratic variables).  LP, MILP and convex continuous QP go to HiGHS; a model with quadratic
+constraints, a nonconvex quadratic objective or integers with a quadratic objective goes to SCIP
+(pyscipopt, optional: without it such a model raises a GurobiError that says what to install).
 
 The sandbox installs this module as ``sys.modules["gurobipy"]``, so model-written code such as
 ``import gurobipy as gp; from gurobipy import GRB; m = gp.Model(); ...; m.optimize()`` runs
@@ -10,14 +12,18 @@ unchanged.  Coverage (everything else raises AttributeError, on purpose, rather 
   ``addVars(*indices, lb, ub, obj, vtype, name)`` -> ``tupledict`` (lb/ub/obj/vtype scalar, list
   or dict); ``addConstr(tempconstr | lhs, sense, rhs, name)`` (alias ``addLConstr``);
   ``addConstrs(generator, name)`` -> ``tupledict`` keyed 0..k-1 (gurobipy keys by the
-  generator's loop variables, which needs frame introspection; not reproduced);
+  generator's loop variables, which needs frame introspection; not reproduced); a quadratic
+  ``addConstr`` (``x*y <= 2``, ``quicksum(a*x[i]*x[i]) <= r``, both sides quadratic) or
+  ``addQConstr(lhs, sense, rhs, name)`` -> ``QConstr`` (``QCName``, ``QCSense``, ``QCRHS``);
   ``setObjective(expr, sense)``; ``optimize()``; ``update()``; ``reset()``; ``dispose()``;
-  ``setParam(name, value)`` and ``model.Params.<Name>`` (TimeLimit, MIPGap, OutputFlag,
-  Threads honoured, others accepted and ignored); ``getVars()``, ``getConstrs()``,
+  ``setParam(name, value)`` and ``model.Params.<Name>`` / ``model.params.<Name>`` (TimeLimit,
+  MIPGap, NonConvex honoured as Gurobi 11+ does: -1 (default) and 2 solve a nonconvex model, 0 and
+  1 raise GurobiError 10020 (10021 for a quadratic equality); OutputFlag, Threads and others
+  accepted and ignored); ``getVars()``, ``getConstrs()``, ``getQConstrs()``,
   ``getVarByName()``, ``getObjective()``, ``getAttr(name, objs)``.
 - Model attributes: ``Status``/``status``, ``ObjVal``/``objVal``, ``ModelSense``, ``NumVars``,
-  ``NumConstrs``, ``NumIntVars``, ``NumBinVars``, ``NumQNZs``, ``IsMIP``, ``IsQP``, ``Runtime``,
-  ``SolCount``.
+  ``NumConstrs``, ``NumQConstrs``, ``NumQCNZs``, ``NumIntVars``, ``NumBinVars``, ``NumQNZs``,
+  ``IsMIP``, ``IsQP``, ``IsQCP``, ``Runtime``, ``SolCount``.
 - ``Var``: ``X``/``x``, ``VarName``/``varName``, ``LB``, ``UB``, ``Obj``, ``VType``; arithmetic
   with numbers, Vars, LinExpr, QuadExpr (``x*y``, ``x**2``); comparisons build ``TempConstr``.
 - ``LinExpr``/``QuadExpr`` (``getValue()``, ``addTerms``, ``add``, ``size``, ``getConstant``),
@@ -27,8 +33,8 @@ unchanged.  Coverage (everything else raises AttributeError, on purpose, rather 
   MAXIMIZE, INFINITY, LESS_EQUAL, GREATER_EQUAL, EQUAL, the status codes (also as
   ``GRB.Status.*``), ``GRB.Attr``/``GRB.Param`` name namespaces for the attributes above.
 
-Not covered: quadratic constraints, general constraints (max/abs/indicator), SOS, callbacks,
-multiple objectives, ``Model.write``/``read``, dual values (Pi, RC), MIQP (HiGHS has no MIQP).
+Not covered: general constraints (max/abs/indicator), SOS, callbacks, multiple objectives,
+``Model.write``/``read``, dual values (Pi, RC, QCPi).
 """
 from __future__ import annotations
 
@@ -38,6 +44,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from trex.training.or_data import scip_backend
 from trex.training.or_data.highs_backend import solve_canonical
 
 __version__ = "shim-over-highspy"
@@ -82,9 +89,10 @@ class GRB:
                         USER_OBJ_LIMIT=15, MEM_LIMIT=17)
     Attr = _Namespace(Status="Status", ObjVal="ObjVal", X="X", VarName="VarName", LB="LB", UB="UB",
                       Obj="Obj", VType="VType", ModelSense="ModelSense", NumVars="NumVars",
-                      NumConstrs="NumConstrs", NumIntVars="NumIntVars", Runtime="Runtime")
+                      NumConstrs="NumConstrs", NumQConstrs="NumQConstrs", NumIntVars="NumIntVars",
+                      Runtime="Runtime", QCName="QCName", QCSense="QCSense", QCRHS="QCRHS")
     Param = _Namespace(TimeLimit="TimeLimit", MIPGap="MIPGap", OutputFlag="OutputFlag",
-                       Threads="Threads", LogToConsole="LogToConsole")
+                       Threads="Threads", LogToConsole="LogToConsole", NonConvex="NonConvex")
 
 
 # HiGHS normalized status -> Gurobi status code.
@@ -92,7 +100,15 @@ _STATUS_CODE = {
     "optimal": GRB.OPTIMAL, "infeasible": GRB.INFEASIBLE, "inf_or_unbd": GRB.INF_OR_UNBD,
     "unbounded": GRB.UNBOUNDED, "time_limit": GRB.TIME_LIMIT, "iteration_limit": GRB.ITERATION_LIMIT,
     "solution_limit": GRB.SOLUTION_LIMIT, "interrupted": GRB.INTERRUPTED, "memory": GRB.MEM_LIMIT,
+    "node_limit": GRB.NODE_LIMIT, "suboptimal": GRB.SUBOPTIMAL,
 }
+_SENSE_WORD = {GRB.LESS_EQUAL: "<=", GRB.GREATER_EQUAL: ">=", GRB.EQUAL: "=="}
+_SENSE_SPELLING = {"<=": GRB.LESS_EQUAL, ">=": GRB.GREATER_EQUAL, "==": GRB.EQUAL}
+# Gurobi's errors for a nonconvex model under NonConvex 0 or 1 (errno, message).
+_NONCONVEX_ERRORS = {True: (10021, "Quadratic equality constraints are non-convex. Set NonConvex parameter to 2 "
+                                   "to solve model."),
+                     False: (10020, "Q matrix is not positive semi-definite (PSD). Set NonConvex parameter to 2 "
+                                    "to solve model.")}
 
 _GLOBAL_PARAMS: dict[str, Any] = {}
 
@@ -254,13 +270,33 @@ class LinExpr(_Expr):
 
 
 class QuadExpr(_Expr):
-    def __init__(self, lin: dict | None = None, quad: dict | None = None, const: float = 0.0):
+    def __init__(self, lin: Any = None, quad: dict | None = None, const: float = 0.0):
+        # Internal form QuadExpr(lin dict, quad dict, const); gurobipy forms QuadExpr(), QuadExpr(expr).
+        if lin is not None and not isinstance(lin, dict):
+            lin, quad, const = _Expr._as_parts(lin)
         self.lin = dict(lin or {})
         self.quad = dict(quad or {})
         self.const = float(const)
 
     def _parts(self):
         return self.lin, self.quad, self.const
+
+    def addTerms(self, coeffs: Any, vars: Any, vars2: Any = None) -> None:  # noqa: N802,A002
+        """gurobipy's form: quadratic terms coeffs[k] * vars[k] * vars2[k], or linear ones without vars2."""
+        if isinstance(vars, Var):
+            coeffs, vars, vars2 = [coeffs], [vars], (None if vars2 is None else [vars2])
+        for k, (a, v) in enumerate(zip(coeffs, vars)):
+            new = self + (float(a) * v if vars2 is None else float(a) * v * vars2[k])
+            self.lin, self.quad, self.const = new._parts()
+
+    def add(self, expr: Any, mult: float = 1.0) -> None:
+        self.lin, self.quad, self.const = (self + _wrap(expr) * mult)._parts()
+
+    def addConstant(self, c: float) -> None:  # noqa: N802
+        self.const += float(c)
+
+    def getConstant(self) -> float:  # noqa: N802
+        return self.const
 
     def getValue(self) -> float:  # noqa: N802
         val = self.const + sum(a * _var_of(k).X for k, a in self.lin.items())
@@ -331,6 +367,17 @@ class Constr:
 
     def __repr__(self) -> str:
         return f"<shim Constr {self.ConstrName}>"
+
+
+class QConstr:
+    def __init__(self, index: int, name: str, sense: str, rhs: float):
+        self.index, self.QCName, self.QCSense, self.QCRHS = index, name, sense, rhs
+
+    def getAttr(self, name: str) -> Any:  # noqa: N802
+        return getattr(self, name)
+
+    def __repr__(self) -> str:
+        return f"<shim QConstr {self.QCName}>"
 
 
 class tupledict(dict):  # noqa: N801 (gurobipy spelling)
@@ -441,6 +488,10 @@ class Model:
         self._vars: list[Var] = []
         self._rows: list[tuple[dict, str, float]] = []
         self._constrs: list[Constr] = []
+        # quadratic constraints, apart from the linear ones as in gurobipy: (linear part {index: a},
+        # products {(i, j): a}, sense, rhs)
+        self._qrows: list[tuple[dict, dict, str, float]] = []
+        self._qconstrs: list[QConstr] = []
         self._objective: Any = None
         self.ModelSense = GRB.MINIMIZE
         self._params: dict[str, Any] = dict(_GLOBAL_PARAMS)
@@ -450,7 +501,7 @@ class Model:
         self._objval: float | None = None
         self._solution: list[float] | None = None
         self.Runtime = 0.0
-        self.Params = _Params(self)
+        self.Params = self.params = _Params(self)
 
     def __enter__(self) -> "Model":
         return self
@@ -493,7 +544,7 @@ class Model:
             raise GurobiError(10003, f"addConstr needs a constraint, got {type(lhs).__name__}")
         lin, quad, const = tc.expr._parts()
         if quad:
-            raise GurobiError(10003, "quadratic constraints are not supported by the HiGHS shim")
+            return self._add_quadratic(tc, name)
         model_id = id(self)
         row = {k[1]: v for k, v in lin.items() if k[0] == model_id and v != 0.0}
         self._rows.append((row, tc.sense, -const))
@@ -502,6 +553,27 @@ class Model:
         return c
 
     addLConstr = addConstr
+
+    def addQConstr(self, lhs: Any, sense: str | None = None, rhs: Any = None, name: str = "") -> QConstr:  # noqa: N802
+        if isinstance(lhs, TempConstr):
+            return self._add_quadratic(lhs, name)
+        if sense is None:
+            raise GurobiError(10003, f"addQConstr needs a constraint or (lhs, sense, rhs), got {type(lhs).__name__}")
+        return self._add_quadratic(TempConstr(_wrap(lhs) - rhs, {"<=": "<", ">=": ">", "==": "="}.get(sense, sense)),
+                                   name)
+
+    def _add_quadratic(self, tc: TempConstr, name: str) -> QConstr:
+        if not scip_backend.available():
+            raise GurobiError(10003, f"quadratic constraints need the SCIP solver in this gurobipy shim: "
+                                     f"{scip_backend.INSTALL_HINT}")
+        lin, quad, const = tc.expr._parts()
+        model_id = id(self)
+        row = {k[1]: v for k, v in lin.items() if k[0] == model_id and v != 0.0}
+        products = {(ki[1], kj[1]): a for (ki, kj), a in quad.items() if ki[0] == model_id and kj[0] == model_id}
+        self._qrows.append((row, products, tc.sense, -const))
+        qc = QConstr(len(self._qconstrs), name or f"QC{len(self._qconstrs)}", tc.sense, -const)
+        self._qconstrs.append(qc)
+        return qc
 
     def addConstrs(self, generator: Iterable[TempConstr], name: str = "") -> tupledict:  # noqa: N802
         out = tupledict()
@@ -538,6 +610,9 @@ class Model:
 
     def getConstrs(self) -> list[Constr]:  # noqa: N802
         return list(self._constrs)
+
+    def getQConstrs(self) -> list[QConstr]:  # noqa: N802
+        return list(self._qconstrs)
 
     def getVarByName(self, name: str) -> Var | None:  # noqa: N802
         return next((v for v in self._vars if v.VarName == name), None)
@@ -579,6 +654,18 @@ class Model:
         return len(self._rows)
 
     @property
+    def NumQConstrs(self) -> int:  # noqa: N802
+        return len(self._qrows)
+
+    @property
+    def NumQCNZs(self) -> int:  # noqa: N802
+        return sum(len(quad) for _, quad, _, _ in self._qrows)
+
+    @property
+    def IsQCP(self) -> int:  # noqa: N802
+        return int(bool(self._qrows))
+
+    @property
     def NumIntVars(self) -> int:  # noqa: N802
         return sum(v.VType in (GRB.INTEGER, GRB.BINARY) for v in self._vars)
 
@@ -603,8 +690,9 @@ class Model:
     def to_dict(self) -> dict:
         """The model as plain data (the sandbox's ``model.json``, read by
         trex.training.or_data.model_file): variables [name, lb, ub, vtype, obj], rows
-        [[indices], [coefficients], sense, rhs, name], the objective's linear part, constant and
-        quadratic terms [i, j, a] (a * x_i * x_j), and the sense."""
+        [[indices], [coefficients], sense, rhs, name] (a quadratic constraint adds its products
+        [[i, j, a], ...] as a sixth entry), the objective's linear part, constant and quadratic
+        terms [i, j, a] (a * x_i * x_j), and the sense."""
         model_id = id(self)
         obj = [v.Obj for v in self._vars]
         const, quad = 0.0, []
@@ -619,7 +707,9 @@ class Model:
                 "vars": [[v.VarName, v.LB, v.UB, v.VType, o] for v, o in zip(self._vars, obj)],
                 "obj_const": const, "quad": quad,
                 "rows": [[list(row), list(row.values()), sense, rhs, c.ConstrName]
-                         for (row, sense, rhs), c in zip(self._rows, self._constrs)]}
+                         for (row, sense, rhs), c in zip(self._rows, self._constrs)]
+                + [[list(row), list(row.values()), sense, rhs, qc.QCName, [[i, j, a] for (i, j), a in quad.items()]]
+                   for (row, quad, sense, rhs), qc in zip(self._qrows, self._qconstrs)]}
 
     def _export(self, path: str) -> None:
         import json
@@ -629,39 +719,87 @@ class Model:
             json.dump(self.to_dict(), fh)
         os.replace(path + ".tmp", path)
 
+    def _objective_parts(self) -> tuple[np.ndarray, dict[tuple[int, int], float], float]:
+        """The objective as (linear costs per variable, products {(i, j): a}, constant)."""
+        model_id = id(self)
+        if self._objective is None:
+            return np.array([v.Obj for v in self._vars], dtype=float), {}, 0.0
+        lin, quad, offset = self._objective._parts()
+        c = np.zeros(len(self._vars))
+        for k, a in lin.items():
+            if k[0] == model_id:
+                c[k[1]] += a
+        products = {(ki[1], kj[1]): a for (ki, kj), a in quad.items() if ki[0] == model_id and kj[0] == model_id}
+        return c, products, float(offset)
+
+    def _needs_scip(self, products: dict) -> str | None:
+        """Why HiGHS cannot solve this model (then SCIP does), or None."""
+        if self._qrows:
+            return "quadratic constraints"
+        if products and self.NumIntVars:
+            return "integer variables with a quadratic objective"
+        if products and not scip_backend.is_convex(products, upper=self.ModelSense != GRB.MAXIMIZE):
+            return "a nonconvex quadratic objective"
+        return None
+
+    def _check_nonconvex_allowed(self, products: dict) -> None:
+        """NonConvex 0 or 1 refuses a nonconvex model at optimize(), as Gurobi does."""
+        if self._params.get("NonConvex", -1) not in (0, 1):
+            return
+        rows = [scip_backend.QuadRow(row, quad, _SENSE_WORD[sense], rhs) for row, quad, sense, rhs in self._qrows]
+        problem = scip_backend.convexity_problem(products, self.ModelSense != GRB.MAXIMIZE, rows)
+        if problem is not None:
+            errno, message = _NONCONVEX_ERRORS[any(sense == GRB.EQUAL and quad for _, quad, sense, _ in self._qrows)]
+            raise GurobiError(errno, message)
+
     def optimize(self) -> None:
         start = time.perf_counter()
-        n = len(self._vars)
-        model_id = id(self)
         if any(v.VType in (GRB.SEMICONT, GRB.SEMIINT) for v in self._vars):
             raise GurobiError(10003, "semi-continuous variables are not supported by the HiGHS shim")
         if EXPORT_PATH is not None:
             self._export(EXPORT_PATH)
-        c = np.array([v.Obj for v in self._vars], dtype=float)
-        offset = 0.0
+        c, products, offset = self._objective_parts()
+        self._check_nonconvex_allowed(products)
+        reason = self._needs_scip(products)
+        lb = np.array([_bound(v.LB) for v in self._vars])
+        ub = np.array([_bound(v.UB) for v in self._vars])
+        integer = np.array([v.VType in (GRB.INTEGER, GRB.BINARY) for v in self._vars], dtype=bool)
+        time_limit = self._params.get("TimeLimit")
+        mip_gap = float(self._params.get("MIPGap", 0.0) or 0.0)
+        maximize = self.ModelSense == GRB.MAXIMIZE
+        if reason is None:
+            result = self._solve_highs(c, products, offset, lb, ub, integer, maximize, time_limit, mip_gap)
+        else:
+            rows = [scip_backend.QuadRow(row, {}, _SENSE_WORD[sense], rhs) for row, sense, rhs in self._rows]
+            rows += [scip_backend.QuadRow(row, quad, _SENSE_WORD[sense], rhs) for row, quad, sense, rhs in self._qrows]
+            try:
+                result = scip_backend.solve_quadratic(c, lb, ub, integer, rows, maximize=maximize, offset=offset,
+                                                      objective_quad=products, time_limit=time_limit, mip_gap=mip_gap)
+            except scip_backend.ScipMissing:
+                raise GurobiError(10003, f"a model with {reason} needs the SCIP solver in this gurobipy shim: "
+                                         f"{scip_backend.INSTALL_HINT}") from None
+        self._status = _STATUS_CODE.get(result.status, GRB.NUMERIC)
+        self._objval = result.objective
+        self._solution = result.x if result.has_solution else None
+        self.Runtime = time.perf_counter() - start
+
+    def _solve_highs(self, c, products, offset, lb, ub, integer, maximize, time_limit, mip_gap):
+        n = len(self._vars)
         q_lower = None
-        if self._objective is not None:
-            lin, quad, offset = self._objective._parts()
-            c = np.zeros(n)
-            for k, a in lin.items():
-                if k[0] == model_id:
-                    c[k[1]] += a
-            if quad:
-                # HiGHS minimizes c'x + 1/2 x'Qx with Q's lower triangle column-wise.
-                cols: dict[int, dict[int, float]] = {}
-                for (ki, kj), a in quad.items():
-                    i, j = ki[1], kj[1]
-                    lo, hi = (i, j) if i >= j else (j, i)  # row index >= column index
-                    factor = 2.0 if i == j else 1.0
-                    cols.setdefault(hi, {})
-                    cols[hi][lo] = cols[hi].get(lo, 0.0) + a * factor
-                start_, index_, value_ = [0], [], []
-                for col in range(n):
-                    for row in sorted(cols.get(col, {})):
-                        index_.append(row)
-                        value_.append(cols[col][row])
-                    start_.append(len(index_))
-                q_lower = (np.array(start_), np.array(index_), np.array(value_))
+        if products:
+            # HiGHS minimizes c'x + 1/2 x'Qx with Q's lower triangle column-wise.
+            cols: dict[int, dict[int, float]] = {}
+            for (i, j), a in products.items():
+                lo, hi = (i, j) if i >= j else (j, i)  # row index >= column index
+                cols.setdefault(hi, {})
+                cols[hi][lo] = cols[hi].get(lo, 0.0) + a * (2.0 if i == j else 1.0)
+            start_, index_, value_ = [0], [], []
+            for col in range(n):
+                for row in sorted(cols.get(col, {})):
+                    index_.append(row)
+                    value_.append(cols[col][row])
+                start_.append(len(index_))
+            q_lower = (np.array(start_), np.array(index_), np.array(value_))
         indptr, indices, data, row_lb, row_ub = [0], [], [], [], []
         for row, sense, rhs in self._rows:
             for j, a in row.items():
@@ -670,26 +808,16 @@ class Model:
             indptr.append(len(indices))
             row_lb.append(rhs if sense in (GRB.GREATER_EQUAL, GRB.EQUAL) else -np.inf)
             row_ub.append(rhs if sense in (GRB.LESS_EQUAL, GRB.EQUAL) else np.inf)
-
-        def bound(v: float) -> float:
-            return np.inf if v >= 1e30 else (-np.inf if v <= -1e30 else v)
-
-        result = solve_canonical(
-            c=c,
-            lb=np.array([bound(v.LB) for v in self._vars]),
-            ub=np.array([bound(v.UB) for v in self._vars]),
-            integer=np.array([v.VType in (GRB.INTEGER, GRB.BINARY) for v in self._vars], dtype=bool),
-            a_indptr=np.array(indptr), a_indices=np.array(indices, dtype=np.int64),
-            a_data=np.array(data, dtype=float), row_lb=np.array(row_lb, dtype=float),
-            row_ub=np.array(row_ub, dtype=float), maximize=self.ModelSense == GRB.MAXIMIZE,
-            offset=offset, q_lower=q_lower, time_limit=self._params.get("TimeLimit"),
-            mip_gap=float(self._params.get("MIPGap", 0.0) or 0.0),
-        )
-        self._status = _STATUS_CODE.get(result.status, GRB.NUMERIC)
-        self._objval = result.objective
-        self._solution = result.x if result.has_solution else None
-        self.Runtime = time.perf_counter() - start
+        return solve_canonical(
+            c=c, lb=lb, ub=ub, integer=integer, a_indptr=np.array(indptr),
+            a_indices=np.array(indices, dtype=np.int64), a_data=np.array(data, dtype=float),
+            row_lb=np.array(row_lb, dtype=float), row_ub=np.array(row_ub, dtype=float), maximize=maximize,
+            offset=offset, q_lower=q_lower, time_limit=time_limit, mip_gap=mip_gap)
 
 
-__all__ = ["GRB", "Model", "Var", "LinExpr", "QuadExpr", "TempConstr", "Constr", "tupledict",
+def _bound(v: float) -> float:
+    return np.inf if v >= 1e30 else (-np.inf if v <= -1e30 else v)
+
+
+__all__ = ["GRB", "Model", "Var", "LinExpr", "QuadExpr", "TempConstr", "Constr", "QConstr", "tupledict",
            "tuplelist", "multidict", "quicksum", "Env", "GurobiError", "setParam"]

@@ -89,23 +89,33 @@ def model_from_json(blob: bytes) -> LinearModel:
                       var[3] in _INTEGER_TYPES, _number(var[4], f"vars[{k}].obj"))
     n = model.num_vars
     model.obj_const = _number(doc.get("obj_const", 0.0), "obj_const")
-    for k, term in enumerate(doc.get("quad") or []):
-        if not (isinstance(term, list) and len(term) == 3 and all(isinstance(t, int) and 0 <= t < n for t in term[:2])):
-            raise ModelFileError(f"model.json: quad[{k}] is not [i, j, coefficient] over the variables")
-        key = (min(term[0], term[1]), max(term[0], term[1]))
-        model.quad[key] = model.quad.get(key, 0.0) + _number(term[2], f"quad[{k}]")
+    model.quad = _products(doc.get("quad") or [], n, "quad")
     rows = doc.get("rows")
     if not isinstance(rows, list):
         raise ModelFileError("model.json: rows is not a list")
     for k, row in enumerate(rows):
-        if not (isinstance(row, list) and len(row) == 5 and isinstance(row[0], list) and isinstance(row[1], list)
+        if not (isinstance(row, list) and len(row) in (5, 6) and isinstance(row[0], list) and isinstance(row[1], list)
                 and len(row[0]) == len(row[1]) and row[2] in _SENSES):
-            raise ModelFileError(f"model.json: rows[{k}] is not [[indices], [coefficients], sense, rhs, name]")
+            raise ModelFileError(f"model.json: rows[{k}] is not [[indices], [coefficients], sense, rhs, name(, products)]")
         if not all(isinstance(j, int) and 0 <= j < n for j in row[0]):
             raise ModelFileError(f"model.json: rows[{k}] names a variable that does not exist")
         coeffs = [_number(a, f"rows[{k}] coefficient") for a in row[1]]
-        model.add_row(dict(zip(row[0], coeffs)), _SENSES[row[2]], _number(row[3], f"rows[{k}].rhs"), str(row[4]))
+        model.add_row(dict(zip(row[0], coeffs)), _SENSES[row[2]], _number(row[3], f"rows[{k}].rhs"), str(row[4]),
+                      _products(row[5], n, f"rows[{k}].products") if len(row) == 6 else None)
     return model
+
+
+def _products(terms, n: int, what: str) -> dict[tuple[int, int], float]:
+    """[[i, j, a], ...] over the model's variables -> {(i, j): a}."""
+    if not isinstance(terms, list):
+        raise ModelFileError(f"model.json: {what} is not a list")
+    out: dict[tuple[int, int], float] = {}
+    for k, term in enumerate(terms):
+        if not (isinstance(term, list) and len(term) == 3 and all(isinstance(t, int) and 0 <= t < n for t in term[:2])):
+            raise ModelFileError(f"model.json: {what}[{k}] is not [i, j, coefficient] over the variables")
+        key = (min(term[0], term[1]), max(term[0], term[1]))
+        out[key] = out.get(key, 0.0) + _number(term[2], f"{what}[{k}]")
+    return out
 
 
 def model_from_mps(path: str) -> LinearModel:
@@ -183,7 +193,7 @@ def decision_values(model: LinearModel, x: list[float]) -> dict[str, float]:
     seeds = {j for j in free if model.obj[j] != 0.0} | {j for key in model.quad for j in key if j in free}
     neighbours: dict[int, set[int]] = {}
     for r in model.rows:
-        members = [j for j in r.coeffs if j in free]
+        members = [j for j in _row_variables(r) if j in free]
         if len(members) >= 2:
             for j in members:
                 neighbours.setdefault(j, set()).update(members)
@@ -201,8 +211,13 @@ def trivial_model(model: LinearModel) -> bool:
     the program wrote in (x in [answer, answer + 1], minimize x), not a formulation."""
     free = {j for j in range(model.num_vars) if model.lb[j] != model.ub[j]}
     objective_vars = {j for j in free if model.obj[j] != 0.0} | {j for key in model.quad for j in key if j in free}
-    coupled = any(sum(j in free for j in r.coeffs) >= 2 for r in model.rows)
+    coupled = any(sum(j in free for j in _row_variables(r)) >= 2 for r in model.rows)
     return len(objective_vars) == 1 and not coupled
+
+
+def _row_variables(row) -> set[int]:
+    """The variables a row (linear or quadratic) involves."""
+    return set(row.coeffs) | {j for key in row.quad for j in key}
 
 
 __all__ = ["ModelFileError", "read_untrusted", "model_from_json", "model_from_mps", "hard_coded_objective",

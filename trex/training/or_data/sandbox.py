@@ -11,7 +11,7 @@ a forged report, a patched solver or a printed answer changes nothing.
 Layers, each listed in ``ExecutionResult.enforced`` when it held for the run:
 
 - kernel (bubblewrap, the zygote runs inside it): ``mount_namespace`` (read-only binds of the
-  interpreter, its site-packages and a private copy of the three solver modules; no checkout, no
+  interpreter, its site-packages and a private copy of the four solver modules; no checkout, no
   benchmark data, no /etc, no /home), ``pid_namespace``, ``network_namespace`` (no interface),
   ``ipc_namespace``, ``private_tmp`` (/tmp and /dev/shm: empty tmpfs the program cannot write),
   ``die_with_parent``; ``cgroup_memory`` and ``cgroup_pids`` (the whole run's memory and task
@@ -52,7 +52,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from trex.training.or_data import highs_backend, gurobi_shim, sandbox_runner
+from trex.training.or_data import gurobi_shim, highs_backend, sandbox_runner, scip_backend
 from trex.training.or_data.model_file import (ModelFileError, decision_values, hard_coded_objective,
                                               model_from_json, model_from_mps, read_untrusted)
 from trex.training.or_data.sandbox_runner import ALLOWED_IMPORTS, FrameError, read_frame, write_frame
@@ -74,7 +74,7 @@ WEAK_SANDBOX_ENV = "TREX_ALLOW_WEAK_SANDBOX"
 
 # The modules the zygote imports from this package: copied into a private folder the sandbox
 # mounts, so the rest of the checkout (the generators' reference builders) is not there.
-_SANDBOX_MODULES = (sandbox_runner, gurobi_shim, highs_backend)
+_SANDBOX_MODULES = (sandbox_runner, gurobi_shim, highs_backend, scip_backend)
 _SBX_LIB, _SBX_RUN = "/sbx/lib", "/sbx/run"
 
 
@@ -751,7 +751,7 @@ class Sandbox:
         result.num_int_vars, result.num_qnzs = model.num_int_vars, len(model.quad)
         try:
             solved = solve(model, backend={"shim": "highs"}.get(backend, "auto"), time_limit=limits.solver_time_limit)
-        except Exception as exc:  # the solver refused the model (e.g. nonconvex, MIQP on HiGHS)
+        except Exception as exc:  # the solver refused the model (e.g. SCIP needed but pyscipopt missing)
             result.error = f"solver: {type(exc).__name__}: {exc}"[:500]
             return result
         result.status = solved.status

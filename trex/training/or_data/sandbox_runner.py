@@ -169,6 +169,9 @@ def prepare_solvers(want_gurobi: bool = True, want_shim: bool = True, extra_impo
 
         _silence_banner()  # the banner would otherwise appear in every program's stdout
         _SOLVERS["shim"] = gurobi_shim
+        from trex.training.or_data import scip_backend
+
+        scip_backend.available()  # loads pyscipopt (when installed) before the fork, not in each child
     import ctypes
     import ctypes.util
 

@@ -1,5 +1,7 @@
-"""Reference solver layer: a canonical (MI)LP / convex QP model and one ``solve`` that picks
-gurobipy (bundled size-limited license) when usable and HiGHS otherwise, and says which ran.
+"""Reference solver layer: a canonical (MI)LP / (MI)QP / QCQP model and one ``solve`` that picks
+gurobipy (bundled size-limited license) when usable and HiGHS otherwise (SCIP, through
+pyscipopt, for what HiGHS cannot solve: quadratic constraints, a nonconvex objective, integers with
+a quadratic objective), and says which ran.
 
 The generators build ``LinearModel``s directly from instance data (independently of the gold
 code), so agreement between the two is a real check of both.
@@ -13,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from trex.training.or_data import scip_backend
 from trex.training.or_data.highs_backend import solve_canonical
 
 INF = math.inf
@@ -26,15 +29,19 @@ FLIPPED_SENSE = {"<=": ">=", ">=": "<=", "==": "<="}  # the corruption "flipped 
 
 @dataclass
 class Row:
+    """``coeffs'x + sum quad[i, j] x_i x_j  (sense)  rhs``; ``quad`` is empty for a linear row."""
+
     coeffs: dict[int, float]
     sense: str
     rhs: float
     group: str
+    quad: dict[tuple[int, int], float] = field(default_factory=dict)
 
 
 @dataclass
 class LinearModel:
-    """min/max  c'x + sum_{(i,j)} q_ij x_i x_j + const   s.t. rows, bounds, integrality."""
+    """min/max  c'x + sum_{(i,j)} q_ij x_i x_j + const   s.t. rows (linear or quadratic), bounds,
+    integrality."""
 
     name: str = "model"
     var_names: list[str] = field(default_factory=list)
@@ -55,13 +62,20 @@ class LinearModel:
         self.obj.append(float(obj))
         return len(self.var_names) - 1
 
-    def add_row(self, coeffs: dict[int, float], sense: str, rhs: float, group: str) -> None:
+    def add_row(self, coeffs: dict[int, float], sense: str, rhs: float, group: str,
+                quad: dict[tuple[int, int], float] | None = None) -> None:
+        """A row; ``quad`` ({(i, j): a} for a * x_i * x_j) makes it a quadratic constraint."""
         if sense not in SENSES:
             raise ValueError(f"add_row(sense={sense!r}): use one of {SENSES}")
         merged: dict[int, float] = {}
         for j, a in coeffs.items():
             merged[j] = merged.get(j, 0.0) + float(a)
-        self.rows.append(Row({j: a for j, a in merged.items() if a != 0.0}, sense, float(rhs), group))
+        products: dict[tuple[int, int], float] = {}
+        for (i, j), a in (quad or {}).items():
+            key = (min(i, j), max(i, j))
+            products[key] = products.get(key, 0.0) + float(a)
+        self.rows.append(Row({j: a for j, a in merged.items() if a != 0.0}, sense, float(rhs), group,
+                             {k: a for k, a in products.items() if a != 0.0}))
 
     @property
     def num_vars(self) -> int:
@@ -76,14 +90,28 @@ class LinearModel:
         return list(dict.fromkeys(r.group for r in self.rows))
 
     def quad_vars(self) -> int:
-        return len({i for key in self.quad for i in key})
+        return len({i for key in self.quad for i in key} | {i for r in self.rows for key in r.quad for i in key})
+
+    @property
+    def num_quad_rows(self) -> int:
+        return sum(bool(r.quad) for r in self.rows)
+
+    def needs_scip(self) -> str | None:
+        """Why HiGHS cannot solve this model (then SCIP does), or None."""
+        if self.num_quad_rows:
+            return f"{self.num_quad_rows} quadratic constraints"
+        if self.quad and any(self.integer):
+            return "integer variables with a quadratic objective"
+        if self.quad and not scip_backend.is_convex(self.quad, upper=not self.maximize):
+            return "a nonconvex quadratic objective"
+        return None
 
     def without_group(self, group: str) -> "LinearModel":
         return self._replace_rows([r for r in self.rows if r.group != group])
 
     def with_flipped_group(self, group: str) -> "LinearModel":
-        return self._replace_rows([Row(r.coeffs, FLIPPED_SENSE[r.sense], r.rhs, r.group) if r.group == group else r
-                                   for r in self.rows])
+        return self._replace_rows([Row(r.coeffs, FLIPPED_SENSE[r.sense], r.rhs, r.group, r.quad)
+                                   if r.group == group else r for r in self.rows])
 
     def _replace_rows(self, rows: list[Row]) -> "LinearModel":
         clone = LinearModel(**{k: getattr(self, k) for k in self.__dataclass_fields__ if k != "rows"})
@@ -188,7 +216,12 @@ def _solve_gurobi(model: LinearModel, time_limit: float | None) -> SolveResult:
         m.setObjective(expr, gp.GRB.MAXIMIZE if model.maximize else gp.GRB.MINIMIZE)
         sense_map = {"<=": gp.GRB.LESS_EQUAL, ">=": gp.GRB.GREATER_EQUAL, "==": gp.GRB.EQUAL}
         for r in model.rows:
-            m.addLConstr(gp.LinExpr(list(r.coeffs.values()), [xs[j] for j in r.coeffs]), sense_map[r.sense], r.rhs)
+            lin = gp.LinExpr(list(r.coeffs.values()), [xs[j] for j in r.coeffs])
+            if r.quad:
+                m.addQConstr(lin + gp.quicksum(a * xs[i] * xs[j] for (i, j), a in r.quad.items()),
+                             sense_map[r.sense], r.rhs)
+            else:
+                m.addLConstr(lin, sense_map[r.sense], r.rhs)
         m.optimize()
         status = _GUROBI_STATUS.get(m.Status, f"code_{m.Status}")
         objective = float(m.ObjVal) if status == "optimal" else None
@@ -198,13 +231,36 @@ def _solve_gurobi(model: LinearModel, time_limit: float | None) -> SolveResult:
         m.dispose()
 
 
-def solve(model: LinearModel, backend: str = "auto", time_limit: float | None = 30.0) -> SolveResult:
-    """Solve with ``backend`` = "auto" (gurobipy if usable and within its license limits, else
-    HiGHS), "gurobipy" or "highs".  The result names the backend that ran and any fallback reason."""
-    if backend not in ("auto", "gurobipy", "highs"):
-        raise ValueError(f"solve(backend={backend!r}): use 'auto', 'gurobipy' or 'highs'")
-    if backend == "highs":
+def _solve_scip(model: LinearModel, time_limit: float | None) -> SolveResult:
+    t0 = time.perf_counter()
+    rows = [scip_backend.QuadRow(r.coeffs, r.quad, r.sense, r.rhs) for r in model.rows]
+    res = scip_backend.solve_quadratic(model.obj, model.lb, model.ub, model.integer, rows, maximize=model.maximize,
+                                       offset=model.obj_const, objective_quad=model.quad, time_limit=time_limit)
+    return SolveResult(res.status, res.objective, res.x, "scip", time.perf_counter() - t0)
+
+
+def _solve_open(model: LinearModel, time_limit: float | None) -> SolveResult:
+    """HiGHS, or SCIP for what HiGHS cannot solve (the reason is the result's fallback_reason)."""
+    reason = model.needs_scip()
+    if reason is None:
         return _solve_highs(model, time_limit)
+    result = _solve_scip(model, time_limit)
+    result.fallback_reason = f"HiGHS cannot solve {reason}"
+    return result
+
+
+def solve(model: LinearModel, backend: str = "auto", time_limit: float | None = 30.0) -> SolveResult:
+    """Solve with ``backend`` = "auto" (gurobipy if usable and within its license limits, else the
+    open-source path), "gurobipy", "highs" (the open-source path: HiGHS, and SCIP for quadratic
+    constraints, a nonconvex objective or integers with a quadratic objective) or "scip".  The
+    result names the backend that ran and any fallback reason.  Without pyscipopt a model that
+    needs SCIP raises scip_backend.ScipMissing (its message says what to install)."""
+    if backend not in ("auto", "gurobipy", "highs", "scip"):
+        raise ValueError(f"solve(backend={backend!r}): use 'auto', 'gurobipy', 'highs' or 'scip'")
+    if backend == "highs":
+        return _solve_open(model, time_limit)
+    if backend == "scip":
+        return _solve_scip(model, time_limit)
     reason = None if gurobi_available() else "gurobipy not importable or no license"
     if reason is None:
         reason = exceeds_gurobi_limits(model)
@@ -215,8 +271,8 @@ def solve(model: LinearModel, backend: str = "auto", time_limit: float | None = 
             reason = f"gurobipy failed: {exc}"
     if backend == "gurobipy":
         raise RuntimeError(f"solve(backend='gurobipy') impossible: {reason}; use backend='auto'")
-    result = _solve_highs(model, time_limit)
-    result.fallback_reason = reason
+    result = _solve_open(model, time_limit)
+    result.fallback_reason = reason if result.fallback_reason is None else f"{reason}; {result.fallback_reason}"
     return result
 
 
