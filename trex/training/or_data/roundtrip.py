@@ -108,7 +108,8 @@ def models_equal(a: LinearModel, b: LinearModel) -> str:
         return "rows"
     for ra, rb in zip(a.rows, b.rows):
         if ra.sense != rb.sense or ra.group != rb.group or ra.coeffs.keys() != rb.coeffs.keys() \
-                or not close(ra.rhs, rb.rhs) or not all(close(ra.coeffs[j], rb.coeffs[j]) for j in ra.coeffs):
+                or not close(ra.rhs, rb.rhs) or not all(close(ra.coeffs[j], rb.coeffs[j]) for j in ra.coeffs) \
+                or ra.quad.keys() != rb.quad.keys() or not all(close(ra.quad[k], rb.quad[k]) for k in ra.quad):
             return f"row {ra.group}"
     return ""
 

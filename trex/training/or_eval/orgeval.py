@@ -226,7 +226,7 @@ def model_from_shim(model) -> LinearModel:
         ub=tuple(INF if v.UB >= big else float(v.UB) for v in variables),
         integer=tuple(v.VType in (GRB.INTEGER, GRB.BINARY) for v in variables),
         rows=tuple((tuple(sorted(row.items())), sense, float(rhs)) for row, sense, rhs in model._rows),
-        maximize=model.ModelSense == GRB.MAXIMIZE, quadratic_terms=quad)
+        maximize=model.ModelSense == GRB.MAXIMIZE, quadratic_terms=quad + len(model._qrows))
 
 
 _SOLVER_SENSE = {"<=": "<", ">=": ">", "==": "="}
@@ -240,8 +240,8 @@ def model_from_linear_model(model) -> LinearModel:
         lb=tuple(float(v) for v in model.lb), ub=tuple(float(v) for v in model.ub),
         integer=tuple(bool(i) for i in model.integer),
         rows=tuple((tuple(sorted((int(j), float(a)) for j, a in row.coeffs.items() if a != 0.0)),
-                    _SOLVER_SENSE[row.sense], float(row.rhs)) for row in model.rows),
-        maximize=bool(model.maximize), quadratic_terms=len(model.quad))
+                    _SOLVER_SENSE[row.sense], float(row.rhs)) for row in model.rows if not row.quad),
+        maximize=bool(model.maximize), quadratic_terms=len(model.quad) + sum(bool(row.quad) for row in model.rows))
 
 
 def as_linear_model(candidate) -> LinearModel:
