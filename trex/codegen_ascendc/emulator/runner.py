@@ -277,19 +277,35 @@ def _precompiled_header_dir(cxx: str, flags: list[str]) -> Path | None:
 
 
 def _entry_point(sig: KernelSignature) -> str:
-    """C++ entry point `trex_emu_launch__<name>(block_dim, args)` for one kernel."""
+    """C++ entry point `trex_emu_launch__<name>(block_dim, args)` for one kernel. A template kernel
+    (ASCENDC_TPL_*) gets one only when the ASCENDC_TPL header is in the unit: the entry point runs the
+    instantiation whose template arguments encode to the launch's tiling key (trex_tpl::Dispatch)."""
     call_args = []
     for i, p in enumerate(sig.params):
         if p.is_pointer:
             call_args.append(f"({p.ctype_text})(*static_cast<void* const*>(args[{i}]))")
         else:
             call_args.append(f"*static_cast<const {p.scalar_type}*>(args[{i}])")
-    return (
-        f'extern "C" __attribute__((visibility("default"))) int trex_emu_launch__{sig.name}'
-        f"(uint32_t block_dim, void* const* args) {{\n"
-        f"  (void)args;\n"
-        f'  return trex_emu_run("{sig.name}", block_dim, [&]() {{ {sig.name}({", ".join(call_args)}); }});\n'
-        f"}}\n")
+    head = (f'extern "C" __attribute__((visibility("default"))) int trex_emu_launch__{sig.name}'
+            f"(uint32_t block_dim, void* const* args) {{\n  (void)args;\n")
+    if not sig.template_params:
+        return head + (f'  return trex_emu_run("{sig.name}", block_dim, [&]() {{ {sig.name}({", ".join(call_args)}); }});\n'
+                       f"}}\n")
+    targs = []
+    for i, t in enumerate(sig.template_params):
+        value = f"::trex_tpl::Value(trex_tpl_decl, trex_tpl_sel, K, {i})"
+        targs.append(f"::trex_tpl::DType<{value}>" if t.is_type else f"static_cast<{t.ctype}>({value})")
+    n = len(sig.template_params)
+    return (f"#ifdef TREX_TPL_HEADER\n"
+            f"static_assert(sizeof(trex_tpl_decl) / sizeof(trex_tpl_decl[0]) == {n}, \"template kernel {sig.name} has "
+            f"{n} template parameters; its ASCENDC_TPL_ARGS_DECL must declare as many, in the same order\");\n"
+            + head +
+            f'  return trex_emu_run("{sig.name}", block_dim, [&]() {{\n'
+            f"    ::trex_tpl::Dispatch<::trex_tpl::NumCombos(trex_tpl_decl, trex_tpl_sel)>(\"{sig.name}\", trex_tpl_decl, "
+            f"trex_tpl_sel, [&](auto k) {{\n"
+            f"      constexpr uint64_t K = decltype(k)::value;\n"
+            f"      {sig.name}<{', '.join(targs)}>({', '.join(call_args)});\n"
+            f"    }});\n  }});\n}}\n#endif\n")
 
 
 _RUNTIME_ONLY_SOURCE = "// runtime-only library: conversions and counters, no kernels\n"
@@ -383,7 +399,12 @@ class KernelLibrary:
                 slot = _scalar(param.name, param.scalar_type, param.ctypes_type, value)
             slots.append(slot)
         argv = (ctypes.c_void_p * max(1, len(slots)))(*[ctypes.addressof(s) for s in slots])
-        fn = getattr(self._dll, f"trex_emu_launch__{sig.name}")
+        try:
+            fn = getattr(self._dll, f"trex_emu_launch__{sig.name}")
+        except AttributeError:
+            raise EmulatorError(f"{sig.name} is a template kernel without ASCENDC_TPL_ARGS_DECL / ASCENDC_TPL_SEL "
+                                f"(ascendc/host_api/tiling/template_argument.h): the emulator instantiates template "
+                                f"kernels only for the combinations those declare") from None
         fn.restype = ctypes.c_int
         fn.argtypes = [ctypes.c_uint32, ctypes.c_void_p]
         with self._lock:

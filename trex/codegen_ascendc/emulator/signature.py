@@ -56,9 +56,20 @@ class KernelParam:
 
 
 @dataclass(frozen=True)
+class TemplateParam:
+    """One template parameter of a template kernel (ASCENDC_TPL_* ops): `typename D_T_X` is a type,
+    `int TILE_NUM` a value of C type `ctype`."""
+    name: str
+    is_type: bool
+    ctype: str | None
+
+
+@dataclass(frozen=True)
 class KernelSignature:
     name: str
     params: tuple[KernelParam, ...]
+    # Template kernels: their template parameters in order (CANN's ASCENDC_TPL_ARGS_DECL order).
+    template_params: tuple[TemplateParam, ...] = ()
 
     def describe(self) -> str:
         return f"{self.name}(" + ", ".join(f"{p.ctype_text} {p.name}" for p in self.params) + ")"
@@ -117,22 +128,53 @@ def strip_disabled_blocks(source: str) -> str:
     return "\n".join(out)
 
 
-_TEMPLATE_BEFORE = re.compile(r"template\s*<[^{};]*>\s*$")
+_TEMPLATE_BEFORE = re.compile(r"template\s*<([^{};]*)>\s*$")
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split at commas outside <...> and (...)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [p.strip() for p in parts + [cur] if p.strip()]
+
+
+def _parse_template_params(kernel: str, text: str) -> tuple[TemplateParam, ...]:
+    out = []
+    for part in _split_top_level(text):
+        decl = part.split("=")[0].strip()
+        m = re.match(r"^(typename|class)\s+(\w+)$", decl)
+        if m:
+            out.append(TemplateParam(m.group(2), True, None))
+            continue
+        m = re.match(r"^(.*?)\s*\b(\w+)$", decl)
+        if not m or not m.group(1).strip():
+            raise SignatureError(f"template kernel {kernel}: cannot parse template parameter {part!r}")
+        out.append(TemplateParam(m.group(2), False, m.group(1).strip()))
+    return tuple(out)
 
 
 def parse_kernel_signatures(source: str) -> dict[str, KernelSignature]:
-    """All non-template `__global__` kernel entry points in `source`, by name, in source order.
-    Template kernels (ASCENDC_TPL_* ops) are skipped: their instantiation depends on the tiling key."""
+    """All `__global__` kernel entry points in `source`, by name, in source order. A template kernel
+    (ASCENDC_TPL_* ops) carries its template parameters; which instantiation runs depends on the tiling key."""
     clean = strip_disabled_blocks(strip_comments(source))
     kernels: dict[str, KernelSignature] = {}
     for m in _KERNEL.finditer(clean):
         if "__global__" not in m.group(1).split():
             continue
-        if _TEMPLATE_BEFORE.search(clean[max(0, m.start() - 400):m.start()]):
-            continue
         name, params_text = m.group(2), m.group(3).strip()
+        template = _TEMPLATE_BEFORE.search(clean[max(0, m.start() - 400):m.start()])
+        tparams = _parse_template_params(name, template.group(1)) if template else ()
         params: list[KernelParam] = []
         if params_text and params_text != "void":
             params = [_parse_param(name, p) for p in params_text.split(",")]
-        kernels[name] = KernelSignature(name=name, params=tuple(params))
+        kernels[name] = KernelSignature(name=name, params=tuple(params), template_params=tparams)
     return kernels
