@@ -18,11 +18,13 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
+import resource
 import sys
 import tempfile
 import time
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -126,10 +128,51 @@ def measure_rates(gold_per_family: int, corrupt_per_family: int, workers: int) -
     }
 
 
-def measure_throughput(n: int, workers: int, chunk: int) -> dict:
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")     # cgroup v1's CPU accounting controller
+
+
+def _rusage_cpu_s() -> dict:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"self": own.ru_utime + own.ru_stime, "children": children.ru_utime + children.ru_stime}
+
+
+@contextmanager
+def cpu_accounting():
+    """CPU seconds of this process and every process it starts while the block runs, two ways:
+    ``rusage`` (this process + its reaped descendants: the pool workers, their sandbox zygotes and
+    every program those forked, once all have exited) and, where this host has a writable cgroup v1
+    cpuacct controller (root), ``cgroup`` (everything that ran in a cgroup this process moves itself
+    into for the block, reaped or not). Yields a dict filled when the block ends."""
+    out: dict = {}
+    group = CPUACCT / f"trex-or-bench-{os.getpid()}"
+    try:
+        group.mkdir()
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+        start_ns = int((group / "cpuacct.usage").read_text())
+    except OSError as exc:
+        group, out["cgroup_unavailable"] = None, f"{type(exc).__name__}: {exc}"
+    r0 = _rusage_cpu_s()
+    try:
+        yield out
+    finally:
+        r1 = _rusage_cpu_s()
+        out["rusage_self_s"] = r1["self"] - r0["self"]
+        out["rusage_children_s"] = r1["children"] - r0["children"]
+        out["rusage_s"] = out["rusage_self_s"] + out["rusage_children_s"]
+        if group is not None:
+            out["cgroup_s"] = (int((group / "cpuacct.usage").read_text()) - start_ns) / 1e9
+            try:
+                (CPUACCT / "cgroup.procs").write_text(str(os.getpid()))
+                group.rmdir()
+            except OSError:
+                pass
+
+
+def measure_throughput(n: int, workers: int, chunk: int, cores: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="or-bench-") as tmp:
         t0 = time.perf_counter()
-        state = run_pipeline(PipelineConfig(n=n, workers=workers, chunk=chunk), tmp)
+        with cpu_accounting() as cpu:
+            state = run_pipeline(PipelineConfig(n=n, workers=workers, chunk=chunk), tmp)
         wall = time.perf_counter() - t0
         sizes = {k: os.path.getsize(Path(tmp) / f"{k}.jsonl") for k in ("cpt", "sft")}
         corpus = corpus_stats(corpus_records(tmp))
@@ -138,6 +181,11 @@ def measure_throughput(n: int, workers: int, chunk: int) -> dict:
             "end_to_end_wall_s": wall, "accepted_per_s": state.accepted / wall,
             "loop_wall_s": state.wall_s, "accepted_per_s_excluding_startup": state.accepted / state.wall_s,
             "bytes": sizes,
+            # CPU seconds of the generator and all its processes: on a loaded machine the wall clock
+            # says little, accepted per CPU-second x cores is the estimate for that many idle cores
+            "cpu": {**cpu, "accepted_per_cpu_s": state.accepted / (cpu.get("cgroup_s") or cpu["rusage_s"]),
+                    "cores": cores, "idle_cores_estimate_accepted_per_s":
+                        cores * state.accepted / (cpu.get("cgroup_s") or cpu["rusage_s"])},
             # how the same corpus reads (trex or-data stats): the issue's data targets beside the speed
             "corpus": {"distinct_sentence_share_skeleton": corpus["distinct_sentence_share"]["skeleton"],
                        "infeasible_or_unbounded_share": corpus["infeasible_or_unbounded_share"],
@@ -167,9 +215,13 @@ def main(argv=None) -> int:
         "load_average_before": os.getloadavg(), "sandbox_backends": probe_backends(), "unshare_net": unshare_available(),
         "config": vars(args),
     }
-    record["throughput"] = measure_throughput(args.n, args.workers, args.chunk)
-    print(f"throughput: {record['throughput']['accepted_per_s']:.2f} accepted/s end to end "
-          f"({record['throughput']['accepted']} in {record['throughput']['end_to_end_wall_s']:.1f} s)", flush=True)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    record["throughput"] = measure_throughput(args.n, args.workers, args.chunk, cores)
+    tp = record["throughput"]
+    print(f"throughput: {tp['accepted_per_s']:.2f} accepted/s end to end ({tp['accepted']} in "
+          f"{tp['end_to_end_wall_s']:.1f} s); CPU {tp['cpu'].get('cgroup_s', tp['cpu']['rusage_s']):.1f} s "
+          f"(rusage {tp['cpu']['rusage_s']:.1f} s): {tp['cpu']['idle_cores_estimate_accepted_per_s']:.2f} "
+          f"accepted/s on {cores} idle cores by CPU time", flush=True)
     if not args.skip_rates:
         record["rates"] = measure_rates(args.gold_per_family, args.corrupt_per_family, args.workers)
         print(f"gold: min family pass rate {record['rates']['gold_min_family_pass_rate']:.4f}; "

@@ -102,7 +102,25 @@ def test_every_sample_reports_progress_and_every_rejection_a_reason(tmp_path, mo
     seen, rejected = [], []
     cfg = PipelineConfig(n=3, families=("knapsack", "diet"), workers=1, chunk=6, perturbations=0, decontaminate=False)
     run_pipeline(cfg, tmp_path / "o", on_sample=seen.append, on_reject=rejected.append)
-    assert sorted(r["index"] for r in seen) == list(range(6))
+    # taken in index order; index 5 comes after the 3rd acceptance (index 4): it is not computed
+    assert [r["index"] for r in seen] == list(range(5))
     assert [r["index"] for r in rejected] == [0, 3]
     assert all(r["outcome"] == "generation_failed" and "6 draws (rejected: roundtrip 1, status 5)" in r["reason"]
                for r in rejected)
+
+
+def test_two_workers_stream_the_same_records_as_one(tmp_path, monkeypatch):
+    """Samples computed ahead by a pool are taken in index order: the same corpus as a serial run,
+    and samples past the n-th acceptance (the rest of the last shard) are not handed out."""
+    import trex.training.or_data.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "IN_FLIGHT_PER_WORKER", 1)
+    cfg = dict(families=("knapsack", "diet"), chunk=8, perturbations=1, decontaminate=False)
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    seen = []
+    run_pipeline(PipelineConfig(n=5, workers=1, **cfg), serial)
+    state = run_pipeline(PipelineConfig(n=5, workers=2, **cfg), parallel, on_sample=seen.append)
+    for kind in ("cpt", "sft"):
+        assert (serial / f"{kind}.jsonl").read_text() == (parallel / f"{kind}.jsonl").read_text()
+    assert [r["index"] for r in seen] == list(range(len(seen))) and len(seen) < cfg["chunk"]
+    assert sum(state.counts.values()) == len(seen) and "surplus" not in state.counts

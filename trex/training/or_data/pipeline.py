@@ -9,6 +9,11 @@ index, counts); on restart finished shards are re-read to rebuild the dedup inde
 continues at the next index.  A shard rewritten after a crash is identical (same indices, same
 seeds), so the output does not depend on where the interruption happened.
 
+Samples stream through the workers: a few per worker are in flight ahead of the one the driver
+needs next, results are taken in index order (dedup and decontamination see the same order as a
+serial run), and shard ``k`` holds the accepted samples of indices ``[k*chunk, (k+1)*chunk)``.
+Once ``n`` are accepted the rest of the last shard's indices are not computed.
+
 One output folder holds one corpus: ``corpus.json`` records the options that decide its contents
 (CORPUS_KEYS: seed, families, difficulties, chunk, perturbations, decontamination, near-duplicate
 threshold) on the first run. A re-run with the same options resumes (``n`` may grow, ``workers``
@@ -28,7 +33,8 @@ import shutil
 import signal
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -55,6 +61,9 @@ MAX_CHUNK = 100_000
 # sample i uses seed * 1_000_003 + i: numpy seeds are non-negative
 MAX_SEED = 2 ** 32 - 1
 SIZE_STREAM = 5_150      # sample i's size bin is drawn from numpy's default_rng([its seed, SIZE_STREAM])
+# samples submitted per worker ahead of the one the driver takes next: enough that a slow sample
+# at the head does not idle the other workers, few enough that little is computed past the n-th
+IN_FLIGHT_PER_WORKER = 4
 
 
 class CorpusError(ValueError):
@@ -118,19 +127,39 @@ def _die_with_parent(parent_pid: int) -> None:
 
 def _worker_init(parent_pid: int | None = None) -> None:
     global _WORKER_SANDBOX
+    import atexit
+
     from trex.training.or_data.sandbox import Sandbox
 
-    if parent_pid is not None:
-        _die_with_parent(parent_pid)
     _WORKER_SANDBOX = Sandbox(workers=1)
+    if parent_pid is not None:   # a pool worker
+        _die_with_parent(parent_pid)
+        # closed, not killed, at exit: the zygote ends on EOF and is reaped, so the CPU time of
+        # every program it ran reaches the driver's getrusage(RUSAGE_CHILDREN)
+        atexit.register(_WORKER_SANDBOX.close)
 
 
-def process_index(index: int, cfg: PipelineConfig, sandbox=None) -> dict:
-    """Generate and validate sample ``index``; returns a result dict (records only if accepted)."""
-    t0 = time.perf_counter()
+@dataclass(frozen=True)
+class SamplePlan:
+    """What sample ``index`` is drawn as (chosen in the driver, so no worker measures ``reach``)."""
+    seed: int
+    size_bin: int
+    family: str
+    difficulty: int
+
+
+def sample_plan(index: int, cfg: PipelineConfig) -> SamplePlan:
     seed = cfg.seed * 1_000_003 + index
     size_bin = draw_bin(np.random.default_rng([seed, SIZE_STREAM]))
-    family, difficulty = choose(cfg.families, cfg.difficulties, index, size_bin)
+    return SamplePlan(seed, size_bin, *choose(cfg.families, cfg.difficulties, index, size_bin))
+
+
+def process_index(index: int, cfg: PipelineConfig, sandbox=None, plan: SamplePlan | None = None) -> dict:
+    """Generate and validate sample ``index`` (drawn as ``plan``, by default ``sample_plan(index,
+    cfg)``); returns a result dict (records only if accepted)."""
+    t0 = time.perf_counter()
+    plan = plan or sample_plan(index, cfg)
+    seed, size_bin, family, difficulty = plan.seed, plan.size_bin, plan.family, plan.difficulty
     rejections: dict[str, int] = {}
     instance = generate_instance(family, seed, difficulty, rejections=rejections, size_bin=size_bin)
     if instance is None:
@@ -232,15 +261,39 @@ DRIVER_REASONS = {"duplicate": "the same text or structure as an earlier sample"
                   "contaminated": "overlaps a benchmark problem (decontamination)"}
 
 
+class _Stream:
+    """The results of samples ``start``, ``start + 1``, ... taken in index order. With a pool, up to
+    IN_FLIGHT_PER_WORKER per worker are submitted ahead (each with its plan, chosen here)."""
+
+    def __init__(self, cfg: PipelineConfig, pool: ProcessPoolExecutor | None, start: int):
+        self.cfg, self.pool, self.next_submit = cfg, pool, start
+        self.pending: deque = deque()
+        self._fill()
+
+    def _fill(self) -> None:
+        while self.pool is not None and len(self.pending) < IN_FLIGHT_PER_WORKER * self.cfg.workers:
+            index = self.next_submit
+            self.pending.append(self.pool.submit(process_index, index, self.cfg, None, sample_plan(index, self.cfg)))
+            self.next_submit += 1
+
+    def take(self, index: int) -> dict:
+        if self.pool is None:
+            return process_index(index, self.cfg)
+        result = self.pending.popleft().result()
+        self._fill()
+        assert result["index"] == index, (result["index"], index)
+        return result
+
+
 def run_pipeline(cfg: PipelineConfig, out_dir: str | Path, progress: Callable[[int, int], None] | None = None,
                  stop_after_shards: int | None = None, force: bool = False,
                  on_sample: Callable[[dict], None] | None = None,
                  on_reject: Callable[[dict], None] | None = None) -> RunState:
     """Generate until ``cfg.n`` accepted samples exist in ``out_dir`` (resuming if it has some of
     this corpus; CorpusError if it holds another one, unless ``force``). ``progress(accepted, n)``
-    runs after every shard, ``on_sample(result)`` as each sample comes back from a worker (its
-    outcome there), ``on_reject(result)`` for every sample left out, with its final ``outcome``
-    and ``reason``, when its shard is written."""
+    runs after every shard, ``on_sample(result)`` as the driver takes each sample from a worker
+    (in index order, with its outcome there), ``on_reject(result)`` for every sample left out,
+    with its final ``outcome`` and ``reason``, as the driver decides it."""
     out = Path(out_dir)
     claim_output(cfg, out, force)
     state = _load_state(out)
@@ -249,52 +302,45 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | Path, progress: Callable[[i
         for rec in read_jsonl(out / "sft" / f"shard-{k:05d}.jsonl"):
             prov = rec["provenance"]
             dedup.check_and_add(rec["id"], rec["problem"], structure_key(prov["family"], prov["data"], prov["options"]))
-    decontam = None
-    if cfg.decontaminate:
-        from trex.training.or_data.decontam import cached_decontaminator
-
-        decontam = cached_decontaminator(cfg.benchmark_root)
     if progress:
         progress(state.accepted, cfg.n)
-    ctx = mp.get_context("spawn")
-    pool = (ProcessPoolExecutor(max_workers=cfg.workers, mp_context=ctx, initializer=_worker_init,
-                                initargs=(os.getpid(),)) if cfg.workers > 1 else None)
+    pool = (ProcessPoolExecutor(max_workers=cfg.workers, mp_context=mp.get_context("spawn"),
+                                initializer=_worker_init, initargs=(os.getpid(),))
+            if cfg.workers > 1 else None)
     if pool is None:
         _worker_init()
-    t_start = time.perf_counter() - state.wall_s
-    shards_this_run = 0
     try:
+        # the first samples are submitted (the workers start) before the decontamination index is built
+        stream = _Stream(cfg, pool, state.next_index) if state.accepted < cfg.n else None
+        decontam = None
+        if cfg.decontaminate:
+            from trex.training.or_data.decontam import cached_decontaminator
+
+            decontam = cached_decontaminator(cfg.benchmark_root)
+        t_start = time.perf_counter() - state.wall_s
+        shards_this_run = 0
         while state.accepted < cfg.n:
             start = state.next_index
-            indices = list(range(start, start + cfg.chunk))
-            results = []
-            # one task per sample, so progress moves per sample (a task costs ~1 ms against 50-500 ms of work)
-            done = (as_completed([pool.submit(process_index, i, cfg) for i in indices]) if pool
-                    else (process_index(i, cfg) for i in indices))
-            for item in done:
-                r = item.result() if pool else item
-                results.append(r)
+            cpt, sft = [], []
+            for index in range(start, start + cfg.chunk):
+                if state.accepted + len(sft) >= cfg.n:
+                    break       # the shard's remaining indices are not needed (a resumed run starts after them)
+                r = stream.take(index)
                 if on_sample:
                     on_sample(r)
-            results.sort(key=lambda r: r["index"])
-            cpt, sft = [], []
-            for r in results:
                 outcome = r["outcome"]
                 if outcome == "accepted":
-                    if state.accepted + len(sft) >= cfg.n:
-                        outcome = "surplus"
-                    else:
-                        dup = dedup.check_and_add(r["uid"], r["text"], r["struct"])
-                        if dup:
-                            outcome = "duplicate"
-                        elif decontam is not None and decontam.check(r["text"]):
-                            outcome = "contaminated"
+                    dup = dedup.check_and_add(r["uid"], r["text"], r["struct"])
+                    if dup:
+                        outcome = "duplicate"
+                    elif decontam is not None and decontam.check(r["text"]):
+                        outcome = "contaminated"
                 if outcome == "accepted":
                     cpt.append(r["cpt"])
                     sft.append(r["sft"])
                     fam = state.per_family.setdefault(r["family"], {"accepted": 0, "rejected": 0})
                     fam["accepted"] += 1
-                elif outcome != "surplus":
+                else:
                     state.per_family.setdefault(r["family"], {"accepted": 0, "rejected": 0})["rejected"] += 1
                     if on_reject:
                         on_reject({**{k: r.get(k) for k in ("index", "family", "reason")}, "outcome": outcome,

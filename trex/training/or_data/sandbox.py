@@ -76,6 +76,17 @@ WEAK_SANDBOX_ENV = "TREX_ALLOW_WEAK_SANDBOX"
 # mounts, so the rest of the checkout (the generators' reference builders) is not there.
 _SANDBOX_MODULES = (sandbox_runner, gurobi_shim, highs_backend, scip_backend)
 _SBX_LIB, _SBX_RUN = "/sbx/lib", "/sbx/run"
+# Every program gets a run folder that is made, written and deleted: 6.7 ms of wall time per run on
+# an ext4 /tmp (journaled mkdir/rename/rmdir) against 0.2 ms on tmpfs, so the sandbox's temporary
+# root goes to this tmpfs when it is writable, unless $TMPDIR names another place.
+FAST_TMP = "/dev/shm"
+
+
+def _tmp_parent() -> str | None:
+    """Where a Sandbox makes its temporary root (None: tempfile's default)."""
+    if os.environ.get("TMPDIR") or not os.path.isdir(FAST_TMP) or not os.access(FAST_TMP, os.W_OK | os.X_OK):
+        return None
+    return FAST_TMP
 
 
 @dataclass(frozen=True)
@@ -595,7 +606,7 @@ class Sandbox:
             raise ValueError(f"Sandbox(workers={workers}): need at least one worker")
         self.workers = workers
         self._own_tmp = tmp_root is None
-        self.tmp_root = tmp_root or tempfile.mkdtemp(prefix="or-sandbox-")
+        self.tmp_root = tmp_root or tempfile.mkdtemp(prefix="or-sandbox-", dir=_tmp_parent())
         os.chmod(self.tmp_root, 0o711)
         self.lib_dir = os.path.join(self.tmp_root, "lib")
         _write_lib(self.lib_dir)
