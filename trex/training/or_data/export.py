@@ -11,7 +11,7 @@ from pathlib import Path
 from trex.training.or_data.contract import build_prompt
 from trex.training.or_tokenizer import format_prompt
 
-GENERATOR_VERSION = "or_data/2"   # 2: sizes drawn from the benchmarks, the text->model round trip
+GENERATOR_VERSION = "or_data/3"   # 2: sizes drawn from the benchmarks, the text->model round trip; 3: plot_layout (QCQP)
 
 
 @lru_cache(maxsize=1)

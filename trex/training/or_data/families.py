@@ -85,7 +85,7 @@ def _cap(s: str) -> str:
 
 class Family:
     name = ""
-    kind = "LP"  # "LP" | "MILP" | "QP"
+    kind = "LP"  # "LP" | "MILP" | "QP" | "QCQP"
     structure_keys: tuple = ()
     frozen_keys: tuple = ()
     verbatim_keys: tuple = ()    # quantities said through a word table ("twice"): the round trip keeps them
@@ -1241,10 +1241,94 @@ class NetworkDesign(MinCostFlow):
                 "code": code}
 
 
+
+# ================================================================================================
+class PlotLayout(Family):
+    """Rectangular fenced yards side by side along a road (a QCQP): each yard's length along the
+    road times its depth must reach its required area (a bilinear, nonconvex constraint), the
+    lengths share the road's frontage, d>=2 may cap the depth of every yard and ask for whole
+    meters (a MIQCP); minimize the fencing of all four sides. Solved by SCIP (the shim routes
+    quadratic constraints there)."""
+
+    name = "plot_layout"
+    kind = "QCQP"
+
+    def sample(self, rng, difficulty):
+        n = int(rng.integers(1, 2 + 2 * difficulty))
+        area = _ints(rng, 20, 400, n)
+        root = sum(float(np.sqrt(a)) for a in area)
+        # a frontage below the square yards' total length makes the road bind (the yards get deeper)
+        data = {"area": area, "fence_cost": _ints(rng, 2, 15, n),
+                "frontage": max(2, int(round(root * rng.uniform(0.55, 0.9))))}
+        if difficulty >= 2 and rng.random() < 0.6:   # binds for the deepest yard
+            data["depth"] = int(np.ceil(max(float(np.sqrt(a)) for a in area) * rng.uniform(1.05, 1.6)))
+        return data, {"integer": difficulty >= 2 and rng.random() < 0.5}
+
+    def build(self, data, options):
+        m = LinearModel(self.name)
+        integer = options.get("integer", False)
+        length = [m.add_var(f"length[{i}]", integer=integer, obj=2 * c) for i, c in enumerate(data["fence_cost"])]
+        width = [m.add_var(f"width[{i}]", integer=integer, obj=2 * c) for i, c in enumerate(data["fence_cost"])]
+        for i, a in enumerate(data["area"]):
+            m.add_row({}, ">=", a, "area", quad={(length[i], width[i]): 1.0})
+        m.add_row({v: 1.0 for v in length}, "<=", data["frontage"], "frontage")
+        for v in width if "depth" in data else ():
+            m.add_row({v: 1.0}, "<=", data["depth"], "depth")
+        return m
+
+    def render(self, data, options, skin, rng):
+        yards = skin.names("zone", len(data["area"]))
+        out = [f"{_cap(skin.organization)} is fencing off {len(yards)} rectangular "
+               f"{'yard' if len(yards) == 1 else 'yards'}, one for each of {_join(yards)}, side by side along a "
+               "service road. A yard's length runs along the road and its depth away from it, both in meters."]
+        area = _pick(rng, ("The yard for {y} must cover {p} {a} square meters.",
+                           "The yard for {y} needs {p} {a} square meters of ground.",
+                           "{y} requires a yard of {p} {a} square meters.",
+                           "The area of the yard for {y} must be {p} {a} square meters."))
+        out.append(" ".join(area.format(y=y, p=phrase(rng, ">="), a=fmt(a)) for y, a in zip(yards, data["area"])))
+        cost = _pick(rng, ("Fencing the yard for {y} costs ${c} per meter.",
+                           "Fence for the {y} yard costs ${c} per meter.",
+                           "Each meter of fence around the yard for {y} costs ${c}."))
+        out.append(" ".join(cost.format(y=y, c=fmt(c)) for y, c in zip(yards, data["fence_cost"])))
+        out.append(_pick(rng, ("All four sides of every yard are fenced.", "Every yard is fenced on all four sides.",
+                               "Each yard needs fence along its whole perimeter.")))
+        out.append(_pick(rng, ("Together the lengths along the road may total {p} {r} meters.",
+                               "The road offers {p} {r} meters of frontage for all the yards together.",
+                               "The yards' lengths along the road add up to {p} {r} meters.")).format(
+            p=phrase(rng, "<="), r=fmt(data["frontage"])))
+        if "depth" in data:
+            out.append(_pick(rng, ("No yard may be deeper than {d} meters.",
+                                   "The land behind the road is {d} meters deep, so no yard can reach further back.",
+                                   "Each yard's depth is limited to {d} meters.")).format(d=fmt(data["depth"])))
+        if options.get("integer"):
+            out.append("Lengths and depths must be whole numbers of meters.")
+        out.append(phrase(rng, "goal_min"))
+        return "\n".join(out)
+
+    def sections(self, data, options):
+        integer = "integer" if options.get("integer") else "continuous"
+        cons = ["(C1) area[i]: length[i] * width[i] >= area[i]  for every yard i (quadratic)",
+                "(C2) frontage: sum_i length[i] <= frontage"]
+        code = ["area, cost = data['area'], data['fence_cost']",
+                "Y = range(len(area))",
+                "model = gp.Model('plot_layout')",
+                f"length = model.addVars(Y, lb=0, vtype={_vtype(options)}, name='length')",
+                f"width = model.addVars(Y, lb=0, vtype={_vtype(options)}, name='width')",
+                "model.setObjective(gp.quicksum(2 * cost[i] * (length[i] + width[i]) for i in Y), GRB.MINIMIZE)",
+                "model.addConstrs((length[i] * width[i] >= area[i] for i in Y), name='area')",
+                "model.addConstr(length.sum() <= data['frontage'], name='frontage')"]
+        if "depth" in data:
+            cons.append("(C3) depth[i]: width[i] <= depth  for every yard i")
+            code.append("model.addConstrs((width[i] <= data['depth'] for i in Y), name='depth')")
+        return {"variables": f"- length[i] >= 0, {integer}: meters of yard i along the road\n"
+                             f"- width[i] >= 0, {integer}: meters of yard i away from the road (its depth)",
+                "objective": "minimize sum_i 2 * fence_cost[i] * (length[i] + width[i])  (the fenced perimeters)",
+                "constraints": "\n".join(cons), "code": code}
+
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     ProductionMix(), Diet(), Blending(), Transportation(), Assignment(), Knapsack(), FacilityLocation(),
     SetCover(), StaffScheduling(), MinCostFlow(), Inventory(), BinPacking(), Portfolio(), CapitalBudgeting(),
-    TravelingSalesman(), MachineScheduling(), VehicleRouting(), NetworkDesign())}
+    TravelingSalesman(), MachineScheduling(), VehicleRouting(), NetworkDesign(), PlotLayout())}
 
 
 def get_family(name: str) -> Family:
