@@ -24,6 +24,8 @@
 #include "trex_emu/vec_extra.h"
 #include "trex_emu/vec_gather.h"
 #include "trex_emu/adv_softmax.h"
+#include "trex_emu/adv_erf.h"
+#include "trex_emu/gm_fill.h"
 #include "trex_emu/launch.h"
 #include "trex_emu/op_project.h"
 

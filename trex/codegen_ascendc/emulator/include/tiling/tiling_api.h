@@ -8,6 +8,7 @@
 #include "register/tilingdata_base.h"
 #include "trex_emu/softmax_tiling.h"
 #include "trex_emu/softmax_tiling_host.h"
+#include "trex_emu/erf_tiling_host.h"
 
 namespace ge {
 class Shape {
