@@ -18,6 +18,7 @@
 #include "trex_emu/runtime.h"
 #include "trex_emu/tensor.h"
 #include "trex_emu/pipe.h"
+#include "trex_emu/bufpool.h"
 #include "trex_emu/copy.h"
 #include "trex_emu/vec.h"
 #include "trex_emu/vec_misc.h"

@@ -347,6 +347,20 @@ class TPipe : public trex_emu::TPipeBase {
     if (num == 0) trex_emu::Fail(file, ":", line, ": pipe.InitBuffer(", call, "): buffer count must be >= 1");
     return InitBufferAt(file, line, call, buf, static_cast<uint32_t>(num) * len);
   }
+  // TBufPool (bufpool.h): a region of this pipe's UB for the pool, or a pool reusing `share`'s start
+  // address (asc-devkit TPipe/InitBufPool.md: non-shared and shared mode).
+  template <class Pool>
+  bool InitBufPoolAt(const char* file, int line, const char* call, Pool& pool, uint32_t len) {
+    const std::string name = trex_emu::FirstArgName(call);
+    trex_emu::BufferInfo* b = Allocate(name, len, static_cast<int>(Pool::poolPos), file, line, call, len);
+    NoteAllocation(name, (len + 31u) / 32u * 32u);
+    pool.Place(name, b->begin, len, Pool::kBufIDSize);
+    return true;
+  }
+  template <class Pool, class Share>
+  bool InitBufPoolAt(const char* file, int line, const char* call, Pool& pool, uint32_t len, Share& share) {
+    return Pool::PlaceShared(file, line, call, pool, len, share);
+  }
   // Frees all UB handed out so far; queues and buffers must be re-initialised.
   void Reset() { ResetArena(); }
   void Destroy() { ResetArena(); }

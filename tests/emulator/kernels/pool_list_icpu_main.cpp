@@ -1,0 +1,27 @@
+// trex test (written for trex): TBufPool (bufpool_api.cpp) run CANN CPU-debug style (ICPU_RUN_KF) over 3
+// blocks on an odd length; `no_reset` must stop with the emulator's error.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include "bufpool_api.cpp"
+
+int main(int argc, char** argv) {
+  const std::string what = argc > 1 ? argv[1] : "";
+  const uint32_t n = 999, per = 336;
+  float* x = static_cast<float*>(GmAlloc(n * sizeof(float)));
+  float* y = static_cast<float*>(GmAlloc(n * sizeof(float)));
+  float* z = static_cast<float*>(GmAlloc(n * sizeof(float)));
+  float* w = static_cast<float*>(GmAlloc(n * sizeof(float)));
+  for (uint32_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(i % 13) - 6.0f;
+    y[i] = static_cast<float>(i % 7) * 0.5f;
+    z[i] = w[i] = NAN;
+  }
+  const uint32_t mode = what == "no_reset" ? kNoResetBetween : kSubdivide;
+  ICPU_RUN_KF(bufpool_kernel, 3, (GM_ADDR)x, (GM_ADDR)y, (GM_ADDR)z, (GM_ADDR)w, n, per, mode);
+  int bad = 0;
+  for (uint32_t i = 0; i < n; ++i) bad += z[i] != x[i] + y[i] || w[i] != x[i] * y[i];
+  std::printf("mismatches=%d blocks=%llu\n", bad, static_cast<unsigned long long>(trex_emu::RT().counters.blocks_run));
+  return bad != 0;
+}
