@@ -17,6 +17,8 @@ dtypes and shapes so that several block counts and tiling keys run. The table sa
 """
 from __future__ import annotations
 
+import inspect
+import json
 import math
 import re
 import time
@@ -36,6 +38,8 @@ SOURCES: dict[str, tuple[str, str]] = {
     "JeffDing+AscendC_Code": ("JeffDing/AscendC_Code", "7fee495a931889a9f81fdc90462525c18e0fbdcf"),
     "xsh20021105+AscendC-S3": ("xsh20021105/AscendC-S3", "b863fdcb2fd9fa30ec90a185de20c13d43fc457c"),
     "mirror-cann+asc-devkit": ("mirror-cann/asc-devkit", "82b89a15f26329511fc7fbc807d5132a1f9b4ba7"),
+    # a GitHub copy of Ascend's gitee cann-ops (the CANN community op repository: op projects with msopst tests)
+    "Hayden727+cann-ops": ("Hayden727/cann-ops", "eef0ff770ece1497e98bbf063028465a20417dfe"),
 }
 
 
@@ -56,7 +60,7 @@ class Entry:
     id: str
     source: str                # key of SOURCES
     path: str                  # kernel file inside the repository
-    cases: Callable[[], list[Case]] | None = None
+    cases: "Callable[[], list[Case]] | ProjectCases | None" = None
     style: str = "framework"   # framework: op_kernel + op_host (tiling function, DTYPE_*, tiling keys)
     excluded: str | None = None  # why the kernel cannot run anywhere as published
 
@@ -94,6 +98,111 @@ def elementwise(fn: Callable, n_in: int, dtypes=(torch.float16, torch.float32), 
                                   atol * tol_scale, rtol * tol_scale))
         return cases
     return build
+
+
+# msopst type names (the tests/st/*.json of CANN op projects) -> torch dtypes
+ST_DTYPES = {"float16": torch.float16, "float": torch.float32, "float32": torch.float32, "bfloat16": torch.bfloat16,
+             "double": torch.float64, "float64": torch.float64, "int8": torch.int8, "uint8": torch.uint8,
+             "int16": torch.int16, "int32": torch.int32, "int64": torch.int64, "uint32": torch.uint32,
+             "bool": torch.bool}
+
+
+def _st_tensor(shape, dtype, value_range, seed) -> torch.Tensor:
+    """An input as msopst draws it: uniform in value_range (integers: randint over the range, bool: a coin)."""
+    lo, hi = value_range
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=g) < 0.5
+    if dtype.is_floating_point:
+        return (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+    return torch.randint(math.ceil(lo), math.floor(hi) + 1, shape, generator=g).to(dtype)
+
+
+def _ref_view(t: torch.Tensor) -> torch.Tensor:
+    """What a reference computes on: float inputs in float32, integers in int64, bool as is."""
+    if t.dtype.is_floating_point:
+        return t.float()
+    return t if t.dtype == torch.bool else t.long()
+
+
+@dataclass
+class ProjectCases:
+    """Cases from the op project's own tests: every case of its msopst files (tests/st/*.json: shapes, dtypes
+    per variant, value ranges, attributes), plus `specs` in the same form (the shapes of its examples/
+    gen_data.py, for ops without st files or to reach more blocks). `reference(*inputs, **attrs)` returns
+    the output(s) in float32/int64; an output named like an input is that input updated in place."""
+    reference: Callable
+    specs: list[dict] = field(default_factory=list)
+    tol_scale: float = 1.0
+    reduction: bool = False      # outputs are sums over many terms: half gets HALF_REDUCTION_RTOL
+    st_files: bool = True
+
+    def __call__(self, project_dir: Path) -> list[Case]:
+        specs = []
+        if self.st_files:
+            for f in sorted((project_dir / "tests" / "st").glob("*.json")):
+                specs += json.loads(f.read_text())
+        cases = []
+        for ci, spec in enumerate(specs + self.specs):
+            for variant in range(_variants(spec)):
+                case = self._case(spec, variant, seed=100 * ci + variant)
+                if case is not None:
+                    cases.append(case)
+        return cases
+
+    def _case(self, spec: dict, variant: int, seed: int) -> Case | None:
+        def pick(v):
+            return v[variant] if isinstance(v, list) else v
+        ins, names = [], []
+        for k, d in enumerate(spec["input_desc"]):
+            if not isinstance(d.get("shape"), list) or pick(d["type"]) not in ST_DTYPES:
+                return None  # fuzz shapes / UNDEFINED inputs: msopst generates them, not a fixed case
+            dtype = ST_DTYPES[pick(d["type"])]
+            vr = d.get("value_range") or [[-2.0, 2.0]]
+            vr = vr if isinstance(vr[0], list) else [vr]
+            ins.append(torch.tensor(d["value"], dtype=dtype).reshape(d["shape"]) if "value" in d
+                       else _st_tensor(d["shape"], dtype, vr[min(variant, len(vr) - 1)], seed + k))
+            names.append(d["name"])
+        # msopst files name attributes in camelCase or snake_case; OpDefs in snake_case (Cast: dstType / dst_type)
+        attrs = {re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", a["name"]).lower(): a["value"] for a in spec.get("attr", [])}
+        kwargs = dict(attrs)
+        outs_desc = spec["output_desc"]
+        if _takes(self.reference, "out_shape"):
+            kwargs["out_shape"] = outs_desc[0]["shape"]
+        refs = self.reference(*[_ref_view(x) for x in ins], **kwargs)
+        refs = list(refs) if isinstance(refs, (tuple, list)) else [refs]
+        outputs, expected, compare, expected_inputs = [], [], [], []
+        worst = None
+        for d, ref in zip(outs_desc, refs):
+            odt = ST_DTYPES[pick(d["type"])]
+            ref = ref.reshape(d["shape"]).to(odt)
+            worst = odt if odt.is_floating_point and (worst is None or TOL[odt][0] > TOL[worst][0]) else worst
+            if d["name"] in names:  # in place: the OpDef output is the input tensor
+                compare.append(names.index(d["name"]))
+                expected_inputs.append(ref)
+            else:
+                outputs.append(poison(d["shape"], odt))
+                expected.append(ref)
+        atol, rtol = TOL[worst] if worst is not None else (0.0, 0.0)
+        if self.reduction and worst == torch.float16:
+            rtol = HALF_REDUCTION_RTOL
+        return Case(ins, outputs, expected, attrs, atol * self.tol_scale, rtol * self.tol_scale,
+                    compare or None, expected_inputs)
+
+
+def _takes(fn: Callable, name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except ValueError:  # a builtin (torch.add): no introspectable signature
+        return False
+
+
+def _variants(spec: dict) -> int:
+    return max([len(d["type"]) if isinstance(d["type"], list) else 1 for d in spec["input_desc"] + spec["output_desc"]])
+
+
+# A half reduction of ~16K terms with half partials is ~1e-2 relative off the float result.
+HALF_REDUCTION_RTOL = 3e-2
 
 
 def _close(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> tuple[bool, float]:
@@ -148,7 +257,10 @@ def run_entry(root: Path, entry: Entry, cores: int = 8) -> Result:
     path = root / entry.source / entry.path
     try:
         proj = OpProject(path, opt="-O0")  # small shapes: compile time dominates
-        cases = entry.cases() if entry.cases else []
+        if isinstance(entry.cases, ProjectCases):
+            cases = entry.cases(path.parent.parent)  # op_kernel/<op>.cpp -> the op project
+        else:
+            cases = entry.cases() if entry.cases else []
         if not cases:  # compile check only, with the OpDef's first dtype per input and output
             info = proj.info
             proj.library([torch.zeros(1, dtype=_GE_TORCH.get(p.dtypes[0] if p.dtypes else 0, torch.float32))
@@ -181,6 +293,8 @@ def run_entry(root: Path, entry: Entry, cores: int = 8) -> Result:
             res.result, res.detail = "pass", f"{len(cases)} cases, max error {worst:.2g}"
     except EmulatorCompileError as e:
         res.result, res.detail = "compile", first_blocker(str(e))
+    except OSError as e:  # the op_host library does not load: a host API the emulator declares but lacks
+        res.result, res.detail = "compile", f"op_host: {str(e).split(': ')[-1][:160]}"
     except (EmulatorError, ValueError, TypeError, KeyError) as e:
         res.result, res.detail = "run error", str(e).strip().splitlines()[0][:600]
     finally:

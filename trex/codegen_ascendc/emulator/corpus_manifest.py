@@ -15,13 +15,14 @@ from pathlib import Path
 import torch
 
 from . import corpus
-from .corpus import TOL, Case, Entry, _gen, elementwise, markdown, poison, run_entry
+from .corpus import HALF_REDUCTION_RTOL, TOL, Case, Entry, ProjectCases, _gen, elementwise, markdown, poison, run_entry
 
 F16, F32, I32 = torch.float16, torch.float32, torch.int32
 HOMEWORK, S3, CONTEST = "KiaraStark+ascendc-homework", "linnlh+ascendc-competition-s3", "hansheng1001+AscendCContest"
 S2, S4, XSH, JEFF, DEVKIT = ("Youshikawa+ascendC-S2", "A-Y-1+AscendC-S4", "xsh20021105+AscendC-S3",
                              "JeffDing+AscendC_Code", "mirror-cann+asc-devkit")
 ACL = "examples/01_simd_cpp_api/02_features/99_acl_based/00_acl_compilation/"
+CANN_OPS = "Hayden727+cann-ops"
 
 
 def fast_gelu(x):
@@ -39,10 +40,6 @@ def tanh_gelu(x):
 
 def xlogy(x, y):
     return torch.xlogy(x, y)
-
-
-# A half reduction of ~16K terms with half partials is ~1e-2 relative off the float result.
-HALF_REDUCTION_RTOL = 3e-2
 
 
 def reduction_cases(fn, dtypes=(F16, F32), shapes=((8, 2048), (3, 333)), out_shape=(), lo=-2.0, hi=2.0, n_in=1,
@@ -72,24 +69,26 @@ def addcmul_cases():
     return cases
 
 
-def clip_cases():
-    cases = []
-    for dt in (F16, F32):
-        for si, shape in enumerate(((8, 2048), (3, 333))):
-            x = _gen(shape, dt, seed=si)
-            lo_, hi_ = torch.tensor([-0.5], dtype=dt), torch.tensor([0.75], dtype=dt)
-            cases.append(Case([x, lo_, hi_], [poison(shape, dt)], [x.clamp(-0.5, 0.75)], {}, *TOL[dt]))
-    return cases
+def clip_cases(dtypes=(F16, F32), shapes=((8, 2048), (3, 333)), lo=-2.0, hi=2.0, bounds=(-0.5, 0.75)):
+    def build():
+        cases = []
+        for dt in dtypes:
+            for si, shape in enumerate(shapes):
+                x = _gen(shape, dt, lo, hi, seed=si)
+                lo_, hi_ = (torch.tensor([b], dtype=dt) for b in bounds)
+                cases.append(Case([x, lo_, hi_], [poison(shape, dt)], [x.clamp(lo_.item(), hi_.item())], {}, *TOL[dt]))
+        return cases
+    return build
 
 
-def compare_cases(fn, dtypes=(F16, F32), shapes=((8, 2048), (3, 333)), attrs=None, equal_frac=0.3):
+def compare_cases(fn, dtypes=(F16, F32), shapes=((8, 2048), (3, 333)), attrs=None, equal_frac=0.3, lo=-2.0, hi=2.0):
     """Boolean-output comparisons; a fraction of the elements equal so both outcomes occur."""
     def build():
         cases = []
         for dt in dtypes:
             for si, shape in enumerate(shapes):
-                a = _gen(shape, dt, seed=si)
-                b = _gen(shape, dt, seed=si + 100)
+                a = _gen(shape, dt, lo, hi, seed=si)
+                b = _gen(shape, dt, lo, hi, seed=si + 100)
                 mask = torch.rand(shape, generator=torch.Generator().manual_seed(si)) < equal_frac
                 b = torch.where(mask, a, b)
                 ref = fn(a, b, **(attrs or {}))
@@ -172,11 +171,11 @@ def layer_norm_cases():
     return cases
 
 
-def mse_grad_cases():
+def mse_grad_cases(dtypes=(F16, F32), shapes=((8, 2048), (3, 333)), lo=-2.0, hi=2.0):
     cases = []
-    for dt in (F16, F32):
-        for si, shape in enumerate(((8, 2048), (3, 333))):
-            p, lab, dout = (_gen(shape, dt, seed=si * 3 + k) for k in range(3))
+    for dt in dtypes:
+        for si, shape in enumerate(shapes):
+            p, lab, dout = (_gen(shape, dt, lo, hi, seed=si * 3 + k) for k in range(3))
             ref = (2 * (p.float() - lab.float()) * dout.float() / p.numel()).to(dt)
             atol, rtol = TOL[dt]
             cases.append(Case([p, lab, dout], [poison(shape, dt)], [ref], {"reduction": "mean"}, atol, rtol * 4))
@@ -343,25 +342,193 @@ def ew(fn, n, **kw):
     return elementwise(fn, n, **kw)
 
 
+def spec(inputs, outputs, attrs=None, types=("float",)) -> dict:
+    """A case in msopst's JSON form: inputs (name, shape[, value range]) and outputs (name, shape[, types]),
+    every tensor taking `types` (one variant per type) unless it names its own."""
+    def desc(name, shape, rng=(-2.0, 2.0), tys=None, value=None):
+        d = {"name": name, "shape": list(shape), "type": list(tys or types), "value_range": [list(rng)]}
+        return d if value is None else {**d, "value": value}
+    return {"input_desc": [desc(*i) for i in inputs], "output_desc": [desc(*o) for o in outputs],
+            "attr": [{"name": k, "value": v} for k, v in (attrs or {}).items()]}
+
+
+def ew_spec(shape, n_in=1, types=("float", "float16"), rng=(-2.0, 2.0), names=None, out="y", out_types=None):
+    """An elementwise case at one shape: n_in same-shape inputs, one same-shape output."""
+    names = names or (["x"] if n_in == 1 else [f"x{k + 1}" for k in range(n_in)])
+    return spec([(n, shape, rng) for n in names], [(out, shape, rng, out_types)], types=types)
+
+
+def gelu_grad(dy, x, y=None):
+    xr = x.clone().requires_grad_(True)
+    tanh_gelu(xr).backward(dy)
+    return xr.grad
+
+
+def cann_ops(op, reference=None, specs=(), **kw) -> Entry:
+    """cann-ops' src/math/<op>: kernel op_kernel/<op>.cpp, cases from its tests/st JSON plus `specs`."""
+    cases = ProjectCases(reference, list(specs), **kw) if reference else None
+    return Entry(f"cann-ops/{op}", CANN_OPS, f"src/math/{op}/op_kernel/{op}.cpp", cases)
+
+
+def _topk_softmax(x, k, **_):
+    v, i = torch.softmax(x, -1).topk(k, -1)
+    return v, i.int()
+
+
+def _eye(y, num_rows, num_columns, batch_shape, **_):
+    return torch.eye(num_rows, num_columns or num_rows).expand(*batch_shape, num_rows, num_columns or num_rows)
+
+
+def _scatter_sub(var, indices, updates, **_):
+    return var.index_add(0, indices, -updates)
+
+
+def dawsn(x):
+    import numpy as np
+    from scipy.special import dawsn as dw  # the reference only: no torch op
+    return torch.from_numpy(np.asarray(dw(x.double().numpy()))).float()
+
+
+# Membership (fixed before the first run): every op directory of src/math/ of cann-ops at the SOURCES commit
+# whose kernel op_kernel/<op>.cpp does not use the cube unit (Matmul/Mmad/LoadData, AIC or MIX kernels:
+# flash_attention_score_with_large_head_dim, inplace_fused_matmul_softmax_grad, matmul_all_reduce,
+# matmul_api_constant, matmul_leakyrelu, matmul_reduce_scatter, rfft1_d, stft are out: the emulator is
+# vector-only). 83 ops; those without a reference here are compile-checked only ("no cases").
+MEAN = {"reduction": "mean"}
+CANN_OPS_ENTRIES = [
+    cann_ops("abs", lambda x: x.abs(), [ew_spec((1024, 1024), types=("float", "float16", "int32"))]),
+    cann_ops("add_custom", torch.add, [ew_spec((8, 2048), 2, ("float16",), names=["x", "y"], out="z")]),
+    cann_ops("add_sigmoid_mul_reduce_sum_d"),
+    cann_ops("addcdiv", lambda input_data, x1, x2, value: input_data + value * x1 / x2,
+             [spec([("input_data", (100, 100), (0.1, 1)), ("x1", (100, 100), (0.1, 1)), ("x2", (100, 100), (0.1, 1)),
+                    ("value", (1,), (0.1, 1))], [("y", (100, 100))], types=("float16", "float"))], tol_scale=2),
+    cann_ops("addcmul", lambda input_data, x1, x2, value: input_data + value * x1 * x2,
+             [spec([("input_data", (100, 100), (0.1, 1)), ("x1", (100, 100), (0.1, 1)), ("x2", (100, 100), (0.1, 1)),
+                    ("value", (1,), (0.1, 1))], [("y", (100, 100))], types=("float16", "float"))], tol_scale=2),
+    cann_ops("angle_v2", lambda x: torch.angle(x.float()),
+             [ew_spec((8, 24), types=("float", "float16"), rng=(-1, 1))]),
+    cann_ops("arange", lambda start, end, step, out_shape: torch.arange(start.item(), end.item(), step.item())),
+    cann_ops("bev_pool"),
+    cann_ops("cast", lambda x, dst_type: x, [spec([("x", (10, 10), (-5, 5))], [("y", (10, 10), (-5, 5), ("float",))],
+                                                  {"dst_type": 0}, types=("float16",))]),
+    cann_ops("ccopy"),
+    cann_ops("clip_by_value", lambda x, clip_value_min, clip_value_max: torch.minimum(torch.maximum(x, clip_value_min),
+                                                                                      clip_value_max)),
+    cann_ops("clip_by_value_v2", lambda x, clip_value_min, clip_value_max: torch.minimum(
+        torch.maximum(x, clip_value_min), clip_value_max)),
+    cann_ops("complex_mat_dot"),
+    cann_ops("cos", torch.cos, [ew_spec((1024, 1024), rng=(-5, 5))], tol_scale=4),
+    cann_ops("cross", lambda x1, x2, dim: torch.linalg.cross(x1, x2, dim=dim)),
+    cann_ops("dawsn", dawsn, tol_scale=4),
+    cann_ops("diag_v2"),
+    cann_ops("equal", torch.eq, [ew_spec((100, 100), 2, ("int32", "float16", "float"), out_types=("bool",) * 3)]),
+    cann_ops("expand_v2"),
+    # Eye writes only the ones, into a y that aclnnEye zero-fills first (its st file draws y from [0.1, 1])
+    cann_ops("eye", _eye, [spec([("y", (3, 4, 18, 10), (0, 0))], [("y", (3, 4, 18, 10))],
+                                {"num_rows": 18, "num_columns": 10, "batch_shape": [3, 4], "dtype": 0},
+                                types=("float16", "float", "int32"))], st_files=False),
+    cann_ops("eye_fp64"),
+    cann_ops("fast_gelu", fast_gelu, tol_scale=4),
+    cann_ops("fast_gelu_grad", lambda dy, x: fast_gelu_grad(dy, x), tol_scale=4),
+    # Fill's output shape is the content of dims (its st file draws dims from [0.1, 1]: shape [1])
+    cann_ops("fill", lambda dims, value, out_shape: value.expand(out_shape),
+             [spec([("dims", (4,), (0, 0), ("int64",), [1, 2, 3, 4]), ("value", (1,), (0.1, 1))],
+                   [("y", (1, 2, 3, 4))], types=("float16",))], st_files=False),
+    cann_ops("gather"),
+    cann_ops("gcd", torch.gcd, [ew_spec((1024, 1024), 2, ("int32", "int16"), rng=(-1000, 1000))]),
+    cann_ops("gelu", tanh_gelu, tol_scale=4),
+    cann_ops("gelu_grad", gelu_grad, [ew_spec((1024, 1024), 3, names=["dy", "x", "y"], out="z")], tol_scale=4),
+    cann_ops("greater_equal", torch.ge),
+    cann_ops("heaviside", torch.heaviside, [spec([("input", (8, 2048), (-2, 2)), ("values", (8, 2048), (-1, 1))],
+                                                 [("out", (8, 2048))], types=("float", "float16"))]),
+    cann_ops("histogram_v2"),
+    cann_ops("icamax"),
+    cann_ops("icamin"),
+    cann_ops("inplace_attn_softmax"),
+    cann_ops("is_finite", torch.isfinite, [ew_spec((8, 2048), out_types=("bool", "bool"))]),
+    cann_ops("is_inf", torch.isinf, [ew_spec((8, 2048), out_types=("bool", "bool"))]),
+    cann_ops("isamax"),
+    cann_ops("isamin"),
+    cann_ops("kl_div_target_backward"),
+    cann_ops("lerp", torch.lerp, tol_scale=2),
+    cann_ops("less", torch.lt, [ew_spec((100, 100), 2, ("int32", "int8"), rng=(1, 100), out_types=("bool", "bool"))]),
+    cann_ops("less_equal", torch.le),
+    cann_ops("lin_space"),
+    cann_ops("logical_not", torch.logical_not, [ew_spec((1, 1024), types=("bool",))]),
+    cann_ops("logical_or", torch.logical_or, [ew_spec((2, 20), 2, ("bool",))]),
+    cann_ops("moe_init_routing_v2"),
+    cann_ops("moe_soft_max_topk", _topk_softmax),
+    cann_ops("mse_loss", lambda predict, label, reduction: ((predict - label) ** 2).mean().reshape(1),
+             reduction=True, tol_scale=4),
+    cann_ops("mse_loss_grad_v1", lambda predict, label, dout, reduction: 2 * (predict - label) * dout / predict.numel(),
+             tol_scale=2),
+    cann_ops("mul_mul_reduce_mean_d_twice"),
+    cann_ops("mul_sigmoid"),
+    cann_ops("mul_sigmoid_mul_add_custom"),
+    # its st file predates the OpDef's `value` input (a float scalar tensor) and passes value as an attribute
+    cann_ops("muls", lambda x, value: x * value,
+             [spec([("x", (125, 125)), ("value", (1,), (0, 0), ("float", "float"), [3.0])], [("y", (125, 125))],
+                   types=("float16", "float"))], st_files=False),
+    cann_ops("neg", torch.neg),
+    cann_ops("non_finite_check"),
+    cann_ops("pows"),
+    cann_ops("pre_layer_norm", lambda x, y, gamma, beta, epsilon: torch.nn.functional.layer_norm(
+        x + y, gamma.shape, gamma, beta, epsilon), tol_scale=8),
+    cann_ops("radius"),
+    cann_ops("reciprocal", torch.reciprocal, [ew_spec((100, 100), rng=(0.1, 1))], tol_scale=2),
+    cann_ops("reshape"),
+    cann_ops("rsqrt", torch.rsqrt, [ew_spec((100, 100), rng=(0.1, 1))], tol_scale=4),
+    cann_ops("sasum", lambda x, n, incx: x.abs().sum().reshape(1),
+             [spec([("x", (2046,))], [("result", (1,))], {"n": 2046, "incx": 1})], reduction=True, tol_scale=4),
+    cann_ops("scasum"),
+    cann_ops("scatter_max"),
+    cann_ops("scatter_reduce"),
+    cann_ops("scatter_sub", _scatter_sub),
+    cann_ops("scnrm2"),
+    cann_ops("scopy", lambda x, n, incx, incy: x, [spec([("x", (2048,))], [("y", (2048,))], {"n": 2048, "incx": 1, "incy": 1})]),
+    cann_ops("select_reduce_max_d_sub_exp_reduce_sum_d_real_div"),
+    cann_ops("sin", torch.sin, [ew_spec((1024, 1024), rng=(-5, 5))], tol_scale=4),
+    cann_ops("snrm2", lambda x, n, incx: x.norm().reshape(1),
+             [spec([("x", (2046,))], [("result", (1,))], {"n": 2046, "incx": 1})], reduction=True, tol_scale=4),
+    cann_ops("spence", spence, tol_scale=8),
+    cann_ops("sqrt", torch.sqrt, [ew_spec((1024, 1024), rng=(0.1, 1))]),
+    cann_ops("sscal", lambda x, alpha, n, incx: x * alpha,
+             [spec([("x", (2048,))], [("x", (2048,))], {"alpha": 1.5, "n": 2048, "incx": 1})]),
+    cann_ops("strideslice_neg_concat_v2"),
+    cann_ops("sub_frameworklaunch", torch.sub, [ew_spec((8, 2048), 2, ("float16",), names=["x", "y"], out="z")]),
+    cann_ops("swish", lambda x, scale: x * torch.sigmoid(scale * x),
+             [spec([("x", (100, 100))], [("y", (100, 100))], {"scale": 1.0}, types=("float", "float16"))], tol_scale=4),
+    cann_ops("tanh", torch.tanh, [ew_spec((2000, 1))], tol_scale=4),
+    cann_ops("tril", lambda x, diagonal: torch.tril(x, diagonal)),
+    cann_ops("triu", lambda x, diagonal: torch.triu(x, diagonal)),
+    cann_ops("trunc", torch.trunc, [ew_spec((8, 2048), names=["input_x"], out="output_y", rng=(-10, 10))]),
+    cann_ops("unalign_add", torch.add, [ew_spec((8, 2048), 2, ("float16",), names=["x", "y"], out="z")]),
+    cann_ops("xlogy", torch.xlogy, [ew_spec((128, 32), 2, rng=(0.1, 10))], tol_scale=4),
+]
+
+
 CORPUS: list[Entry] = [
-    # --- hansheng1001/AscendCContest: contest op projects (framework launch, tiling keys per dtype)
+    # --- hansheng1001/AscendCContest: contest op projects (framework launch, tiling keys per dtype). Cases at the
+    # shapes, dtype and value ranges of each op's own test (<Op>Test/scripts/gen_data.py, run through AclNN:
+    # aclrtMalloc'd buffers); ops whose test the manifest does not follow say so
     Entry("contest/addcmul", CONTEST, "01Addcmul/FrameworkLaunch/Addcmul/op_kernel/addcmul.cpp", addcmul_cases),
-    Entry("contest/fast_gelu", CONTEST, "02FastGelu/FrameworkLaunch/FastGelu/op_kernel/fast_gelu.cpp", ew(fast_gelu, 1)),
+    Entry("contest/fast_gelu", CONTEST, "02FastGelu/FrameworkLaunch/FastGelu/op_kernel/fast_gelu.cpp", ew(fast_gelu, 1, dtypes=(F16,), shapes=((1024,),), lo=1, hi=10)),
     Entry("contest/fast_gelu_grad", CONTEST, "03FastGeluGrad/FrameworkLaunch/FastGeluGrad/op_kernel/fast_gelu_grad.cpp",
-          ew(fast_gelu_grad, 2, tol_scale=4)),
+          ew(fast_gelu_grad, 2, tol_scale=4, dtypes=(F16,), shapes=((1024,),), lo=1, hi=10)),
     Entry("contest/less_equal", CONTEST, "04LessEqual/FrameworkLaunch/LessEqual/op_kernel/less_equal.cpp",
-          compare_cases(torch.le)),
+          compare_cases(torch.le, dtypes=(F16,), shapes=((1, 2048),), lo=1, hi=100)),
     Entry("contest/less_equal_v2", CONTEST, "04LessEqual/FrameworkLaunch/LessEqualV2/op_kernel/less_equal.cpp",
-          compare_cases(torch.le)),
+          compare_cases(torch.le, dtypes=(F16,), shapes=((1, 2048),), lo=1, hi=100)),
     # mse_loss writes per-block partial results whose output layout the project does not document
     Entry("contest/mse_loss", CONTEST, "05MseLoss/FrameworkLaunch/MseLoss/op_kernel/mse_loss.cpp"),
     Entry("contest/mse_loss_grad", CONTEST, "06MseLossGrad/FrameworkLaunch/MseLossGrad/op_kernel/mse_loss_grad.cpp",
-          mse_grad_cases),
-    Entry("contest/clip_by_value", CONTEST, "07ClipByValue/FrameworkLaunch/ClipByValue/op_kernel/clip_by_value.cpp", clip_cases),
+          lambda: mse_grad_cases((F16,), ((1024,),), 1, 10)),
+    Entry("contest/clip_by_value", CONTEST, "07ClipByValue/FrameworkLaunch/ClipByValue/op_kernel/clip_by_value.cpp",
+          clip_cases((F16,), ((8, 2048),), 1, 10, bounds=(2.0, 7.0))),  # its test: min in [1, 3], max in [4, 10]
     Entry("contest/lp_norm_v2", CONTEST, "08LpNormV2/FrameworkLaunch/LpNormV2/op_kernel/lp_norm_v2.cpp",
-          reduction_cases(lambda x: x.norm(), attrs={"p": 2.0})),
+          reduction_cases(lambda x: x.norm(), dtypes=(F16,), shapes=((2, 1, 1024),), lo=1, hi=2, attrs={"p": 2.0})),
     Entry("contest/spence", CONTEST, "09Spence/FrameworkLaunch/Spence/op_kernel/spence.cpp",
-          ew(spence, 1, lo=0.05, hi=4.0, tol_scale=8)),
+          ew(spence, 1, dtypes=(F16,), shapes=((1024,),), lo=1, hi=10, tol_scale=8)),
     Entry("contest/scatter_sub", CONTEST, "10ScatterSub/FrameworkLaunch/ScatterSub/op_kernel/scatter_sub.cpp",
           scatter_cases("sub", out_listed=True)),
     Entry("contest/scatter_sub_v0.2", CONTEST, "10ScatterSub/FrameworkLaunch/ScatterSub_v0.2/op_kernel/scatter_sub.cpp",
@@ -431,11 +598,11 @@ CORPUS: list[Entry] = [
     # --- A-Y-1/AscendC-S4: season 4 entries (the MatMul entry is a cube kernel, out of scope)
     Entry("s4/eye", S4, "Eye/op_kernel/eye.cpp", eye_cases),
     Entry("s4/heaviside", S4, "Heaviside/op_kernel/heaviside.cpp", heaviside_cases),
-    # --- JeffDing/AscendC_Code: sinh sample, two tilings
+    # --- JeffDing/AscendC_Code: sinh sample, two tilings; at its AclNNInvocation test's shape (8 x 2048 half in [1, 10])
     Entry("jeff/sinh", JEFF, "SinhCustomSample/FrameworkLaunch/SinhCustom/op_kernel/sinh_custom.cpp",
-          ew(torch.sinh, 1, dtypes=(F16,), tol_scale=4)),
+          ew(torch.sinh, 1, dtypes=(F16,), shapes=((8, 2048),), lo=1, hi=10, tol_scale=4)),
     Entry("jeff/sinh_segmentation", JEFF, "SinhCustomSample/FrameworkLaunch/SinhCustomSegmentation/op_kernel/sinh_custom.cpp",
-          ew(torch.sinh, 1, dtypes=(F16,), tol_scale=4)),
+          ew(torch.sinh, 1, dtypes=(F16,), shapes=((8, 2048),), lo=1, hi=10, tol_scale=4)),
     # --- Huawei's asc-devkit examples (ACL-based op projects)
     # the asc-devkit samples compile their tile length in (STATIC_TILE_LENGTH = 128, 8 tiles x 2 buffers per
     # block) and assert the runtime one matches: 8 blocks x 2048 elements is the shape they are written for
@@ -452,6 +619,7 @@ CORPUS: list[Entry] = [
     Entry("devkit/leaky_relu_package", DEVKIT,
           ACL + "parallel_ops_package/leaky_relu_custom/op_kernel/leaky_relu_custom/leaky_relu_custom_kernel.cpp",
           ew(lambda x: torch.nn.functional.leaky_relu(x, 0.0), 1, dtypes=(F32,), shapes=((8, 2048),))),
+    *CANN_OPS_ENTRIES,
 ]
 
 

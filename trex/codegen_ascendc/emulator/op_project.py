@@ -40,9 +40,9 @@ from .runner import (BASE_FLAGS, INCLUDE_DIR, EmulatorCompileError, EmulatorErro
 HOST_INCLUDE_DIR = Path(__file__).resolve().parent / "include_host"
 TILING_CAPACITY = 64 * 1024
 DEFAULT_CORES = 8
-# Unified buffer per AI core by AddConfig SoC name. 910B/910_93 (Atlas A2/A3): 192 KB (asc-devkit). 310P
-# and 910: 256 KB. 310B (Atlas 200I/500 A2): 256 KB is an assumption (not in the docs read here): the
-# contest kernels written for it tile to 255 KB of UB.
+# Unified buffer per AI core by AddConfig SoC name, as asc-devkit's own CPU-debug model sizes TPipe's UB pool
+# (impl/basic_api/utils/kernel_utils_mode_cpu.h, bufferInitLen per __NPU_ARCH__; platform_ascendc.cpp maps
+# Ascend310B to 3002): 910B/910_93 (2201) 192 KB; 910 (1001), 310P (2002) and 310B (3002, Atlas 200I/500 A2) 256 KB.
 UB_BYTES: dict[str, int] = {"ascend910b": 192 * 1024, "ascend910_93": 192 * 1024, "ascend910": 256 * 1024,
                             "ascend310p": 256 * 1024, "ascend310b": 256 * 1024}
 
