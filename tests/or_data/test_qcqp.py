@@ -248,3 +248,52 @@ def test_sandbox_verdict_for_scip_models():
     assert rel(r.objective, 7.0) <= 1e-6 and r.solution == pytest.approx({"x": 3.0, "y": 1.0})
     assert r.decision_values == pytest.approx({"x": 3.0, "y": 1.0})
     assert r.stdout.split()[:2] == ["2", "7.0"]
+
+
+GUROBI_STYLE_MPS = """NAME qc
+ROWS
+ N  OBJ
+ L  disk
+ E  area
+ L  cap
+COLUMNS
+    x  OBJ  -1
+    x  cap  1
+    y  OBJ  -1
+    u  OBJ  1
+    v  OBJ  1
+RHS
+    RHS1  disk  1
+    RHS1  area  4
+    RHS1  cap  0.5
+BOUNDS
+ FR BND  x
+ FR BND  y
+QCMATRIX   disk
+    x  x  1
+    y  y  1
+QCMATRIX   area
+    u  v  0.5
+    v  u  0.5
+ENDATA
+"""
+
+
+def test_gurobi_mps_with_quadratic_constraints_reads_back(tmp_path):
+    """The gurobipy backend's model.mps (HiGHS cannot read QCMATRIX): min -x - y + u + v with
+    x^2 + y^2 <= 1, x <= 0.5, u*v == 4: x = 0.5, y = sqrt(0.75), u = v = 2."""
+    from trex.training.or_data.model_file import ModelFileError, model_from_mps
+
+    path = tmp_path / "model.mps"
+    path.write_text(GUROBI_STYLE_MPS)
+    model = model_from_mps(str(path))
+    assert model.var_names == ["x", "y", "u", "v"] and model.num_quad_rows == 2
+    assert [r.quad for r in model.rows if r.quad] == [{(0, 0): 1.0, (1, 1): 1.0}, {(2, 3): 1.0}]
+    result = solve(model, backend="highs")
+    assert result.backend == "scip" and rel(result.objective, -0.5 - math.sqrt(0.75) + 4.0) <= 1e-6
+    path.write_text(GUROBI_STYLE_MPS.replace("    u  v  0.5", "    u  w  0.5"))
+    with pytest.raises(ModelFileError, match="QCMATRIX area"):
+        model_from_mps(str(path))
+    path.write_text(GUROBI_STYLE_MPS.replace("    u  v  0.5", "    u  v"))
+    with pytest.raises(ModelFileError, match="line"):
+        model_from_mps(str(path))

@@ -118,9 +118,41 @@ def _products(terms, n: int, what: str) -> dict[tuple[int, int], float]:
     return out
 
 
+def split_qcmatrix(text: str) -> tuple[str, dict[str, dict[tuple[str, str], float]]]:
+    """An MPS text without its QCMATRIX sections (HiGHS cannot read them; the quadratic rows stay
+    as rows with their linear part, sense and rhs), and each section's entries by row name. Gurobi
+    writes a QCMATRIX section per quadratic constraint with the full symmetric Q of x'Qx (both
+    (x, y) and (y, x) for a product; no 1/2 factor, unlike the objective's QMATRIX)."""
+    kept, sections, current = [], {}, None
+    for number, line in enumerate(text.splitlines(), 1):
+        if line[:1].strip():                     # a section header starts in column 1
+            head = line.split()
+            current = None
+            if head[0].upper() == "QCMATRIX":
+                if len(head) != 2 or head[1] in sections:
+                    raise ModelFileError(f"model.mps line {number}: QCMATRIX needs one new row name")
+                current = sections[head[1]] = {}
+                continue
+        if current is None:
+            kept.append(line)
+            continue
+        parts = line.split()
+        try:
+            key, value = (parts[0], parts[1]), float(parts[2])
+        except (IndexError, ValueError):
+            raise ModelFileError(f"model.mps line {number}: a QCMATRIX entry is 'column column value'") from None
+        if len(parts) != 3 or value != value:
+            raise ModelFileError(f"model.mps line {number}: a QCMATRIX entry is 'column column value'")
+        current[key] = current.get(key, 0.0) + value
+    return "\n".join(kept) + "\n", sections
+
+
 def model_from_mps(path: str) -> LinearModel:
     """gurobipy's model.mps, read with HiGHS (linear rows, bounds, integrality, a quadratic
-    objective); the parent has already checked it is a regular file of bounded size."""
+    objective; quadratic constraints through ``split_qcmatrix``); the parent has already checked it
+    is a regular file of bounded size."""
+    import tempfile
+
     import highspy
     import numpy as np
 
@@ -129,10 +161,28 @@ def model_from_mps(path: str) -> LinearModel:
     _silence_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    status = h.readModel(path)
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        text = fh.read()
+    qc_sections: dict = {}
+    if "QCMATRIX" in text:
+        text, qc_sections = split_qcmatrix(text)
+    with tempfile.NamedTemporaryFile("w", suffix=".mps") as linear:   # never written next to the program's files
+        linear.write(text)
+        linear.flush()
+        status = h.readModel(linear.name)
     if status not in (highspy.HighsStatus.kOk, highspy.HighsStatus.kWarning):
         raise ModelFileError(f"model.mps: HiGHS cannot read it ({status})")
     lp = h.getLp()
+    columns = {name: j for j, name in enumerate(lp.col_names_)}
+    row_index = {name: i for i, name in enumerate(lp.row_names_)}
+    row_products: dict[int, dict[tuple[int, int], float]] = {}
+    for row_name, entries in qc_sections.items():
+        if row_name not in row_index or any(a not in columns or b not in columns for a, b in entries):
+            raise ModelFileError(f"model.mps: QCMATRIX {row_name} names a row or column the model does not have")
+        products = row_products.setdefault(row_index[row_name], {})
+        for (a, b), value in entries.items():
+            key = (min(columns[a], columns[b]), max(columns[a], columns[b]))
+            products[key] = products.get(key, 0.0) + value
     model = LinearModel(name="program", maximize=lp.sense_ == highspy.ObjSense.kMaximize)
     integrality = list(lp.integrality_) if len(lp.integrality_) else [highspy.HighsVarType.kContinuous] * lp.num_col_
     for j in range(lp.num_col_):
@@ -146,14 +196,14 @@ def model_from_mps(path: str) -> LinearModel:
         for p in range(start[j], start[j + 1]):
             rows[index[p]][j] = float(value[p])
     for i, coeffs in enumerate(rows):
-        lo, hi = lp.row_lower_[i], lp.row_upper_[i]
+        lo, hi, quad = lp.row_lower_[i], lp.row_upper_[i], row_products.get(i)
         if lo == hi:
-            model.add_row(coeffs, "==", lo, f"R{i}")
+            model.add_row(coeffs, "==", lo, f"R{i}", quad)
             continue
         if lo > -INF:
-            model.add_row(coeffs, ">=", lo, f"R{i}")
+            model.add_row(coeffs, ">=", lo, f"R{i}", quad)
         if hi < INF:
-            model.add_row(coeffs, "<=", hi, f"R{i}")
+            model.add_row(coeffs, "<=", hi, f"R{i}", quad)
     hess = h.getModel().hessian_
     if hess.dim_:
         hs, hi_, hv = list(hess.start_), list(hess.index_), list(hess.value_)
@@ -220,5 +270,5 @@ def _row_variables(row) -> set[int]:
     return set(row.coeffs) | {j for key in row.quad for j in key}
 
 
-__all__ = ["ModelFileError", "read_untrusted", "model_from_json", "model_from_mps", "hard_coded_objective",
+__all__ = ["ModelFileError", "read_untrusted", "model_from_json", "model_from_mps", "split_qcmatrix", "hard_coded_objective",
            "decision_values", "MAX_MODEL_BYTES"]
