@@ -139,10 +139,11 @@ def _rusage_cpu_s() -> dict:
 @contextmanager
 def cpu_accounting():
     """CPU seconds of this process and every process it starts while the block runs, two ways:
-    ``rusage`` (this process + its reaped descendants: the pool workers, their sandbox zygotes and
-    every program those forked, once all have exited) and, where this host has a writable cgroup v1
-    cpuacct controller (root), ``cgroup`` (everything that ran in a cgroup this process moves itself
-    into for the block, reaped or not). Yields a dict filled when the block ends."""
+    ``cgroup``, where this host has a writable cgroup v1 cpuacct controller (root): everything that
+    ran in a cgroup this process moves itself into for the block; ``rusage``: this process and the
+    descendants reaped through it, which leaves out the sandbox zygotes under bubblewrap and every
+    program they forked (measured: 0.58 s against 1.42 s in the cgroup for 60 programs), so it is a
+    lower bound. Yields a dict filled when the block ends."""
     out: dict = {}
     group = CPUACCT / f"trex-or-bench-{os.getpid()}"
     try:

@@ -1,6 +1,8 @@
+import json
+
 import pytest
 
-from trex.training.or_data.decontam import cached_decontaminator, default_benchmark_root
+from trex.training.or_data.decontam import Decontaminator, cached_decontaminator, default_benchmark_root
 from trex.training.or_data.dedup import Deduplicator, exact_key, normalize
 from trex.training.or_data.families import FAMILIES
 from trex.training.or_data.instances import generate_instance
@@ -60,3 +62,29 @@ def test_decontam_flags_benchmark_text(decontam):
 def test_generated_text_is_clean(decontam):
     hits = [(n, s) for n in FAMILIES for s in range(2) if decontam.check(generate_instance(n, s).text)]
     assert hits == []
+
+
+def test_decontam_index_cache_gives_the_hits_of_a_fresh_build(tmp_path, monkeypatch):
+    """The index is cached per question set (a rebuild, a cached load and an uncached build flag
+    the same texts the same way); a damaged cache file is rebuilt, other questions get their own."""
+    texts = [generate_instance(name, seed).text for name in ("diet", "knapsack", "transportation") for seed in range(3)]
+    root = tmp_path / "benchmarks"
+    (root / "mini").mkdir(parents=True)
+    (root / "mini" / "mini.jsonl").write_text("".join(json.dumps({"id": f"mini-{k}", "question": t}) + "\n"
+                                                      for k, t in enumerate(texts[::2])))
+    monkeypatch.setenv("TREX_CACHE_DIR", str(tmp_path / "cache"))
+    probes = texts + [t.upper() + " Thanks." for t in texts]
+
+    def hits(d):
+        return [[(h.benchmark_id, h.kind, h.score) for h in d.check(p)] for p in probes]
+
+    built = hits(Decontaminator(root))
+    files = list((tmp_path / "cache" / "decontam").glob("index-*.npz"))
+    assert len(files) == 1
+    assert hits(Decontaminator(root)) == built == hits(Decontaminator(root, use_cache=False))
+    assert sum(map(bool, built)) >= len(texts[::2]) * 2     # each question and its upper-cased copy
+    files[0].write_bytes(b"damaged")
+    assert hits(Decontaminator(root)) == built
+    (root / "mini" / "mini.jsonl").write_text(json.dumps({"id": "mini-0", "question": texts[1]}) + "\n")
+    Decontaminator(root)
+    assert len(list((tmp_path / "cache" / "decontam").glob("index-*.npz"))) == 2

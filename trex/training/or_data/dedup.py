@@ -33,15 +33,19 @@ def structure_key(family: str, data: dict, options: dict) -> str:
 
 
 def shingles(text: str, n: int = 5) -> set[str]:
-    words = normalize(text).split()
+    return shingles_of_words(normalize(text).split(), n)
+
+
+def shingles_of_words(words: list[str], n: int = 5) -> set[str]:
+    """The word n-gram shingles of an already normalized, split text."""
     if len(words) < n:
         return {" ".join(words)} if words else set()
     return {" ".join(words[i:i + n]) for i in range(len(words) - n + 1)}
 
 
 def _hash32(items) -> np.ndarray:
-    return np.array([int.from_bytes(hashlib.blake2b(s.encode(), digest_size=4).digest(), "little") % _PRIME32
-                     for s in items], dtype=np.uint64)
+    digests = b"".join([hashlib.blake2b(s.encode(), digest_size=4).digest() for s in items])
+    return np.frombuffer(digests, dtype="<u4").astype(np.uint64) % _PRIME32
 
 
 class MinHasher:

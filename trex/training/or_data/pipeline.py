@@ -127,16 +127,11 @@ def _die_with_parent(parent_pid: int) -> None:
 
 def _worker_init(parent_pid: int | None = None) -> None:
     global _WORKER_SANDBOX
-    import atexit
-
     from trex.training.or_data.sandbox import Sandbox
 
-    _WORKER_SANDBOX = Sandbox(workers=1)
-    if parent_pid is not None:   # a pool worker
+    if parent_pid is not None:
         _die_with_parent(parent_pid)
-        # closed, not killed, at exit: the zygote ends on EOF and is reaped, so the CPU time of
-        # every program it ran reaches the driver's getrusage(RUSAGE_CHILDREN)
-        atexit.register(_WORKER_SANDBOX.close)
+    _WORKER_SANDBOX = Sandbox(workers=1)
 
 
 @dataclass(frozen=True)
