@@ -45,7 +45,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from trex.training.or_data import scip_backend
-from trex.training.or_data.highs_backend import solve_canonical
+from trex.training.or_data.highs_backend import hessian_lower, solve_canonical
 
 __version__ = "shim-over-highspy"
 SHIM = True  # lets code (and the sandbox) tell the shim from the real gurobipy
@@ -784,22 +784,7 @@ class Model:
         self.Runtime = time.perf_counter() - start
 
     def _solve_highs(self, c, products, offset, lb, ub, integer, maximize, time_limit, mip_gap):
-        n = len(self._vars)
-        q_lower = None
-        if products:
-            # HiGHS minimizes c'x + 1/2 x'Qx with Q's lower triangle column-wise.
-            cols: dict[int, dict[int, float]] = {}
-            for (i, j), a in products.items():
-                lo, hi = (i, j) if i >= j else (j, i)  # row index >= column index
-                cols.setdefault(hi, {})
-                cols[hi][lo] = cols[hi].get(lo, 0.0) + a * (2.0 if i == j else 1.0)
-            start_, index_, value_ = [0], [], []
-            for col in range(n):
-                for row in sorted(cols.get(col, {})):
-                    index_.append(row)
-                    value_.append(cols[col][row])
-                start_.append(len(index_))
-            q_lower = (np.array(start_), np.array(index_), np.array(value_))
+        q_lower = hessian_lower(products, len(self._vars)) if products else None
         indptr, indices, data, row_lb, row_ub = [0], [], [], [], []
         for row, sense, rhs in self._rows:
             for j, a in row.items():

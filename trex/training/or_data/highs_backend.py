@@ -63,6 +63,23 @@ class HighsResult:
     has_solution: bool = False
 
 
+def hessian_lower(products: dict[tuple[int, int], float], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``sum a x_i x_j`` as HiGHS's ``1/2 x'Qx``: Q's lower triangle (row >= column), column-wise
+    (start, index, value); a square's coefficient doubles."""
+    cols: dict[int, dict[int, float]] = {}
+    for (i, j), a in products.items():
+        col, row = min(i, j), max(i, j)
+        cols.setdefault(col, {})
+        cols[col][row] = cols[col].get(row, 0.0) + a * (2.0 if i == j else 1.0)
+    start, index, value = [0], [], []
+    for col in range(n):
+        for row in sorted(cols.get(col, {})):
+            index.append(row)
+            value.append(cols[col][row])
+        start.append(len(index))
+    return np.array(start), np.array(index), np.array(value)
+
+
 def solve_canonical(
     c: np.ndarray,
     lb: np.ndarray,

@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from trex.training.or_data import scip_backend
-from trex.training.or_data.highs_backend import solve_canonical
+from trex.training.or_data.highs_backend import hessian_lower, solve_canonical
 
 INF = math.inf
 
@@ -169,23 +169,8 @@ def _solve_highs(model: LinearModel, time_limit: float | None) -> SolveResult:
         indptr.append(len(indices))
         row_lb.append(r.rhs if r.sense in (">=", "==") else -INF)
         row_ub.append(r.rhs if r.sense in ("<=", "==") else INF)
-    q_lower = None
     c = np.array(model.obj, dtype=float)
-    if model.quad:
-        n = model.num_vars
-        cols: dict[int, dict[int, float]] = {}
-        for (i, j), a in model.quad.items():
-            lo, hi = (i, j) if i <= j else (j, i)
-            # HiGHS: 1/2 x'Qx with the lower triangle (row >= col), column-wise.
-            cols.setdefault(lo, {})
-            cols[lo][hi] = cols[lo].get(hi, 0.0) + a * (2.0 if i == j else 1.0)
-        start, index, value = [0], [], []
-        for col in range(n):
-            for row in sorted(cols.get(col, {})):
-                index.append(row)
-                value.append(cols[col][row])
-            start.append(len(index))
-        q_lower = (np.array(start), np.array(index), np.array(value))
+    q_lower = hessian_lower(model.quad, model.num_vars) if model.quad else None
     res = solve_canonical(c, np.array(model.lb), np.array(model.ub), np.array(model.integer, dtype=bool),
                           np.array(indptr), np.array(indices, dtype=np.int64), np.array(data, dtype=float),
                           np.array(row_lb, dtype=float), np.array(row_ub, dtype=float), maximize=model.maximize,
