@@ -434,9 +434,11 @@ def _compile_aten(prepared: fx.GraphModule, example_inputs: list, opts: TrexOpti
 def _inductor_patches(opts: TrexOptions) -> dict:
     from torch._inductor import list_mode_options
 
+    from .cache_key import inductor_patches
+
     patches = dict(list_mode_options(opts.mode)) if opts.mode not in (None, "default") else {}
     patches.update(dict(opts.inductor))
-    return patches
+    return inductor_patches(patches)    # Inductor's on-disk caches keyed on trex's code too
 
 
 def _eager_backward_lowering():
