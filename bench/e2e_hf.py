@@ -9,9 +9,21 @@ trex_aten (backend="trex", options={"rest": "aten"}: trex's fusions, everything 
 Python, the old default); trex (backend="trex": trex's fusions, Inductor for the rest, the printed Triton
 kernels inlined into Inductor's graph); trex_ro (the same with mode="reduce-overhead"). A mode named
 with a "+warm" suffix (e.g. trex+warm) compiles again after torch._dynamo.reset() in the same process:
-its first step is the warm one (Inductor's FX-graph and autotune caches hit). REGIONAL=1 compiles each
-decoder layer instead of the whole model (regional compilation: Dynamo traces the layer's code once
-and, with parameters as graph inputs, reuses the compiled graph for every layer of the same type).
+its first step is the warm one (Inductor's FX-graph and autotune caches hit).
+
+REGIONAL=1 compiles every mode with trex.compiler.regional.compile (the same keywords as the mode's
+torch.compile): each decoder layer's forward is compiled on its own, so one graph per layer variant
+(V4: the hash-routed first layer, the compressed-sparse and the heavily-compressed layers) is traced,
+fused and compiled whatever the layer count, and the modules beside the layers (embedding, rotary
+tables, final norms, head) are compiled one by one; the glue (layer loop, mask, loss) runs eagerly.
+Inductor modes get the same regions as trex's, so the comparison stays fair; rows say "regional".
+
+--cache-dir DIR points Inductor's, Triton's and trex's on-disk caches (TORCHINDUCTOR_CACHE_DIR,
+TRITON_CACHE_DIR, TREX_TRITON_CACHE, TREX_CACHE_DIR) under DIR, for one mode per process: the row says
+"caches": "cold" when DIR was empty at the start, "warm" when a previous process filled it (a user's
+second run: nothing in memory, everything on disk). Run the same command twice for cold then warm.
+The step passes use_cache=False (a training step needs no KV cache; with one, each layer's cache
+slot is read by the layer's code, so regional compilation would trace every layer again).
 
 Model: the config of ../shared/anchors/e2e_hf_v4.py (hidden 1024, 16 experts top-2, B=4, T=2048, bf16)
 so the numbers compare with the issue's. Env: LAYERS (2), EXPERTS (e.g. grouped_mm), B (4), T (2048),
@@ -40,6 +52,7 @@ if REPO_ROOT not in sys.path:
 
 PEAK = float(os.environ.get("PEAK_TFLOPS", "989")) * 1e12
 B, T = int(os.environ.get("B", 4)), int(os.environ.get("T", 2048))
+DEVICE = "cuda"          # --dry-run: "cpu"
 MODES = ("eager", "inductor", "inductor_ro", "trex_aten", "trex", "trex_ro")
 
 
@@ -67,14 +80,41 @@ def active_params(model, cfg) -> tuple[int, float]:
     return total, act - model.get_input_embeddings().weight.numel()
 
 
+# torch.compile keywords per mode (also trex.compiler.regional.compile's, under REGIONAL=1)
 COMPILE = {
-    "eager": lambda m: m,
-    "inductor": lambda m: torch.compile(m),
-    "inductor_ro": lambda m: torch.compile(m, mode="reduce-overhead"),
-    "trex_aten": lambda m: torch.compile(m, backend="trex", options={"rest": "aten"}),
-    "trex": lambda m: torch.compile(m, backend="trex"),
-    "trex_ro": lambda m: torch.compile(m, backend="trex", mode="reduce-overhead"),
+    "eager": None,
+    "inductor": {},
+    "inductor_ro": {"mode": "reduce-overhead"},
+    "trex_aten": {"backend": "trex", "options": {"rest": "aten"}},
+    "trex": {"backend": "trex"},
+    "trex_ro": {"backend": "trex", "mode": "reduce-overhead"},
 }
+CACHE_ENV = {"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton", "TREX_TRITON_CACHE": "trex_triton",
+             "TREX_CACHE_DIR": "trex"}
+
+
+def regional() -> bool:
+    return os.environ.get("REGIONAL") == "1"
+
+
+def compile_model(model, base: str):
+    """``model`` compiled as mode ``base`` says: whole (torch.compile) or region by region (REGIONAL=1)."""
+    kwargs = COMPILE[base]
+    if kwargs is None:
+        return model
+    if regional():
+        from trex.compiler import regional as regional_compile
+        return regional_compile.compile(model, **kwargs)
+    return torch.compile(model, **kwargs)
+
+
+def use_cache_dir(path: str) -> str:
+    """Point the on-disk compile caches under ``path``; "cold" when it held nothing yet, else "warm"."""
+    state = "warm" if os.path.isdir(path) and any(os.scandir(path)) else "cold"
+    for var, sub in CACHE_ENV.items():
+        os.environ[var] = os.path.join(path, sub)
+        os.makedirs(os.environ[var], exist_ok=True)
+    return state
 
 
 def profile_step(step) -> dict:
@@ -129,7 +169,7 @@ def kernel_family(name: str, printed: set) -> str:
     return next((fam for fam, pat in KERNEL_FAMILIES if pat.search(name)), "aten_other")
 
 
-def run(mode: str) -> dict:
+def run(mode: str, caches: str) -> dict:
     from transformers import DeepseekV4ForCausalLM
 
     from trex.compiler import logs
@@ -137,44 +177,40 @@ def run(mode: str) -> dict:
     base = mode.split("+")[0]
     torch.manual_seed(0)
     cfg = config()
-    model = DeepseekV4ForCausalLM(cfg).cuda().to(torch.bfloat16)
+    model = DeepseekV4ForCausalLM(cfg).to(DEVICE, torch.bfloat16)
     total, act = active_params(model, cfg)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=DEVICE == "cuda")
     if mode.endswith("+warm"):
         torch._dynamo.reset()
-    if os.environ.get("REGIONAL") == "1" and base != "eager":
-        layers = model.model.layers
-        for i in range(len(layers)):
-            layers[i] = COMPILE[base](layers[i])
-        fwd = model
-    else:
-        fwd = COMPILE[base](model)
-    ids = torch.randint(0, cfg.vocab_size, (B, T), device="cuda")
+    fwd = compile_model(model, base)
+    ids = torch.randint(0, cfg.vocab_size, (B, T), device=DEVICE)
     graphs = base.endswith("_ro")
 
     def step():
         if graphs:
             torch.compiler.cudagraph_mark_step_begin()
-        out = fwd(input_ids=ids, labels=ids)
+        out = fwd(input_ids=ids, labels=ids, use_cache=False)
         out.loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
         return out.loss.detach()
 
-    torch.cuda.reset_peak_memory_stats()
+    sync = torch.cuda.synchronize if DEVICE == "cuda" else (lambda: None)
+    if DEVICE == "cuda":
+        torch.cuda.reset_peak_memory_stats()
     with logs.capture() as reports:
         t0 = time.perf_counter()
         step()
-        torch.cuda.synchronize()
+        sync()
         first = time.perf_counter() - t0
-    for _ in range(3):
+    for _ in range(3 if DEVICE == "cuda" else 0):
         step()
-    torch.cuda.synchronize()
-    n = 10
+    sync()
+    n = 10 if DEVICE == "cuda" else 1
     t0 = time.perf_counter()
     for _ in range(n):
         loss = step()
-    torch.cuda.synchronize()
+    sync()
     dt = (time.perf_counter() - t0) / n
     tok_s = B * T / dt
     flops_tok = 6 * act + 6 * 2 * cfg.num_attention_heads * cfg.head_dim * 2 * min(T, cfg.sliding_window) \
@@ -184,14 +220,19 @@ def run(mode: str) -> dict:
     for r in reports:
         fused.update(r.match_counts())
         fallbacks += r.fallbacks
-    row = {"mode": mode, "layers": cfg.num_hidden_layers, "regional": os.environ.get("REGIONAL") == "1", "experts": os.environ.get("EXPERTS", "default"),
-           "first_step_s": first, "step_ms": dt * 1e3, "tokens_per_s": tok_s, "mfu": flops_tok * tok_s / PEAK,
+    stats = torch._dynamo.utils.counters
+    row = {"mode": mode, "layers": cfg.num_hidden_layers, "regional": regional(), "experts": os.environ.get("EXPERTS", "default"),
+           "caches": caches, "first_step_s": first, "dynamo_graphs": stats["stats"]["unique_graphs"],
+           "cache_counters": {f"{group}.{k}": v for group in ("aot_autograd", "inductor")
+                              for k, v in stats[group].items() if "cache" in k}, "step_ms": dt * 1e3, "tokens_per_s": tok_s, "mfu": flops_tok * tok_s / PEAK,
            "flops_per_token": flops_tok, "params_total": total, "params_active": act, "loss": float(loss),
-           "peak_mem_gb": torch.cuda.max_memory_allocated() / 2 ** 30, "graphs": len(reports),
+           "peak_mem_gb": torch.cuda.max_memory_allocated() / 2 ** 30 if DEVICE == "cuda" else None,
+           "graphs": len(reports),
            "fused_per_family": dict(fused), "fallbacks": fallbacks[:10],
            "trex_seconds": [r.seconds for r in reports][:4]}
-    row.update(profile_step(step))
-    torch.cuda.empty_cache()
+    if DEVICE == "cuda":
+        row.update(profile_step(step))
+        torch.cuda.empty_cache()
     return row
 
 
@@ -218,12 +259,23 @@ def main(argv=None):
     p.add_argument("modes", nargs="*", default=["eager", "inductor", "trex"],
                    help=f"modes, in order: {', '.join(MODES)} (a '+warm' suffix: compile again, caches warm)")
     p.add_argument("--out", default=os.environ.get("OUT", "bench_out"))
+    p.add_argument("--cache-dir", help="on-disk compile caches under this folder (one mode per process: "
+                                       "empty folder = cold first step, a previous run's = warm)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="on the CPU, one step per mode (set B, T and LAYERS small): checks the script, measures nothing")
     args = p.parse_args(argv)
     bad = [m for m in args.modes if m.split("+")[0] not in MODES or m.count("+") > 1
            or ("+" in m and not m.endswith("+warm"))]
     if bad:
         p.error(f"unknown mode(s) {bad}; choose from {list(MODES)}, optionally with the suffix '+warm'")
-    if not torch.cuda.is_available():
+    if args.cache_dir and len(args.modes) != 1:
+        p.error(f"--cache-dir measures one mode per process (cold, then warm in a second process); got "
+                f"{len(args.modes)} modes: run one mode per command")
+    caches = use_cache_dir(args.cache_dir) if args.cache_dir else "unmanaged"
+    global DEVICE
+    if args.dry_run:
+        DEVICE = "cpu"
+    elif not torch.cuda.is_available():
         sys.exit("bench/e2e_hf.py needs a CUDA GPU (torch.cuda.is_available() is False)")
     try:
         from transformers import DeepseekV4Config  # noqa: F401
@@ -233,13 +285,14 @@ def main(argv=None):
     import transformers
 
     result = {"commit": git_commit(), "torch": torch.__version__, "transformers": transformers.__version__,
-              "device": torch.cuda.get_device_name(), "B": B, "T": T, "peak_tflops": PEAK / 1e12,
+              "device": torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu (--dry-run)", "B": B, "T": T, "peak_tflops": PEAK / 1e12,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "rows": []}
     path = os.path.join(args.out, f"e2e_hf_L{os.environ.get('LAYERS', 2)}_{os.environ.get('EXPERTS', 'loop')}"
-                                  f"{'_regional' if os.environ.get('REGIONAL') == '1' else ''}.json")
+                                  f"{'_regional' if regional() else ''}"
+                                  f"{f'_{args.modes[0]}_{caches}' if args.cache_dir else ''}.json")
     for mode in args.modes:
         try:
-            row = run(mode)
+            row = run(mode, caches)
         except Exception as err:  # noqa: BLE001 - one broken mode must not lose the others' numbers
             import traceback
             traceback.print_exc()
@@ -247,13 +300,15 @@ def main(argv=None):
         result["rows"].append(row)
         print(json.dumps(row), flush=True)
         atomic_write_json(path, result)
-    print(f"\n{'mode':14s} {'ms/step':>8s} {'tok/s':>9s} {'MFU':>6s} {'first s':>8s} {'launch':>7s} {'busy':>5s}  fused")
+    print(f"\n{'mode':14s} {'ms/step':>8s} {'tok/s':>9s} {'MFU':>6s} {'first s':>8s} {'caches':>9s} {'regions':>8s} "
+          f"{'graphs':>6s} {'launch':>7s} {'busy':>5s}  fused")
     for r in result["rows"]:
         if "error" in r:
             print(f"{r['mode']:14s} error: {r['error'][:100]}")
             continue
         print(f"{r['mode']:14s} {r['step_ms']:8.2f} {r['tokens_per_s']:9.0f} {100 * r['mfu']:5.1f}% "
-              f"{r['first_step_s']:8.1f} {r['launches']:7d} {100 * r['busy']:4.0f}%  {r['fused_per_family']}")
+              f"{r['first_step_s']:8.1f} {r['caches']:>9s} {'regional' if r['regional'] else 'whole':>8s} "
+              f"{r['dynamo_graphs']:6d} {r.get('launches', 0):7d} {100 * r.get('busy', 0):4.0f}%  {r['fused_per_family']}")
 
 
 if __name__ == "__main__":
