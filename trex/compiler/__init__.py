@@ -15,4 +15,6 @@ Modules (importing this package stays cheap; nothing here imports torch):
 * ``explain``   ``trex explain``
 * ``testing``   ``assert_close_to_reference`` (DESIGN.md numerics rule) and graph-counting helpers
 * ``examples``  DeepSeek-V4-style example blocks used by tests, bench and explain
+* ``regional``  ``compile(model, **torch_compile_kwargs)``: regional compilation, a repeated block compiled once
+* ``cache_key`` trex's fingerprint in Inductor's on-disk cache keys (warm first steps across processes)
 """
