@@ -46,8 +46,8 @@ def inputs_for(name: str, rows: int, width: int, g: torch.Generator):
         p = spec.program(DType.BF16)
         return harness.make_inputs(p, sizes, int(torch.randint(1 << 30, (1,), generator=g))), \
             harness.scalars_for(name, p, sizes)
-    n = 4
-    common = {"x": r(rows, n, width), "fn": torch.randn(2 + n, n, n, width, generator=g) * 0.05,
+    n = 4      # the AscendC layout's programs take the Cube's projection hproj = x fn^T, not fn
+    common = {"x": r(rows, n, width), "hproj": torch.randn(rows, 2 + n, n, generator=g),
               "scale": torch.rand(3, 1, generator=g) + 0.5, "base": torch.randn(2 + n, n, generator=g) * 0.1}
     sc = {"iters": 4, "hc_eps": 1e-6, "rms_eps": 1e-6}
     if name == "mhc_pre":

@@ -20,8 +20,9 @@ def test_cuda_tunes_the_per_stream_mhc_programs_and_ascend_the_ascendc_ones():
     assert harness.build_program("mhc_pre", "bf16", "cuda", TINY).name == "mhc_pre_coeff_streams4_bf16"
     assert harness.build_program("mhc_pre_bwd", "bf16", "cuda", TINY).name == "mhc_pre_bwd_coeff_streams4_bf16"
     assert harness.build_program("mhc_pre", "bf16", "cuda_fused", TINY).name == "mhc_pre_fwd_streams4_bf16"
-    assert harness.build_program("mhc_pre", "bf16", "ascend910b", TINY).name == "mhc_pre_fwd_bf16"
-    assert harness.build_program("mhc_pre_bwd", "bf16").name == "mhc_pre_bwd_bf16"
+    # the AscendC layout is the Cube split: its program is the first AIV launch
+    assert harness.build_program("mhc_pre", "bf16", "ascend910b", TINY).name == "mhc_pre_fwd_cube_bf16"
+    assert harness.build_program("mhc_pre_bwd", "bf16").name == "mhc_pre_bwd_coeff_cube_bf16"
     assert harness.build_program("rms_norm", "bf16", "cuda").name == harness.build_program("rms_norm", "bf16").name
 
 
@@ -34,11 +35,14 @@ def test_per_stream_inputs_are_the_runners_views_of_one_tensor():
     # x0..x3: row-strided views x[:, s, :] of one [ROWS, N, HD] tensor, as the cuda runner passes them
     assert all(ins[f"x{s}"].shape == (rows, hd) and ins[f"x{s}"].stride() == (n * hd, 1) for s in range(n))
     assert len({ins[f"x{s}"].untyped_storage().data_ptr() for s in range(n)}) == 1
-    # the same draw through the AscendC-layout program, regrouped by stream_views, gives the same values
+    # the same draw through the AscendC-layout program (which takes the Cube's hproj, not fn), regrouped by
+    # stream_views, gives the same x, scale and base; fn is drawn by the views, the same for the same draw
     full = harness.make_inputs(harness.build_program("mhc_pre_bwd", "bf16"), TINY, seed=5, distribution="heavy")
-    want, *_ = stream_views(full["x"], full["fn"], full["scale"], full["base"])
-    for name in ("x0", "x3", "fn0", "fn3", "scale", "base"):
+    want, *_ = stream_views(full["x"], torch.zeros(2 + n, n, n, hd), full["scale"], full["base"])
+    for name in ("x0", "x3", "scale", "base"):
         assert torch.equal(ins[name], want[name]), name
+    again = harness.make_inputs(p, TINY, seed=5, distribution="heavy")
+    assert torch.equal(ins["fn3"], again["fn3"]) and not torch.equal(ins["fn0"], ins["fn1"])
     assert ins["fn2"].shape == ((2 + n) * n, hd)
     bound = {str(k): v for k, v in bind_sizes(p, ins, harness.scalars_for("mhc_pre_bwd", p, TINY)).items()}
     assert bound == {"ROWS": rows, "N": n, "HD": hd, "ITERS": TINY["ITERS"]}

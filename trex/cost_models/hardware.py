@@ -65,12 +65,27 @@ class AscendHW:
     launch_s: Sourced                     # host launch + start-up per kernel
     scalar_s_per_op: Sourced              # scalar-unit cost of one GetValue/SetValue
     vec_issue_cycles: Sourced             # per-instruction start-up cycles
+    aic_cores: Sourced                    # cube cores (AIC), one per 2 AIV
+    cube_macs_per_cycle: Sourced          # bf16/fp16 multiply-accumulates per AIC per cycle
+    cube_fp32_fraction: Sourced           # fp32 cube throughput / bf16
+    cube_launch_s: Sourced                # fixed overhead of one cube kernel
+    l2_bytes: Sourced                     # L2 cache of the chip/die
+    l2_read_bytes_per_cycle: Sourced      # L2 -> core read rate per core
     repeat_bytes: int = 256               # one vector repeat = 8 blocks x 32 B (ref §2.1)
     max_repeats: int = 255                # repeatTime <= 255 per instruction (ref §2.1)
     block_bytes: int = 32                 # UB alignment (ref §1.3, §2.1)
     max_block_count: int = 4095           # DataCopyPad blockCount (ref §1.3)
     max_block_len: int = 2_097_151        # DataCopyPad blockLen bytes (ref §1.3)
     cycles_per_repeat: dict = field(default_factory=lambda: dict(VECTOR_CYCLES_PER_REPEAT))
+
+    def l2_read_bw(self, cores: int) -> float:
+        """L2 read bandwidth of `cores` cores (bytes/s)."""
+        return cores * self.l2_read_bytes_per_cycle.value * self.clock_hz.value
+
+    def cube_flops(self, fp32: bool = False) -> float:
+        """Cube peak FLOP/s of the chip/die: AIC x MAC/cycle x 2 x clock (x the fp32 fraction)."""
+        peak = self.aic_cores.value * self.cube_macs_per_cycle.value * 2 * self.clock_hz.value
+        return peak * (self.cube_fp32_fraction.value if fp32 else 1.0)
 
     @property
     def ub_capacity(self) -> int:
@@ -106,6 +121,11 @@ _SCALAR_SRC = ("derived from asc-devkit Add study case 0: scalar loop over 8192x
                "for 3 scalar accesses per element -> 6.2 ns/access (ref §7 table); GM accesses, so an upper bound for UB")
 _ISSUE_SRC = "msKPP: ~1 cycle start-up per vector instruction (ref §7, 'VADD fp32 9 repeats = 18.0 cycles' +~1)"
 
+_CUBE_SRC = ("16x16x16 fp16 per cube instruction = 4096 MAC per cycle: asc-devkit 基本架构.md (ref §3.1); "
+             "peak derived, not official (ref §3.2: 24 x 4096 x 2 x 1.8 GHz = 354 TFLOPS on 910B2)")
+_CUBE_LAUNCH_SRC = ("third-party A3 study: ~18 us for tiny cube kernels that a bandwidth model predicts at ~9 us "
+                    "(ref §3.2, 'Fixed overhead'); secondary")
+
 ASCEND_910B = AscendHW(
     name="Ascend910B",
     aiv_cores=_s(48, "910B1/910B2 platform ini vector_core_cnt=48 (ref §3.2)"),
@@ -119,6 +139,13 @@ ASCEND_910B = AscendHW(
     launch_s=_s(6e-6, _LAUNCH_SRC),
     scalar_s_per_op=_s(6.2e-9, _SCALAR_SRC),
     vec_issue_cycles=_s(1, _ISSUE_SRC),
+    aic_cores=_s(24, "910B1/910B2 platform ini ai_core_cnt=24 (ref §3.2)"),
+    cube_macs_per_cycle=_s(4096, _CUBE_SRC),
+    cube_fp32_fraction=_s(0.25, "fp32 cube throughput is 1/4 of half: asc-devkit 硬件约束/NPU架构版本2201.md (ref §3.1)"),
+    cube_launch_s=_s(18e-6, _CUBE_LAUNCH_SRC),
+    l2_bytes=_s(201326592, "platform ini l2_size=201326592 (192 MiB), ref §3.2"),
+    l2_read_bytes_per_cycle=_s(110, "A3 ini [AICoreMemoryRates] l2_read_rate=110 B/cycle/core, third-party quote "
+                                    "(ref §3.2); secondary"),
 )
 
 ASCEND_910C_DIE = replace(
@@ -127,6 +154,7 @@ ASCEND_910C_DIE = replace(
     aiv_cores=_s(48, "Ascend910_9392 ini: 24 AIC / 48 AIV per die (ref §3.2)"),
     clock_hz=_s(1.85e9, "npu-smi Aicore Freq / ini cube_freq=1850, third-party A3 note (ref §3.2)"),
     hbm_bw=_s(1.6e12, "~1.6 TB/s per die, secondary (third-party A3 note; ref §3.2 marks it unconfirmed)"),
+    aic_cores=_s(24, "Ascend910_9392 ini: 24 AIC / 48 AIV per die (ref §3.2)"),
 )
 
 

@@ -45,22 +45,32 @@ def _declare_scalars(b: ProgramBuilder):
     return b.scalar("hc_eps"), b.scalar("rms_eps")
 
 
-def _reduce_pass_body(b: ProgramBuilder, dtype: DType, with_dli: bool):
-    """One chunk of the reduce pass: ss += sum x^2; h += fn_chunk . x_chunk [; dpre += x . dli]."""
-    xf = load_f32(b, "x", dtype, "xf", (N, HD))
+def _sum_squares(b: ProgramBuilder, xf: str):
+    """ss += sum of the chunk's x^2 (x's [N, chunk] fp32 tile)."""
     b.op("mul", "sq", xf, xf, dtype=F32, cols=(N, HD))
     b.op("reduce_sum", "sq1", "sq", axis=-1, dtype=F32, cols=(N, 1))
     b.op("reduce_sum", "sq2", "sq1", axis=-2, dtype=F32, cols=(1, 1))
     b.op("add", "ss", "ss", "sq2")
+
+
+def _dpre_chunk(b: ProgramBuilder, dtype: DType, xf: str):
+    """dpre [N, 1] += x . dli over the chunk (d(pre) of layer_input = sum_s pre_s x_s)."""
+    dli = load_f32(b, "dli", dtype, "dlif", (HD,))
+    b.op("view", "dli3", dli, dtype=F32, cols=(1, HD))
+    b.op("mul", "xd", xf, "dli3", dtype=F32, cols=(N, HD))
+    b.op("reduce_sum", "xd1", "xd", axis=-1, dtype=F32, cols=(N, 1))
+    b.op("add", "dpre", "dpre", "xd1")
+
+
+def _reduce_pass_body(b: ProgramBuilder, dtype: DType, with_dli: bool):
+    """One chunk of the reduce pass: ss += sum x^2; h += fn_chunk . x_chunk [; dpre += x . dli]."""
+    xf = load_f32(b, "x", dtype, "xf", (N, HD))
+    _sum_squares(b, xf)
     b.op("load", "w", "fn", dtype=F32, cols=(2 + N, N, N, HD), per_row=False)
     b.op("matvec", "hp", xf, "w", dtype=F32, cols=(2 + N, N))
     b.op("add", "h", "h", "hp")
     if with_dli:
-        dli = load_f32(b, "dli", dtype, "dlif", (HD,))
-        b.op("view", "dli3", dli, dtype=F32, cols=(1, HD))
-        b.op("mul", "xd", xf, "dli3", dtype=F32, cols=(N, HD))
-        b.op("reduce_sum", "xd1", "xd", axis=-1, dtype=F32, cols=(N, 1))
-        b.op("add", "dpre", "dpre", "xd1")
+        _dpre_chunk(b, dtype, xf)
 
 
 def _coefficients(b: ProgramBuilder, hc_eps: str, rms_eps: str):
@@ -278,6 +288,115 @@ def build_mhc_pre_bwd(dtype: DType | str = DType.BF16) -> Program:
     b.section("epilogue")
     b.op("store", None, "dscale_partial", "dsc_acc")
     b.op("store", None, "dbase_partial", "db_acc")
+    return b.build()
+
+
+# ------------------------------------------------------------------------------------------------
+# the Cube split (the AscendC layout): the projection GEMMs on the Cube, the rest in AIV programs
+#
+# The programs above do the (2+N)N x N*HD projection on the vector unit: 11.3 GFLOP per direction at
+# V4-Pro sizes, whose AIV floor (one multiply-add per lane at the VMUL rate, 5.7 TFLOP/s on 48 AIV) is
+# 2.0 ms against a 0.37 ms GM byte floor (bench/NOTES_ascend_mhc.md). Here every GEMM is the executor's
+# `rows_matmul` host step (the Cube's work on an NPU: 364 TFLOP/s bf16 per 910C die) and the AIV programs
+# keep only row work: the sum of squares, the coefficients with the RMS scale applied after the
+# projection (z = h r), Sinkhorn in UB, the collapse, and in backward the Sinkhorn reverse and dx.
+#   forward:  h = x fn^T (Cube) -> mhc_pre_fwd_cube (ss pass, coefficients, collapse pass)
+#   backward: h = x fn^T (Cube) -> mhc_pre_bwd_coeff_cube (one pass over x and dli: dh, dss2, pre)
+#             -> dxp = dh fn, dfn = dh^T x (Cube) -> mhc_pre_bwd_apply_cube (dx, one pass)
+
+
+def _declare_cube_inputs(b: ProgramBuilder, dtype: DType):
+    """x, the Cube's projection hproj = x fn^T per row (fp32), scale and base."""
+    b.gm("x", dtype, (N, HD))
+    b.gm("hproj", F32, (2 + N, N))
+    b.gm("scale", F32, (3, 1), kind=SHARED)
+    b.gm("base", F32, (2 + N, N), kind=SHARED)
+
+
+def _ss_pass(b: ProgramBuilder, dtype: DType, with_dli: bool):
+    """ss (1, 1) [and dpre (N, 1)] over HD in column chunks, then h (2+N, N) from the Cube's output."""
+    b.op("fill", "ss", 0.0, dtype=F32, cols=(1, 1))
+    if with_dli:
+        b.op("fill", "dpre", 0.0, dtype=F32, cols=(N, 1))
+    with b.chunk_loop(HD):
+        xf = load_f32(b, "x", dtype, "xf", (N, HD))
+        _sum_squares(b, xf)
+        if with_dli:
+            _dpre_chunk(b, dtype, xf)
+    b.op("load", "h", "hproj", dtype=F32, cols=(2 + N, N))
+
+
+def build_mhc_pre_fwd_cube(dtype: DType | str = DType.BF16) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_fwd_cube_{dtype.value}",
+                       doc="mHC pre after the Cube's projection: sum of squares, coefficients, Sinkhorn, collapse")
+    _declare_cube_inputs(b, dtype)
+    b.gm("layer_input", dtype, (HD,), role="out")
+    b.gm("post", F32, (N,), role="out")
+    b.gm("comb", F32, (N, N), role="out")
+    hc_eps, rms_eps = _declare_scalars(b)
+    _prologue(b)
+    _ss_pass(b, dtype, with_dli=False)
+    _coefficients(b, hc_eps, rms_eps)
+    _sinkhorn(b, hc_eps, hist=False)
+    b.op("view", "post2", "postv", dtype=F32, cols=(N,))
+    b.op("store", None, "post", "post2")
+    b.op("store", None, "comb", "M")
+    b.op("transpose", "pre_t", "pre", dtype=F32, cols=(N, 1))
+    with b.chunk_loop(HD):
+        xf = load_f32(b, "x", dtype, "xf", (N, HD))
+        b.op("mul", "px", xf, "pre_t", dtype=F32, cols=(N, HD))
+        b.op("reduce_sum", "li", "px", axis=-2, dtype=F32, cols=(1, HD))
+        b.op("view", "li2", "li", dtype=F32, cols=(HD,))
+        store_from_f32(b, "layer_input", dtype, "li2", (HD,))
+    return b.build()
+
+
+def build_mhc_pre_bwd_coeff_cube(dtype: DType | str = DType.BF16) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_bwd_coeff_cube_{dtype.value}",
+                       doc="mHC pre backward after the Cube's projection: one pass over x and dli, Sinkhorn "
+                           "recomputed and reversed in UB -> dh, dss2, pre")
+    _declare_output_grads(b, dtype)
+    _declare_cube_inputs(b, dtype)
+    b.gm("pre_mix", F32, (N,), role="out")
+    b.gm("dss2", F32, (1,), role="out")
+    hc_eps, rms_eps = _declare_bwd_tail(b, host_dfn=False)
+    _ss_pass(b, dtype, with_dli=True)
+    _bwd_coefficients(b, hc_eps, rms_eps,
+                      lambda: b.op("transpose", "dpre_t", "dpre", dtype=F32, cols=(1, N)))
+    _store_rows(b, ("pre_mix", "pre", (N,)), ("dss2", "c2", (1,)))
+    b.section("epilogue")
+    b.op("store", None, "dscale_partial", "dsc_acc")
+    b.op("store", None, "dbase_partial", "db_acc")
+    return b.build()
+
+
+def build_mhc_pre_bwd_apply_cube(dtype: DType | str = DType.BF16) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_bwd_apply_cube_{dtype.value}",
+                       doc="mHC pre backward apply: dx = x dss2 + pre_s dli + dxp (dxp = dh fn from the Cube), one pass")
+    b.gm("x", dtype, (N, HD))
+    b.gm("dli", dtype, (HD,))
+    b.gm("dxp", F32, (N, HD))
+    b.gm("dss2", F32, (1,))
+    b.gm("pre_mix", F32, (N,))
+    b.gm("dx", dtype, (N, HD), role="out")
+    b.op("load", "c2v", "dss2", dtype=F32, cols=(1,))
+    b.op("view", "c2", "c2v", dtype=F32, cols=(1, 1))
+    b.op("load", "prem", "pre_mix", dtype=F32, cols=(N,))
+    b.op("view", "pre", "prem", dtype=F32, cols=(1, N))
+    b.op("transpose", "pre_t", "pre", dtype=F32, cols=(N, 1))
+    with b.chunk_loop(HD):
+        xf = load_f32(b, "x", dtype, "xf", (N, HD))
+        dli = load_f32(b, "dli", dtype, "dlif", (HD,))
+        b.op("view", "dli3", dli, dtype=F32, cols=(1, HD))
+        b.op("load", "dxpf", "dxp", dtype=F32, cols=(N, HD))
+        b.op("mul", "dxf", xf, "c2", dtype=F32, cols=(N, HD))
+        b.op("mul", "xd", "dli3", "pre_t", dtype=F32, cols=(N, HD))
+        b.op("add", "dxf", "dxf", "xd")
+        b.op("add", "dxf", "dxf", "dxpf")
+        store_from_f32(b, "dx", dtype, "dxf", (N, HD))
     return b.build()
 
 
@@ -517,10 +636,16 @@ def stream_views(x, fn, scale, base) -> tuple[dict, int, int, int]:
 
 
 def streams_from_default(inputs: dict) -> dict:
-    """The per-stream programs' inputs from the default programs' (x [ROWS, N, HD], fn [2+N, N, N, HD],
-    the output gradients passed through): the views the per-stream runners make."""
-    ins, *_ = stream_views(inputs["x"], inputs["fn"], inputs["scale"], inputs["base"])
-    ins.update({k: v for k, v in inputs.items() if k not in ("x", "fn", "scale", "base")})
+    """The per-stream programs' inputs from the default programs' (x [ROWS, N, HD], scale, base, the output
+    gradients passed through): the views the per-stream runners make. The default (AscendC) programs take
+    the Cube's projection hproj = x fn^T instead of fn, so fn [2+N, N, N, HD] is drawn here (standard
+    normal, on x's device), seeded by the draw's hproj: the same draw always gives the same fn."""
+    x, h = inputs["x"], inputs["hproj"]
+    n, d = x.shape[-2], x.shape[-1]
+    seed = int(h.double().abs().sum().item() * 1e6) % (2 ** 63) if h.numel() else 0
+    fn = torch.randn(2 + n, n, n, d, generator=torch.Generator(device=x.device).manual_seed(seed), device=x.device)
+    ins, *_ = stream_views(x, fn, inputs["scale"], inputs["base"])
+    ins.update({k: v for k, v in inputs.items() if k not in ("x", "hproj", "scale", "base")})
     return ins
 
 
@@ -563,20 +688,40 @@ def _backward_outputs(dx, dfn, out: dict, x, fn, scale, base):
             out["dscale"].reshape(scale.shape).to(scale.dtype), out["dbase"].reshape(base.shape).to(base.dtype))
 
 
+def _cube_projection(execute: Executor, x2: torch.Tensor, fn2: torch.Tensor) -> torch.Tensor:
+    """h = x fn^T [rows, (2+N)N] fp32, the Cube's GEMM: `rows_matmul` contracts over its first axis,
+    here the n*d columns (x2 [rows, n*d] in x's dtype, fn2 [(2+N)N, n*d] fp32)."""
+    return execute.rows_matmul(x2.T, fn2.T)
+
+
 def run_mhc_pre(execute: Executor, x, fn, scale, base, iters: int, hc_eps: float, rms_eps: float):
+    """The AscendC layout (the Cube split, above): h = x fn^T on the Cube, then one AIV program."""
     ins, rows, n, d = _views(x, fn, scale, base)
-    p = cached_program(build_mhc_pre_fwd, ir_dtype(x.dtype))
+    fn2 = ins.pop("fn").reshape(-1, n * d)
+    ins["hproj"] = _cube_projection(execute, ins["x"].reshape(rows, n * d), fn2).reshape(rows, 2 + n, n)
+    p = cached_program(build_mhc_pre_fwd_cube, ir_dtype(x.dtype))
     out = execute(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
     return _forward_outputs(out, x, n, d)
 
 
 def run_mhc_pre_bwd(execute: Executor, d_layer_input, d_post, d_comb, x, fn, scale, base, iters: int,
                     hc_eps: float, rms_eps: float):
+    """The AscendC layout's backward: h on the Cube, the coefficient program (dh, dss2, pre), the Cube's
+    dxp = dh fn and dfn = dh^T x, then the apply program (dx)."""
     ins, rows, n, d = _views(x, fn, scale, base)
     _grads_of_outputs(ins, rows, n, d, d_layer_input, d_post, d_comb, x)
-    p = cached_program(build_mhc_pre_bwd, ir_dtype(x.dtype))
-    out = execute(p, ins, {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
-    return _backward_outputs(out["dx"], out["dfn"], out, x, fn, scale, base)
+    fn2 = ins.pop("fn").reshape(-1, n * d)
+    x2 = ins["x"].reshape(rows, n * d)
+    ins["hproj"] = _cube_projection(execute, x2, fn2).reshape(rows, 2 + n, n)
+    coeff = execute(cached_program(build_mhc_pre_bwd_coeff_cube, ir_dtype(x.dtype)), ins,
+                    {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps})
+    dh = coeff["dh"].reshape(rows, -1)
+    dxp = execute.rows_matmul(dh.T, fn2)            # dh @ fn [rows, n*d]
+    dfn = execute.rows_matmul(dh, x2)               # dh^T @ x [(2+N)N, n*d]
+    out = execute(cached_program(build_mhc_pre_bwd_apply_cube, ir_dtype(x.dtype)),
+                  {"x": ins["x"], "dli": ins["dli"], "dxp": dxp.reshape(rows, n, d), "dss2": coeff["dss2"],
+                   "pre_mix": coeff["pre_mix"]}, {})
+    return _backward_outputs(out["dx"], dfn, coeff, x, fn, scale, base)
 
 
 def run_mhc_pre_streams(execute: Executor, x, fn, scale, base, iters: int, hc_eps: float, rms_eps: float):

@@ -1,14 +1,17 @@
 """The kernels of ``trex::mhc_pre`` and ``trex::mhc_pre_bwd``: programs and runners of ir.py, the inputs they
-do not take, the cuda layout (one GM tensor per stream; dfn = dh^T x as the executor's rows_matmul) and
-the example sizes (hc_mult 4 streams of d = 7168, 20 Sinkhorn iterations)."""
+do not take, the AscendC layout (the Cube split: the projection GEMMs as the executor's rows_matmul, the row
+work in AIV programs; its program is the first AIV launch: what codegen prints and tuning tunes), the cuda
+layout (one GM tensor per stream; dfn = dh^T x as the executor's rows_matmul) and the example sizes
+(hc_mult 4 streams of d = 7168, 20 Sinkhorn iterations)."""
 from __future__ import annotations
 
 from trex.compiler.kernels import EXAMPLE_TOKENS, V4PRO_TOKENS, Guard, KernelSpec, Layout
 from trex.compiler.registry import register_kernel_spec
 
-from .ir import (build_mhc_pre_bwd, build_mhc_pre_bwd_coeff_streams, build_mhc_pre_bwd_streams, build_mhc_pre_coeff_streams,
-                 build_mhc_pre_fwd, build_mhc_pre_fwd_streams, run_mhc_pre, run_mhc_pre_bwd, run_mhc_pre_bwd_split,
-                 run_mhc_pre_bwd_streams, run_mhc_pre_split, run_mhc_pre_streams, streams_dx_views, streams_from_default)
+from .ir import (build_mhc_pre_bwd_coeff_cube, build_mhc_pre_bwd_coeff_streams, build_mhc_pre_bwd_streams,
+                 build_mhc_pre_coeff_streams, build_mhc_pre_fwd_cube, build_mhc_pre_fwd_streams, run_mhc_pre,
+                 run_mhc_pre_bwd, run_mhc_pre_bwd_split, run_mhc_pre_bwd_streams, run_mhc_pre_split, run_mhc_pre_streams,
+                 streams_dx_views, streams_from_default)
 
 SCALARS = {"iters": 20, "hc_eps": 1e-6, "rms_eps": 1e-6}
 
@@ -24,8 +27,8 @@ def _sizes(small: dict) -> dict:
 # target of its own so the benchmarks can run both layouts on the GPU (bench/h200_h17_mhc.py). The
 # program of a split layout is its first launch (the reduce kernel: what tuning and the sweeps see).
 register_kernel_spec(KernelSpec(
-    op="mhc_pre", doc="mHC pre-projection, Sinkhorn and collapse",
-    layout=Layout(run=run_mhc_pre, program=lambda dtype, sizes: build_mhc_pre_fwd(dtype)),
+    op="mhc_pre", doc="mHC pre-projection (on the Cube), Sinkhorn and collapse",
+    layout=Layout(run=run_mhc_pre, program=lambda dtype, sizes: build_mhc_pre_fwd_cube(dtype)),
     variants={"cuda": Layout(run=run_mhc_pre_split, views=streams_from_default,
                              program=lambda dtype, sizes: build_mhc_pre_coeff_streams(dtype, int(sizes["N"]))),
               "cuda_fused": Layout(run=run_mhc_pre_streams, views=streams_from_default,
@@ -34,8 +37,8 @@ register_kernel_spec(KernelSpec(
     sizes=_sizes({"ROWS": 64, "N": 4, "HD": 512, "ITERS": 20}), scalars=SCALARS))
 
 register_kernel_spec(KernelSpec(
-    op="mhc_pre_bwd", doc="mHC pre backward (Sinkhorn iterates recomputed in UB)",
-    layout=Layout(run=run_mhc_pre_bwd, program=lambda dtype, sizes: build_mhc_pre_bwd(dtype)),
+    op="mhc_pre_bwd", doc="mHC pre backward (Sinkhorn iterates recomputed in UB, GEMMs on the Cube)",
+    layout=Layout(run=run_mhc_pre_bwd, program=lambda dtype, sizes: build_mhc_pre_bwd_coeff_cube(dtype)),
     variants={"cuda": Layout(run=run_mhc_pre_bwd_split, views=streams_from_default,
                              program=lambda dtype, sizes: build_mhc_pre_bwd_coeff_streams(dtype, int(sizes["N"]))),
               "cuda_fused": Layout(run=run_mhc_pre_bwd_streams, views=streams_from_default, out_views=streams_dx_views,
