@@ -44,3 +44,29 @@ def test_first_blocker_names_the_missing_api():
     msg = ("g++ failed to compile k.cpp against the AscendC emulator (exit 1): k.cpp:3:5: the kernel uses `GatherMask`, "
            "which the trex AscendC emulator does not provide (...)\nk.cpp:3:5: error: 'GatherMask' was not declared")
     assert corpus.first_blocker(msg) == "GatherMask (unsupported/undeclared)"
+
+
+def _result(i, result, detail="", source="mirror-cann+asc-devkit"):
+    return corpus.Result(f"k{i}", source, f"k{i}.cpp", result, detail)
+
+
+def test_summary_counts_per_source_and_first_blocker_kind():
+    results = [_result(0, "pass"), _result(1, "pass", source="Hayden727+cann-ops"),
+               _result(2, "run error", "k (block 0 of 1): UB overflow: ...", "Hayden727+cann-ops"),
+               _result(3, "compile", "op_host: platform/platform_info.h: No such file or directory"),
+               _result(4, "excluded", "broken")]
+    text = corpus.summary(results)
+    assert "**2 of 4 kernels pass (50%); 3 compile unchanged.**" in text
+    assert "| Hayden727/cann-ops | 2 | 2 | 1 |" in text and "| mirror-cann/asc-devkit | 2 | 1 | 1 |" in text
+    assert "| UB overflow | 1 |" in text and "| host code does not compile or load | 1 |" in text
+    assert corpus.blocker_kind(_result(5, "run error", "no rule matches")) == "run error (other)"
+
+
+def test_report_reprints_an_earlier_run_and_no_root_is_exit_2(tmp_path, capsys):
+    runs = tmp_path / "run.json"
+    runs.write_text('[{"id": "k0", "source": "mirror-cann+asc-devkit", "path": "k0.cpp", "result": "pass", '
+                    '"detail": "1 cases", "blocks": [8], "keys": [0], "seconds": 1.0}]')
+    assert corpus_manifest.main(["--report", str(runs)]) == 0
+    assert "| k0 | mirror-cann/asc-devkit@82b89a1 `k0.cpp` | pass | [8] / [0] | 1 cases |" in capsys.readouterr().out
+    assert corpus_manifest.main([]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -302,6 +302,47 @@ def run_entry(root: Path, entry: Entry, cores: int = 8) -> Result:
     return res
 
 
+# What stops a kernel, by the first matching message (result, pattern): the summary's "first blocker" kinds.
+BLOCKER_KINDS: list[tuple[str, str, str]] = [
+    ("pass", r"", "pass"),
+    ("no cases", r"", "no reference cases"),
+    ("wrong", r"", "wrong values"),
+    ("compile", r"^op_host: ", "host code does not compile or load"),
+    ("compile", r"unsupported/undeclared", "kernel uses a name the emulator lacks (or undeclared)"),
+    ("compile", r"", "kernel does not compile (other)"),
+    ("run error", r"UB overflow", "UB overflow"),
+    ("run error", r"outside every kernel argument buffer", "GM access past the allocation"),
+    ("run error", r"cross-block GM race", "cross-block GM race"),
+    ("run error", r"outside its buffer", "UB access outside a buffer"),
+    ("run error", r"host tiling failed|tiling function", "host tiling fails"),
+    ("run error", r"", "run error (other)"),
+    ("excluded", r"", "excluded"),
+]
+
+
+def blocker_kind(r: Result) -> str:
+    return next(kind for result, pattern, kind in BLOCKER_KINDS if r.result == result and re.search(pattern, r.detail))
+
+
+def summary(results: list[Result]) -> str:
+    """Pass counts overall and per source, and the kernels per first-blocker kind (markdown)."""
+    counted = [r for r in results if r.result != "excluded"]
+    passed = sum(r.result == "pass" for r in counted)
+    lines = [f"**{passed} of {len(counted)} kernels pass ({100 * passed / max(1, len(counted)):.0f}%); "
+             f"{sum(r.result not in ('compile', 'excluded') for r in counted)} compile unchanged.**", "",
+             "| source | kernels | compile | pass |", "| --- | --- | --- | --- |"]
+    for source in dict.fromkeys(r.source for r in counted):
+        rs = [r for r in counted if r.source == source]
+        lines.append(f"| {SOURCES[source][0]} | {len(rs)} | {sum(r.result != 'compile' for r in rs)} | "
+                     f"{sum(r.result == 'pass' for r in rs)} |")
+    lines += ["", "| first blocker | kernels |", "| --- | --- |"]
+    kinds: dict[str, int] = {}
+    for r in counted:
+        kinds[blocker_kind(r)] = kinds.get(blocker_kind(r), 0) + 1
+    lines += [f"| {k} | {n} |" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])]
+    return "\n".join(lines)
+
+
 def markdown(results: list[Result]) -> str:
     lines = ["| kernel | source | result | blocks / tiling keys | first blocker or detail |", "| --- | --- | --- | --- | --- |"]
     for r in results:
