@@ -1,10 +1,12 @@
-// trex test (written for trex): TBufPool (bufpool_api.cpp) run CANN CPU-debug style (ICPU_RUN_KF) over 3
-// blocks on an odd length; `no_reset` must stop with the emulator's error.
+// trex test (written for trex): TBufPool (bufpool_api.cpp) and ListTensorDesc (list_api.cpp) run CANN
+// CPU-debug style (ICPU_RUN_KF) over 3 blocks on an odd length; `no_reset` / `list_index` must stop with the
+// emulator's error.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include "bufpool_api.cpp"
+#include "list_api.cpp"
 
 int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "";
@@ -22,6 +24,13 @@ int main(int argc, char** argv) {
   ICPU_RUN_KF(bufpool_kernel, 3, (GM_ADDR)x, (GM_ADDR)y, (GM_ADDR)z, (GM_ADDR)w, n, per, mode);
   int bad = 0;
   for (uint32_t i = 0; i < n; ++i) bad += z[i] != x[i] + y[i] || w[i] != x[i] * y[i];
+  // a list of two 1-D tensors (x, y) in CANN's ListTensor layout: offset, [dim | i << 32, n] per tensor, pointers
+  auto* block = static_cast<uint64_t*>(GmAlloc(7 * sizeof(uint64_t)));
+  const uint64_t words[7] = {40, 1, n, 1 | (uint64_t{1} << 32), n, reinterpret_cast<uint64_t>(x), reinterpret_cast<uint64_t>(y)};
+  std::memcpy(block, words, sizeof(words));
+  const uint32_t list_mode = what == "list_index" ? kIndexPastEnd : kDescObj;
+  ICPU_RUN_KF(list_sum, 3, (GM_ADDR)block, (GM_ADDR)w, per, 2u, list_mode);
+  for (uint32_t i = 0; i < n; ++i) bad += w[i] != x[i] + y[i];
   std::printf("mismatches=%d blocks=%llu\n", bad, static_cast<unsigned long long>(trex_emu::RT().counters.blocks_run));
   return bad != 0;
 }

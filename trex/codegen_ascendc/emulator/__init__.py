@@ -12,6 +12,7 @@ from .runner import (
     EmulatorUnavailable,
     KernelLibrary,
     RoundMode,
+    TensorList,
     cache_dir,
     cache_limit_bytes,
     clear_cache,
@@ -26,6 +27,6 @@ from .signature import KernelParam, KernelSignature, SignatureError, parse_kerne
 
 __all__ = [
     "INCLUDE_DIR", "EmulatorCompileError", "EmulatorError", "EmulatorUnavailable", "KernelLibrary", "KernelParam",
-    "KernelSignature", "RoundMode", "SignatureError", "cache_dir", "cache_limit_bytes", "clear_cache", "evict_cache", "compile_kernel", "compiler_available",
+    "KernelSignature", "RoundMode", "TensorList", "SignatureError", "cache_dir", "cache_limit_bytes", "clear_cache", "evict_cache", "compile_kernel", "compiler_available",
     "find_compiler", "parse_kernel_signatures", "run_kernel", "runtime_library",
 ]

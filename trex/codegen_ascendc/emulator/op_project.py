@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .runner import (BASE_FLAGS, INCLUDE_DIR, EmulatorCompileError, EmulatorError, EmulatorUnavailable,
-                     KernelLibrary, _atomic_write, summarize_compile_errors, _compiler_identity, _headers_digest, cache_dir, compile_kernel,
+                     KernelLibrary, TensorList, _atomic_write, summarize_compile_errors, _compiler_identity, _headers_digest, cache_dir, compile_kernel,
                      evict_cache, find_compiler)
 
 HOST_INCLUDE_DIR = Path(__file__).resolve().parent / "include_host"
@@ -206,6 +206,7 @@ def _compile_host(sources: Sequence[Path], include_dirs: Sequence[Path]) -> ctyp
             evict_cache(keep=[so])
         dll = ctypes.CDLL(str(so))
         dll.trex_host_ops.restype = ctypes.c_char_p
+        dll.trex_host_set_input_counts.argtypes = [ctypes.POINTER(ctypes.c_uint32), ctypes.c_int]
         dll.trex_host_tiling.argtypes = [ctypes.c_char_p, ctypes.POINTER(_TensorArg), ctypes.c_int,
                                          ctypes.POINTER(_TensorArg), ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32,
                                          ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64,
@@ -309,11 +310,15 @@ class OpProject:
                                  f"({', '.join(p.name for p in info.outputs)}); got {len(inputs)} inputs, "
                                  f"{len(outputs)} outputs")
         attr_text = _attr_text(info, attrs or {})
-        ins = (_TensorArg * max(1, len(inputs)))(*[_tensor_arg(t) for t in inputs])
+        lists = [self._instances(p, t) for p, t in zip(info.inputs, inputs)]
+        counts = (ctypes.c_uint32 * max(1, len(lists)))(*[len(ts) for ts in lists])
+        self.host.trex_host_set_input_counts(counts, len(lists))
+        flat = [t for ts in lists for t in ts]
+        ins = (_TensorArg * max(1, len(flat)))(*[_tensor_arg(t) for t in flat])
         outs = (_TensorArg * max(1, len(outputs)))(*[_tensor_arg(t) for t in outputs])
         buf = (ctypes.c_uint8 * TILING_CAPACITY)()
         res = _TilingResult()
-        rc = self.host.trex_host_tiling(info.name.encode(), ins, len(inputs), outs, len(outputs), attr_text.encode(),
+        rc = self.host.trex_host_tiling(info.name.encode(), ins, len(flat), outs, len(outputs), attr_text.encode(),
                                         cores, ub_bytes, ctypes.addressof(buf), TILING_CAPACITY, ctypes.byref(res))
         if rc != 0:
             raise OpProjectError(f"op {info.name}: host tiling failed: {res.error.decode(errors='replace')}")
@@ -321,10 +326,24 @@ class OpProject:
             raise OpProjectError(f"op {info.name}: the tiling function set no block dim (SetBlockDim)")
         return Tiling(res.block_dim, res.tiling_key, bytes(buf), res.tiling_size, res.workspace_bytes)
 
+    @staticmethod
+    def _instances(param: OpParam, value: Any) -> list:
+        """The tensors of one OpDef input: a DYNAMIC input takes a list (one instance per tensor)."""
+        if param.option != "dynamic":
+            if isinstance(value, (list, tuple)):
+                raise OpProjectError(f"input {param.name} is {param.option}, not dynamic: pass one tensor, not a list")
+            return [value]
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        if not values:
+            raise OpProjectError(f"dynamic input {param.name} got an empty list; pass at least one tensor")
+        return values
+
     def library(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> KernelLibrary:
-        """The kernel compiled for these tensors' dtypes (DTYPE_* per OpDef input and output)."""
+        """The kernel compiled for these tensors' dtypes (DTYPE_* per OpDef input and output; a dynamic
+        input's from its first tensor)."""
         names = [p.name for p in self.info.inputs] + [p.name for p in self.info.outputs]
-        dts = [None if t is None else _dtype_name(t) for t in [*inputs, *outputs]]
+        firsts = [self._instances(p, t)[0] for p, t in zip(self.info.inputs, inputs)]
+        dts = [None if t is None else _dtype_name(t) for t in [*firsts, *outputs]]
         return compile_kernel(self.kernel, extra_flags=[self.opt, *dtype_defines(names, dts)],
                               include_dirs=[self.host_dir], prelude=prelude_for(self.headers, self.struct))
 
@@ -338,7 +357,9 @@ class OpProject:
         lib = self.library(inputs, outputs)
         kernel = self.info.kernel_name if self.info.kernel_name in lib.kernels else None
         workspace = torch.zeros(max(tiling.workspace_bytes, 32), dtype=torch.uint8)
-        args = [*inputs, *outputs, workspace, bytearray(tiling.tiling)]
+        kernel_inputs = [TensorList(self._instances(p, t)) if p.option == "dynamic" else t
+                         for p, t in zip(self.info.inputs, inputs)]
+        args = [*kernel_inputs, *outputs, workspace, bytearray(tiling.tiling)]
         sig = lib._signature(kernel)
         if len(sig.params) != len(args):
             raise OpProjectError(f"kernel {sig.describe()} takes {len(sig.params)} arguments; the OpDef of "

@@ -308,6 +308,35 @@ def _entry_point(sig: KernelSignature) -> str:
             f"    }});\n  }});\n}}\n#endif\n")
 
 
+class TensorList:
+    """A list (dynamic) input: the kernel gets one GM_ADDR pointing to CANN's ListTensor block, which
+    ListTensorDesc reads (docs/emulator.md); every tensor is a GM buffer of its own, named `param[i]`
+    in bounds messages. All tensors must have the same number of dimensions (the block has one dim)."""
+
+    def __init__(self, tensors: Sequence[Any], shapes: Sequence[Sequence[int]] | None = None):
+        self.tensors = list(tensors)
+        if not self.tensors:
+            raise ValueError("TensorList needs at least one tensor")
+        self.shapes = [tuple(int(d) for d in s) for s in shapes] if shapes is not None else \
+            [tuple(int(d) for d in t.shape) for t in self.tensors]
+        if len({len(s) for s in self.shapes}) != 1:
+            raise ValueError(f"TensorList: tensors of ranks {sorted({len(s) for s in self.shapes})}; the ListTensor "
+                             f"layout has one dim for all tensors, so give them the same number of dimensions")
+
+    def block(self, addresses: Sequence[int]) -> ctypes.Array:
+        """The ListTensor block (uint64 words): dataPtrOffset, per tensor [dim | index << 32] and its shape
+        (dim 0: [count << 32] and 0xffffffff), then the data pointers (asc-devkit
+        impl/basic_api/dav_c220/kernel_operator_list_tensor_impl.h, ListTensorDecode)."""
+        dim = len(self.shapes[0])
+        if dim == 0:
+            words = [24, len(addresses) << 32, 0xFFFFFFFF]
+        else:
+            words = [8 + len(addresses) * (1 + dim) * 8]
+            for i, shape in enumerate(self.shapes):
+                words += [dim | i << 32, *shape]
+        return (ctypes.c_uint64 * (len(words) + len(addresses)))(*words, *addresses)
+
+
 _RUNTIME_ONLY_SOURCE = "// runtime-only library: conversions and counters, no kernels\n"
 
 
@@ -378,23 +407,31 @@ class KernelLibrary:
         slots: list[Any] = []
         regions: list[tuple[str, int, int]] = []
         copies: list[tuple[int, Any, int]] = []  # (caller address, padded copy, bytes) to copy back
+        def gm_buffer(name: str, value: Any) -> int:
+            address, nbytes, owner = _buffer_address(name, value)
+            keep_alive.append(owner)
+            if address and nbytes is not None and options[5]:
+                # One padded copy per distinct buffer: a tensor passed twice (an in-place op's input and
+                # output, CANN's "ref" tensors) stays one allocation the two pointers alias, as on the NPU.
+                shared = next((c for c in copies if c[0] == address and c[2] == nbytes), None)
+                if shared is None:
+                    copy = (ctypes.c_char * device_allocation_bytes(nbytes))()
+                    ctypes.memmove(copy, address, nbytes)
+                    shared = (address, copy, nbytes)
+                    copies.append(shared)
+                address, nbytes = ctypes.addressof(shared[1]), ctypes.sizeof(shared[1])
+            if address and nbytes is not None:
+                regions.append((name, address, nbytes))
+            return address
+
         for param, value in zip(sig.params, args):
-            if param.is_pointer:
-                address, nbytes, owner = _buffer_address(param.name, value)
-                keep_alive.append(owner)
-                if address and nbytes is not None and options[5]:
-                    # One padded copy per distinct buffer: a tensor passed twice (an in-place op's input and
-                    # output, CANN's "ref" tensors) stays one allocation the two pointers alias, as on the NPU.
-                    shared = next((c for c in copies if c[0] == address and c[2] == nbytes), None)
-                    if shared is None:
-                        copy = (ctypes.c_char * device_allocation_bytes(nbytes))()
-                        ctypes.memmove(copy, address, nbytes)
-                        shared = (address, copy, nbytes)
-                        copies.append(shared)
-                    address, nbytes = ctypes.addressof(shared[1]), ctypes.sizeof(shared[1])
-                slot = ctypes.c_void_p(address)
-                if address and nbytes is not None:
-                    regions.append((param.name, address, nbytes))
+            if param.is_pointer and isinstance(value, TensorList):
+                block = value.block([gm_buffer(f"{param.name}[{i}]", t) for i, t in enumerate(value.tensors)])
+                keep_alive.append(block)
+                regions.append((param.name, ctypes.addressof(block), ctypes.sizeof(block)))
+                slot = ctypes.c_void_p(ctypes.addressof(block))
+            elif param.is_pointer:
+                slot = ctypes.c_void_p(gm_buffer(param.name, value))
             else:
                 slot = _scalar(param.name, param.scalar_type, param.ctypes_type, value)
             slots.append(slot)
@@ -431,14 +468,20 @@ class KernelLibrary:
         """Fork; the child runs on shared-memory copies of every buffer; results are copied back."""
         shared: list[tuple[Any, mmap.mmap, int]] = []
         child_args: list[Any] = []
+        def share(name: str, value: Any) -> _MmapArg:
+            view = _host_view(name, value)
+            nbytes = view.nbytes
+            buf = mmap.mmap(-1, max(1, nbytes))
+            buf[:nbytes] = view.tobytes()
+            shared.append((view, buf, nbytes))
+            return _MmapArg(buf, nbytes)
+
         for param, value in zip(sig.params, args):
-            if param.is_pointer and value is not None and not isinstance(value, int):
-                view = _host_view(param.name, value)
-                nbytes = view.nbytes
-                buf = mmap.mmap(-1, max(1, nbytes))
-                buf[:nbytes] = view.tobytes()
-                shared.append((view, buf, nbytes))
-                child_args.append(_MmapArg(buf, nbytes))
+            if param.is_pointer and isinstance(value, TensorList):
+                child_args.append(TensorList([share(f"{param.name}[{i}]", t) for i, t in enumerate(value.tensors)],
+                                             shapes=value.shapes))
+            elif param.is_pointer and value is not None and not isinstance(value, int):
+                child_args.append(share(param.name, value))
             else:
                 child_args.append(value)
         result = mmap.mmap(-1, 1 << 20)

@@ -106,6 +106,18 @@ extern "C" __attribute__((visibility("default"))) const char* trex_host_ops() {
   return text.c_str();
 }
 
+namespace trex_host {
+// Instances per IR input for the next trex_host_tiling call (a DYNAMIC input: its list's length).
+inline std::vector<size_t>& InputCounts() {
+  static std::vector<size_t> counts;
+  return counts;
+}
+}  // namespace trex_host
+
+extern "C" __attribute__((visibility("default"))) void trex_host_set_input_counts(const uint32_t* counts, int n) {
+  trex_host::InputCounts().assign(counts, counts + n);
+}
+
 extern "C" __attribute__((visibility("default"))) int trex_host_tiling(
     const char* op_type, const TrexTensorArg* ins, int nin, const TrexTensorArg* outs, int nout, const char* attrs,
     uint32_t aiv_cores, uint64_t ub_bytes, uint8_t* tiling_out, uint64_t capacity, TrexTilingResult* res) {
@@ -128,6 +140,11 @@ extern "C" __attribute__((visibility("default"))) int trex_host_tiling(
   call.platform.aic_num = aiv_cores / 2 ? aiv_cores / 2 : 1;
   call.platform.ub_size = ub_bytes;
   call.node_name = op_type;
+  size_t start = 0;
+  for (size_t c : trex_host::InputCounts()) {
+    call.ir_input_start.push_back(start);
+    start += c;
+  }
   gert::TilingContext ctx(&call);
   ge::graphStatus st;
   try {

@@ -211,22 +211,29 @@ struct OpCall {
   RuntimeAttrs attrs;
   fe::PlatFormInfos platform;
   std::string node_name;
+  // First instance index of each IR input (a DYNAMIC input has one instance per tensor of its list); empty:
+  // one instance per IR input.
+  std::vector<size_t> ir_input_start;
+  size_t Instance(size_t ir, size_t relative) const {
+    return (ir < ir_input_start.size() ? ir_input_start[ir] : ir) + relative;
+  }
 };
 
 class TilingContext {
  public:
   explicit TilingContext(OpCall* call) : call_(call) {}
   const StorageShape* GetInputShape(size_t i) const { return i < call_->inputs.size() ? &call_->inputs[i].shape : nullptr; }
-  const StorageShape* GetOptionalInputShape(size_t i) const {
-    return i < call_->inputs.size() && call_->inputs[i].data != nullptr ? GetInputShape(i) : GetInputShape(i);
-  }
-  const StorageShape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(i + j); }
+  // GetInputShape/GetInputTensor/GetInputDesc take the instance index; the Optional/Dynamic forms the IR
+  // index (and the position in a dynamic input's list).
+  const StorageShape* GetOptionalInputShape(size_t i) const { return GetInputShape(call_->Instance(i, 0)); }
+  const StorageShape* GetDynamicInputShape(size_t i, size_t j) const { return GetInputShape(call_->Instance(i, j)); }
   const StorageShape* GetOutputShape(size_t i) const { return i < call_->outputs.size() ? &call_->outputs[i].shape : nullptr; }
   const Tensor* GetInputTensor(size_t i) const { return i < call_->inputs.size() ? &call_->inputs[i] : nullptr; }
-  const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(i); }
-  const Tensor* GetDynamicInputTensor(size_t i, size_t j) const { return GetInputTensor(i + j); }
+  const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(call_->Instance(i, 0)); }
+  const Tensor* GetDynamicInputTensor(size_t i, size_t j) const { return GetInputTensor(call_->Instance(i, j)); }
   const CompileTimeTensorDesc* GetInputDesc(size_t i) const { return i < call_->input_descs.size() ? &call_->input_descs[i] : nullptr; }
-  const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(i); }
+  const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(call_->Instance(i, 0)); }
+  const CompileTimeTensorDesc* GetDynamicInputDesc(size_t i, size_t j) const { return GetInputDesc(call_->Instance(i, j)); }
   const CompileTimeTensorDesc* GetOutputDesc(size_t i) const { return i < call_->output_descs.size() ? &call_->output_descs[i] : nullptr; }
   size_t GetComputeNodeInputNum() const { return call_->inputs.size(); }
   size_t GetComputeNodeOutputNum() const { return call_->outputs.size(); }
