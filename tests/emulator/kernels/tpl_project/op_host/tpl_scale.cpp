@@ -1,6 +1,7 @@
 // trex test op project: TplScale's host half. The template arguments come from the input dtype, the
 // `scale` attribute and whether the length is a multiple of 32 B; ASCENDC_TPL_SEL_PARAM sets the key.
 #include "register/op_def_registry.h"
+#include "platform/platform_info.h"  // fe::PlatFormInfos, as cann-ops op_host files include it
 #include "../op_kernel/tpl_scale_tiling.h"
 #include "../op_kernel/tiling_key_tpl_scale.h"
 
@@ -10,7 +11,8 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context) {
   const ge::DataType dtype = context->GetInputDesc(0)->GetDataType();
   const uint32_t typeLen = dtype == ge::DT_FLOAT ? 4 : 2;
   const uint32_t align = 32 / typeLen;
-  const uint32_t cores = 4;
+  const fe::PlatFormInfos* platform = context->GetPlatformInfo();
+  const uint32_t cores = platform != nullptr ? 4 : 1;
   uint32_t perBlock = (total + cores - 1) / cores;
   perBlock = (perBlock + align - 1) / align * align;
   const uint32_t blocks = (total + perBlock - 1) / perBlock;
@@ -20,7 +22,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context) {
   tiling->tileLength = 64;
   context->SetBlockDim(blocks);
   const uint32_t D_T = static_cast<uint32_t>(dtype);
-  const uint32_t SCALE = static_cast<uint32_t>(*context->GetAttrs()->GetInt(0));
+  const uint32_t SCALE = *context->GetAttrs()->GetAttrPointer<uint32_t>(0);  // an int attribute read as uint32
   const uint32_t USE_PAD = total % align != 0;
   ASCENDC_TPL_SEL_PARAM(context, D_T, SCALE, USE_PAD);
   size_t* ws = context->GetWorkspaceSizes(1);

@@ -180,21 +180,56 @@ inline uint16_t ToF16Bits(double v) {
   return static_cast<uint16_t>(RoundToBits<MANT, EXPBITS>(v, RoundMode::CAST_RINT));  // not a float: round once
 }
 
+// The same nearest-even rounding as a constant expression (no libm, no bit casts), for constants such as
+// `constexpr half HALF_ONE = 1.0;` at namespace scope (CANN's half is a literal type). Only used during
+// constant evaluation; tested equal to ToF16Bits.
+template <int MANT, int EXPBITS>
+constexpr uint16_t ConstF16Bits(double x) {
+  constexpr uint32_t kExpAllOnes = (1u << EXPBITS) - 1u;
+  constexpr int kBias = (1 << (EXPBITS - 1)) - 1;
+  constexpr int kEmin = 1 - kBias;
+  constexpr uint32_t kSignBit = 1u << (MANT + EXPBITS);
+  constexpr uint32_t kInf = kExpAllOnes << MANT;
+  if (x != x) return static_cast<uint16_t>(kInf | (1u << (MANT - 1)));
+  const uint32_t sign = __builtin_signbit(x) ? kSignBit : 0u;
+  double a = x < 0 ? -x : x;
+  if (a > 1.7976931348623157e308) return static_cast<uint16_t>(sign | kInf);
+  if (a == 0.0) return static_cast<uint16_t>(sign);
+  int e = 0;
+  for (double m = a; m >= 2.0; m /= 2.0) ++e;
+  for (double m = a; m < 1.0; m *= 2.0) --e;
+  if (e < kEmin) e = kEmin;
+  for (int k = 0; k < MANT - e; ++k) a *= 2.0;  // exact: powers of two
+  for (int k = 0; k < e - MANT; ++k) a /= 2.0;
+  uint64_t count = static_cast<uint64_t>(a);
+  const double frac = a - static_cast<double>(count);
+  if (frac > 0.5 || (frac == 0.5 && (count & 1u))) ++count;
+  if (count >= (uint64_t{1} << (MANT + 1))) {
+    count >>= 1;
+    e += 1;
+  }
+  if (count < (uint64_t{1} << MANT)) return static_cast<uint16_t>(sign | count);
+  const int biased = e + kBias;
+  if (biased >= static_cast<int>(kExpAllOnes)) return static_cast<uint16_t>(sign | kInf);
+  return static_cast<uint16_t>(sign | (static_cast<uint64_t>(biased) << MANT) | (count - (uint64_t{1} << MANT)));
+}
+
 template <int MANT, int EXPBITS>
 struct Float16 {
   uint16_t bits_;
 
   Float16() = default;
   template <class U, class = std::enable_if_t<std::is_arithmetic<U>::value>>
-  Float16(U v)  // NOLINT(google-explicit-constructor): kernels write `half x = 1.0f;`
-      : bits_(ToF16Bits<MANT, EXPBITS>(static_cast<double>(v))) {}
+  constexpr Float16(U v)  // NOLINT(google-explicit-constructor): kernels write `half x = 1.0f;`
+      : bits_(__builtin_is_constant_evaluated() ? ConstF16Bits<MANT, EXPBITS>(static_cast<double>(v))
+                                                : ToF16Bits<MANT, EXPBITS>(static_cast<double>(v))) {}
   operator float() const;
-  static Float16 FromBits(uint16_t b) {
-    Float16 r;
+  static constexpr Float16 FromBits(uint16_t b) {
+    Float16 r{};
     r.bits_ = b;
     return r;
   }
-  uint16_t Bits() const { return bits_; }
+  constexpr uint16_t Bits() const { return bits_; }
   Float16& operator+=(float o) { return *this = Float16(float(*this) + o); }
   Float16& operator-=(float o) { return *this = Float16(float(*this) - o); }
   Float16& operator*=(float o) { return *this = Float16(float(*this) * o); }
@@ -215,6 +250,9 @@ inline F16 FloatToF16(float f, RoundMode mode);
 
 using half = trex_emu::Float16<10, 5>;
 using bfloat16_t = trex_emu::Float16<7, 8>;
+// float16_t: the name CANN's headers also give half (asc-devkit include/adv_api/matmul/matmul_config.h
+// writes "A is float16_t"); kernels test std::is_same_v<T, float16_t> for the half path.
+using float16_t = half;
 
 namespace trex_emu {
 template <>

@@ -186,6 +186,13 @@ template <> inline const char* RuntimeAttrs::GetAttrPointer<char>(size_t i) cons
 template <> inline const int32_t* RuntimeAttrs::GetAttrPointer<int32_t>(size_t i) const {
   return i < values.size() ? reinterpret_cast<const int32_t*>(&values[i].i) : nullptr;  // little-endian low half
 }
+// Other integer views of an int attribute's storage (CANN hands out a pointer to the attribute's bytes).
+template <> inline const uint32_t* RuntimeAttrs::GetAttrPointer<uint32_t>(size_t i) const {
+  return i < values.size() ? reinterpret_cast<const uint32_t*>(&values[i].i) : nullptr;
+}
+template <> inline const uint64_t* RuntimeAttrs::GetAttrPointer<uint64_t>(size_t i) const {
+  return i < values.size() ? reinterpret_cast<const uint64_t*>(&values[i].i) : nullptr;
+}
 
 class TilingData {
  public:
