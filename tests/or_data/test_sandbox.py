@@ -257,3 +257,23 @@ def test_a_sandbox_dropped_without_close_ends_its_zygote_and_cgroup():
     gc.collect()
     assert proc.poll() is not None
     assert not any(os.path.exists(d) for d in dirs)
+
+
+def test_temporary_roots_of_dead_sandboxes_are_removed(tmp_path, monkeypatch):
+    """A sandbox killed with -9 leaves its temporary root (on tmpfs: memory); the next sandbox
+    deletes the roots whose process is gone and keeps those of live processes."""
+    import subprocess
+    import sys
+
+    import trex.training.or_data.sandbox as sandbox_mod
+
+    monkeypatch.setattr(sandbox_mod, "_tmp_parent", lambda: str(tmp_path))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    stale, live = tmp_path / f"or-sandbox-{dead}-abc", tmp_path / f"or-sandbox-{os.getppid()}-def"
+    for root in (stale, live):
+        (root / "w0").mkdir(parents=True)
+    with Sandbox(workers=1) as sb:
+        assert sb.tmp_root.startswith(str(tmp_path / f"or-sandbox-{os.getpid()}-"))
+        assert not stale.exists() and live.exists()
+    assert not os.path.exists(sb.tmp_root)

@@ -80,6 +80,7 @@ _SBX_LIB, _SBX_RUN = "/sbx/lib", "/sbx/run"
 # an ext4 /tmp (journaled mkdir/rename/rmdir) against 0.2 ms on tmpfs, so the sandbox's temporary
 # root goes to this tmpfs when it is writable, unless $TMPDIR names another place.
 FAST_TMP = "/dev/shm"
+TMP_PREFIX = "or-sandbox-"
 
 
 def _tmp_parent() -> str | None:
@@ -87,6 +88,21 @@ def _tmp_parent() -> str | None:
     if os.environ.get("TMPDIR") or not os.path.isdir(FAST_TMP) or not os.access(FAST_TMP, os.W_OK | os.X_OK):
         return None
     return FAST_TMP
+
+
+def _new_tmp_root() -> str:
+    """A fresh temporary root named after this process; first the roots of sandboxes whose process
+    is gone (killed with -9, so no finalizer ran) are deleted: on tmpfs they would hold memory."""
+    parent = _tmp_parent() or tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(TMP_PREFIX)] if os.path.isdir("/proc/self") else []
+    except OSError:
+        names = []
+    for name in names:
+        owner = name[len(TMP_PREFIX):].split("-")[0]
+        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir=parent)
 
 
 @dataclass(frozen=True)
@@ -606,7 +622,7 @@ class Sandbox:
             raise ValueError(f"Sandbox(workers={workers}): need at least one worker")
         self.workers = workers
         self._own_tmp = tmp_root is None
-        self.tmp_root = tmp_root or tempfile.mkdtemp(prefix="or-sandbox-", dir=_tmp_parent())
+        self.tmp_root = tmp_root or _new_tmp_root()
         os.chmod(self.tmp_root, 0o711)
         self.lib_dir = os.path.join(self.tmp_root, "lib")
         _write_lib(self.lib_dir)

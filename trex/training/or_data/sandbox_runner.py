@@ -149,11 +149,15 @@ def read_frame(fd: int, deadline: float | None = None):
 _SOLVERS: dict[str, object] = {}
 _GUROBI_ERROR: str | None = None
 _LIBSECCOMP = None
+# Built once in the zygote before any fork (a child building them took 2 ms of its ~10: ctypes
+# lookups, ~50 rule calls): libseccomp's load function with the filter context, and libc's prctl.
+_SECCOMP: tuple | None = None
+_PRCTL = None
 
 
 def prepare_solvers(want_gurobi: bool = True, want_shim: bool = True, extra_imports=()) -> dict:
     """Import the solver modules (and start gurobipy's license) while still privileged."""
-    global _GUROBI_ERROR, _LIBSECCOMP
+    global _GUROBI_ERROR, _LIBSECCOMP, _SECCOMP, _PRCTL
     if want_gurobi and "gurobipy" not in _SOLVERS and _GUROBI_ERROR is None:
         try:
             import gurobipy
@@ -179,6 +183,9 @@ def prepare_solvers(want_gurobi: bool = True, want_shim: bool = True, extra_impo
         _LIBSECCOMP = ctypes.CDLL(ctypes.util.find_library("seccomp") or "libseccomp.so.2", use_errno=True)
     except OSError:
         _LIBSECCOMP = None
+    if _LIBSECCOMP is not None and _SECCOMP is None:
+        _SECCOMP = _seccomp_filter(_LIBSECCOMP)
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
     _static_readable_roots()
     # socket is loaded on purpose: a network attempt must be stopped by the kernel (seccomp, the
     # empty network namespace), not by the accident of an unreadable module file.
@@ -248,23 +255,30 @@ def _no_new_privs() -> bool:
     try:
         import ctypes
 
-        return ctypes.CDLL(None, use_errno=True).prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+        prctl = _PRCTL or ctypes.CDLL(None, use_errno=True).prctl
+        return prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
     except Exception:
         return False
 
 
 def install_seccomp() -> bool:
-    """Load the seccomp filter (libseccomp through ctypes) into this process and its future
-    children; False when libseccomp is missing or the kernel refuses."""
-    if _LIBSECCOMP is None:
+    """Load the seccomp filter (built by prepare_solvers before the fork) into this process and
+    its future children; False when libseccomp is missing or the kernel refuses."""
+    if _SECCOMP is None:
         return False
+    load, ctx = _SECCOMP
+    return load(ctx) == 0
+
+
+def _seccomp_filter(lib) -> tuple | None:
+    """(seccomp_load, the filter context) with every rule added, or None when libseccomp refuses
+    one. The context is never released: the zygote keeps it for every child it forks."""
     import ctypes
 
     class ArgCmp(ctypes.Structure):
         _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
                     ("datum_b", ctypes.c_uint64)]
 
-    lib = _LIBSECCOMP
     lib.seccomp_init.restype = ctypes.c_void_p
     lib.seccomp_init.argtypes = [ctypes.c_uint32]
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
@@ -275,23 +289,17 @@ def install_seccomp() -> bool:
     allow, eperm, enosys, masked_eq = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38, 7
     ctx = lib.seccomp_init(allow)
     if not ctx:
-        return False
-    try:
-        for name in SECCOMP_DENY:
-            nr = lib.seccomp_syscall_resolve_name(name.encode())
-            if nr >= 0 and lib.seccomp_rule_add_array(ctx, eperm, nr, 0, None) != 0:
-                return False
-        nr_clone3 = lib.seccomp_syscall_resolve_name(b"clone3")
-        if nr_clone3 >= 0 and lib.seccomp_rule_add_array(ctx, enosys, nr_clone3, 0, None) != 0:
-            return False
-        nr_clone = lib.seccomp_syscall_resolve_name(b"clone")
-        for flag in CLONE_NAMESPACE_FLAGS:
-            cmp = ArgCmp(0, masked_eq, flag, flag)
-            if lib.seccomp_rule_add_array(ctx, eperm, nr_clone, 1, ctypes.byref(cmp)) != 0:
-                return False
-        return lib.seccomp_load(ctx) == 0
-    finally:
-        lib.seccomp_release(ctx)
+        return None
+    rules = [(eperm, lib.seccomp_syscall_resolve_name(name.encode()), None) for name in SECCOMP_DENY]
+    rules.append((enosys, lib.seccomp_syscall_resolve_name(b"clone3"), None))
+    nr_clone = lib.seccomp_syscall_resolve_name(b"clone")
+    rules += [(eperm, nr_clone, ArgCmp(0, masked_eq, flag, flag)) for flag in CLONE_NAMESPACE_FLAGS]
+    for action, nr, cmp in rules:
+        if nr >= 0 and lib.seccomp_rule_add_array(ctx, action, nr, int(cmp is not None),
+                                                  None if cmp is None else ctypes.byref(cmp)) != 0:
+            lib.seccomp_release(ctx)
+            return None
+    return lib.seccomp_load, ctx
 
 
 _STATIC_READABLE: tuple[str, ...] | None = None
