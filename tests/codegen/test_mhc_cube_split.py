@@ -173,3 +173,38 @@ def test_cube_model_prices_the_roofline_of_each_mode(hw):
     assert e.mode == "fp32" and e.gm_bytes == rows * k * 4 + k * m * 4 + rows * m * 4
     assert e.compute_s == pytest.approx(e.flops / (hw.cube_flops() / 4))
     assert hw.cube_flops() == pytest.approx(24 * 4096 * 2 * hw.clock_hz.value)
+
+
+def _bench():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "bench" / "ascend_model.py"
+    spec = importlib.util.spec_from_file_location("ascend_model_bench", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_bench_records_the_launches_at_model_sizes_on_meta_tensors():
+    """bench/ascend_model.py walks the runner at V4-Pro sizes without computing: the recorded GEMMs are the
+    model's (8192 x 24 x 28672 and friends) and the AIV programs carry the example sizes."""
+    bench = _bench()
+    spec = registry.kernel_spec("mhc_pre_bwd")
+    example = dict(spec.sizes["example"])
+    steps = bench.launches("mhc_pre_bwd", spec, spec.program("bf16"), example)
+    rows, k, m = example["ROWS"], example["N"] * example["HD"], (2 + example["N"]) * example["N"]
+    assert [s[0] for s in steps] == ["cube", "aiv", "cube", "cube", "aiv"]
+    assert steps[0][1:] == (rows, m, k, 2, 4) and steps[2][1:] == (rows, k, m, 4, 4) and steps[3][1:] == (m, k, rows, 4, 2)
+    assert [s[1].name for s in steps if s[0] == "aiv"] == ["mhc_pre_bwd_coeff_cube_bf16", "mhc_pre_bwd_apply_cube_bf16"]
+    assert {str(k_): v for k_, v in steps[1][2].items()} == example
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hw", [ASCEND_910B, ASCEND_910C_DIE], ids=lambda h: h.name)
+@pytest.mark.parametrize("name", ["mhc_pre", "mhc_pre_bwd"])
+def test_modelled_fused_over_eager_is_at_least_5x(hw, name):
+    """Issue 17's Ascend target, as bench/ascend_model.py computes it (solver over every launch: slow)."""
+    bench = _bench()
+    spec = registry.kernel_spec(name)
+    pr = bench.price(hw, bench.launches(name, spec, spec.program("bf16"), dict(spec.sizes["example"])))
+    assert pr["eager_s"] / pr["fused_s"] >= 5.0, (name, hw.name, pr["fused_s"], pr["eager_s"])
