@@ -14,6 +14,7 @@ import json
 import shutil
 import subprocess
 
+from trex.training.or_data import scip_backend
 from trex.training.or_data.sandbox import KERNEL_LAYERS, host_layers, probe_backends
 
 # What each layer stops, for the table.
@@ -50,7 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     backends = probe_backends()
     findings = {"layers": {name: {"held": why is None, "why_not": why} for name, why in layers.items()},
                 "kernel_layers_required": list(KERNEL_LAYERS), "bwrap": _bwrap_version(),
-                "solver_backends": {"shim": backends.get("shim"), "gurobipy": backends.get("gurobipy")}}
+                "solver_backends": {"shim": backends.get("shim"), "gurobipy": backends.get("gurobipy"),
+                                    # the shim's quadratic constraints / nonconvex / MIQP (same interpreter)
+                                    "scip": scip_backend.available()}}
     ok = all(layers[name] is None for name in KERNEL_LAYERS)
     if args.json:
         print(json.dumps(findings, indent=2))
