@@ -86,9 +86,9 @@ def measure_one(backend: str, layers: int, how: str) -> dict:
         start, cpu_start = time.perf_counter(), _cpu_seconds()
         step(compiled)
         first, first_cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), _cpu_seconds()
     step(compiled)
-    steady = time.perf_counter() - start
+    steady, steady_cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
     metrics = dict(torch._dynamo.utils.compilation_time_metrics)
     compile_inner = _metric(metrics, "compile_inner")
     backend_s = _metric(metrics, "call_user_compiler")
@@ -99,7 +99,7 @@ def measure_one(backend: str, layers: int, how: str) -> dict:
     return {
         "backend": backend, "layers": layers, "compile": how, "first_step_s": round(first, 3),
         "first_step_cpu_s": round(first_cpu, 3),
-        "steady_step_s": round(steady, 4), "backend_calls": len(calls), "graph_nodes": calls,
+        "steady_step_s": round(steady, 4), "steady_step_cpu_s": round(steady_cpu, 3), "backend_calls": len(calls), "graph_nodes": calls,
         "phases_s": {"dynamo": round(compile_inner - backend_s, 3), "backend": backend_s,
                      "trex_fusion": round(sum(r.seconds.get("fusion", 0.0) for r in reports), 3),
                      "aot": _metric(metrics, "create_aot_dispatcher_function", "aot_module_simplified"),
