@@ -5,16 +5,20 @@ Per token (kernel row) with streams x [N, HD] (xf = fp32):
   z = h * r;  pre = sigmoid(s0*z[0] + b[0]) + hc_eps;  post = 2*sigmoid(s1*z[1] + b[1]);
   P = softmax(s2*z[2:] + b[2:], -1) + hc_eps;  Sinkhorn: column pass, then ITERS-1 x (row, column);
   layer_input = sum_i pre[i] * xf[i, :].
-A row of 4 x 7168 fp32 does not fit UB, so both programs stream HD in column chunks: a reduce pass
-(sum of squares, the (2+N)N x N*HD projection, and in backward d(pre)) and an apply pass (the
-collapse; in backward dx). fn is loaded chunk by chunk and shared by the rows of a tile, so the
-tiling trades fn re-reads (fewer with more rows per tile) against UB.
+A row of 4 x 7168 fp32 does not fit UB, so the programs stream HD in column chunks: a reduce pass
+(sum of squares, [the projection,] in backward d(pre)) and an apply pass (the collapse; in backward dx).
+
+Layouts, in the order of this file: the all-vector programs (build_mhc_pre_fwd / _bwd: the projection
+as `matvec` on the vector unit, fn loaded chunk by chunk and shared by the rows of a tile; version 0 of
+bench/NOTES_ascend_mhc.md, 1.4x over eager in the model; the GPU printer tests print them); the Cube
+split (the AscendC layout the kernel spec runs: the GEMMs as `rows_matmul` host steps, the row work in
+AIV programs); the per-stream and split per-stream programs (the cuda layouts).
 
 Backward: the Sinkhorn iterates are recomputed in UB into a small history local (2*ITERS
 matrices of N x N) and the normalisation steps are reversed: for Y = X / (sum_axis X + eps),
 dX = (dY - sum_axis(dY * Y)) / (sum_axis X + eps). dfn = dh^T @ xf (dh = dz * r) is a rows-GEMM,
-left to the host (cube unit / ATen) via a `rows_matmul` finalize step; dscale and dbase are per-core
-partials summed on the host.
+left to the host (cube unit / ATen) via `rows_matmul`; dscale and dbase are per-core partials summed on
+the host.
 """
 from __future__ import annotations
 
