@@ -5,9 +5,13 @@ A graph trex hands Inductor (``rest="inductor"``) holds ``torch.ops.trex.*`` cal
 a compiled graph by the graph it receives, so after a change to a printer, a tiling rule or a
 calibration table a warm cache would hand back the kernels of the old code. Inductor keys both of
 its caches (the AOTAutograd and the FX graph cache) on the ``uuid()`` of every custom graph pass in
-its config, so trex installs a post-grad pass that does nothing and whose uuid is the fingerprint of
-trex's package (every source and data file under ``trex/``) and of the ``TREX_*`` environment that
-selects kernels. A warm cache then hits only for the same trex, and misses after any change.
+its config, so trex installs a post-grad pass that does nothing and whose uuid is the fingerprint of the parts
+of trex that decide what a fused op lowers to on that path (every source and data file of
+``_KERNEL_PACKAGES``: the backend, the passes and their IR, the Triton printer and its calibration
+tables, the cost models, the tuning store's code) and of the ``TREX_*`` environment that selects
+kernels. A warm cache then hits only for the same trex, and misses after a change there. The AscendC
+printer, its emulator and the training stack are left out: no Inductor graph depends on them, and
+keying on them would throw warm caches away for unrelated edits.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from pathlib import Path
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
 _PACKAGE = Path(__file__).resolve().parent.parent          # trex/
+_KERNEL_PACKAGES = ("compiler", "passes", "codegen_triton", "cost_models", "tuning")
 _SUFFIXES = (".py", ".json", ".h", ".cpp", ".yaml", ".toml")
 # environment that changes which kernels trex emits (not where caches live, nor logging)
 _ENV_IGNORED = ("TREX_CACHE_DIR", "TREX_TRITON_CACHE", "TREX_LOGS", "TREX_COMMIT")
@@ -26,9 +31,12 @@ _ENV_IGNORED = ("TREX_CACHE_DIR", "TREX_TRITON_CACHE", "TREX_LOGS", "TREX_COMMIT
 
 @functools.lru_cache(maxsize=1)
 def package_fingerprint() -> str:
-    """sha256 over the paths and bytes of trex's source and data files (computed once per process)."""
+    """sha256 over the paths and bytes of the source and data files of ``_KERNEL_PACKAGES`` (once per
+    process)."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in _PACKAGE.rglob("*") if p.suffix in _SUFFIXES and "__pycache__" not in p.parts):
+    files = (p for package in _KERNEL_PACKAGES for p in (_PACKAGE / package).rglob("*")
+             if p.suffix in _SUFFIXES and "__pycache__" not in p.parts)
+    for path in sorted(files):
         digest.update(str(path.relative_to(_PACKAGE)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
