@@ -132,6 +132,6 @@ def test_icpu_run_kf(tmp_path):
     subprocess.run([cxx, "-O0", "-std=c++17", f"-I{INCLUDE_DIR}", f"-I{KERNELS}",
                     str(KERNELS / "pool_list_icpu_main.cpp"), "-o", str(exe)], check=True, capture_output=True, text=True)
     ok = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
-    assert ok.returncode == 0 and "mismatches=0 blocks=6" in ok.stdout, ok.stdout + ok.stderr
+    assert ok.returncode == 0 and "mismatches=0 blocks=9" in ok.stdout, ok.stdout + ok.stderr
     bad = subprocess.run([str(exe), "no_reset"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "bufpool_kernel (block 0 of 3)" in bad.stderr and "call pool1_.Reset()" in bad.stderr

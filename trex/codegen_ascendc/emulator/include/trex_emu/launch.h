@@ -6,6 +6,7 @@
 #include <exception>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -58,15 +59,19 @@ struct BlockRegs {
 // Thrown inside a block's thread to unwind it when the launch is abandoned at a barrier.
 struct BlockAbandoned {};
 
-// Blocks run as threads of which exactly one runs at a time (a baton), in index order; a block that
-// calls SyncAll() hands the baton on and resumes once every block has reached the barrier, so the
-// barrier's cross-block ordering holds. Without SyncAll every block runs to its end in turn, as before.
+// Blocks run as threads of which exactly one runs at a time (a baton), in index order. A block that
+// waits — at SyncAll(), a barrier of all blocks, or in a software SyncAll over a subset, which polls GM
+// counters — hands the baton on; each round resumes every live block, and a waiting block re-checks its
+// condition and goes on or hands on again. A round in which no block gets anywhere is a hang on the NPU
+// and is reported. Without SyncAll every block runs to its end in turn, as before.
 class BlockScheduler {
  public:
-  enum class State { kReady, kAtBarrier, kDone, kFailed };
+  enum class State { kReady, kWaiting, kDone, kFailed };
   struct Block {
     BlockRegs regs;
     State state = State::kReady;
+    bool stalled = false;       // resumed, and its wait condition still does not hold
+    bool at_barrier = false;    // waiting at a barrier of all blocks (for the hang message)
     std::string error;
     std::thread thread;
   };
@@ -77,32 +82,30 @@ class BlockScheduler {
     blocks_ = std::vector<Block>(block_dim);
     current_ = this;
     rt.barrier = &BlockScheduler::Barrier;
+    rt.wait_until = &BlockScheduler::WaitUntil;
+    rt.clocks.assign(block_dim, {std::vector<uint32_t>(block_dim, 0)});
+    rt.arrivals.assign(block_dim, {});
     std::string err;
     for (uint32_t b = 0; b < block_dim; ++b) blocks_[b].thread = std::thread([this, b, &body] { Entry(b, body); });
-    for (uint32_t round = 0; err.empty(); ++round) {
-      bool waiting = false, done = false;
+    while (err.empty()) {
+      bool live = false, progress = false;
       for (uint32_t b = 0; b < block_dim && err.empty(); ++b) {
         Block& blk = blocks_[b];
         if (blk.state == State::kDone) continue;
         Resume(b);
         if (blk.state == State::kFailed) err = Prefix(kernel, b, block_dim) + blk.error;
-        waiting |= blk.state == State::kAtBarrier;
-        done |= blk.state == State::kDone;
+        if (blk.state == State::kDone || !blk.stalled) progress = true;
+        live |= blk.state == State::kWaiting;
       }
-      if (!err.empty() || !waiting) break;
-      if (done) {  // some blocks ended while others wait: on the NPU the barrier never opens
-        std::string who;
-        for (uint32_t b = 0; b < block_dim; ++b)
-          if (blocks_[b].state == State::kDone) who += (who.empty() ? "" : ", ") + std::to_string(b);
-        err = std::string(kernel) + ": SyncAll(): blocks " + who + " ended without reaching the barrier the other blocks "
-              "wait at; on the NPU this hangs (every block of the launch must call SyncAll the same number of times)";
-      }
+      if (!err.empty() || !live) break;
+      if (!progress) err = HangMessage(kernel);
     }
-    abandon_ = true;  // after an error: unwind blocks waiting at a barrier, end those never started
+    abandon_ = true;  // after an error: unwind blocks that wait, end those never started
     for (uint32_t b = 0; b < block_dim; ++b)
-      if (blocks_[b].state == State::kAtBarrier || blocks_[b].state == State::kReady) Resume(b);
+      if (blocks_[b].state == State::kWaiting || blocks_[b].state == State::kReady) Resume(b);
     for (Block& blk : blocks_) blk.thread.join();
     rt.barrier = nullptr;
+    rt.wait_until = nullptr;
     current_ = nullptr;
     blocks_.clear();
     return err;
@@ -112,7 +115,22 @@ class BlockScheduler {
   static std::string Prefix(const char* kernel, uint32_t b, uint32_t n) {
     return std::string(kernel) + " (block " + std::to_string(b) + " of " + std::to_string(n) + "): ";
   }
-  // Main thread: give block b the baton and wait until it yields (barrier, end or error).
+  std::string HangMessage(const char* kernel) const {
+    std::string ended, waiting;
+    bool barrier = false;
+    for (uint32_t b = 0; b < blocks_.size(); ++b) {
+      std::string& list = blocks_[b].state == State::kDone ? ended : waiting;
+      list += (list.empty() ? "" : ", ") + std::to_string(b);
+      barrier |= blocks_[b].state == State::kWaiting && blocks_[b].at_barrier;
+    }
+    if (barrier && !ended.empty())
+      return std::string(kernel) + ": SyncAll(): blocks " + ended + " ended without reaching the barrier the other blocks "
+             "wait at; on the NPU this hangs (every block of the launch must call SyncAll the same number of times)";
+    return std::string(kernel) + ": SyncAll: blocks " + waiting + " wait for blocks that never arrive (ended: " +
+           (ended.empty() ? "none" : ended) + "); on the NPU this hangs (a SyncAll over usedCores blocks needs each of "
+           "blocks 0..usedCores-1 to call it, with a zeroed GM workspace)";
+  }
+  // Main thread: give block b the baton and wait until it yields (wait, end or error).
   void Resume(uint32_t b) {
     blocks_[b].regs.SwapWith(RT());
     std::unique_lock<std::mutex> lock(mu_);
@@ -122,13 +140,13 @@ class BlockScheduler {
     lock.unlock();
     blocks_[b].regs.SwapWith(RT());
   }
-  // Block thread: hand the baton back and wait for the next turn.
+  // Block thread: hand the baton back and, when waiting, wait for the next turn.
   void Yield(uint32_t b, State s) {
     std::unique_lock<std::mutex> lock(mu_);
     blocks_[b].state = s;
     turn_ = kMain;
     cv_.notify_all();
-    if (s == State::kAtBarrier) cv_.wait(lock, [this, b] { return turn_ == static_cast<int64_t>(b); });
+    if (s == State::kWaiting) cv_.wait(lock, [this, b] { return turn_ == static_cast<int64_t>(b); });
   }
   template <class F>
   void Entry(uint32_t b, F& body) {
@@ -158,16 +176,47 @@ class BlockScheduler {
     RT().EndBlock();
     Yield(b, end);
   }
-  static void Barrier(const char* api) {
+  // The running block hands on until ready(ctx) holds.
+  static void WaitUntil(const char* api, bool (*ready)(void*), void* ctx) {
     BlockScheduler* s = current_;
     const uint32_t b = RT().block_idx;
     if (RT().check_sync) FlushInstr();
-    s->Yield(b, State::kAtBarrier);
-    if (s->abandon_) throw BlockAbandoned{};
-    RT().phase += 1;
+    Block& blk = s->blocks_[b];
+    blk.stalled = false;
+    while (!ready(ctx)) {
+      s->Yield(b, State::kWaiting);
+      if (s->abandon_) throw BlockAbandoned{};
+      blk.stalled = true;
+    }
+    blk.stalled = false;
     (void)api;
   }
+  // SyncAll(): a barrier of all blocks. Each block's arrival (its epoch) is recorded per barrier; once all
+  // arrived, every block knows every block's accesses before the barrier (vector clocks, runtime.h).
+  static void Barrier(const char* api) {
+    BlockScheduler* s = current_;
+    Runtime& rt = RT();
+    const uint32_t b = rt.block_idx;
+    const uint64_t key = (uint64_t{1} << 63) | s->barriers_passed_[b];
+    rt.arrivals[b][key] = rt.phase;
+    struct Ctx { BlockScheduler* s; uint64_t key; } ctx{s, key};
+    s->blocks_[b].at_barrier = true;
+    WaitUntil(api, [](void* p) {
+      const Ctx& c = *static_cast<Ctx*>(p);
+      for (const auto& a : RT().arrivals) if (!a.count(c.key)) return false;
+      return true;
+    }, &ctx);
+    s->blocks_[b].at_barrier = false;
+    s->barriers_passed_[b] += 1;
+    std::vector<uint32_t> known(rt.clocks.size(), 0);
+    for (uint32_t i = 0; i < rt.clocks.size(); ++i) {
+      const std::vector<uint32_t> v = rt.ArrivalClock(i, rt.arrivals[i][key]);
+      for (size_t k = 0; k < v.size(); ++k) known[k] = std::max(known[k], v[k]);
+    }
+    rt.Advance(b, known);
+  }
 
+  std::map<uint32_t, uint64_t> barriers_passed_;  // barriers of all blocks each block has passed
   static constexpr int64_t kMain = -1;
   static inline BlockScheduler* current_ = nullptr;
   std::vector<Block> blocks_;
@@ -189,8 +238,10 @@ inline std::string RunBlocks(const char* kernel, uint32_t block_dim, F&& body) {
   rt.gm_accesses.clear();
   BlockScheduler scheduler;
   std::string err = scheduler.Run(kernel, block_dim, body);
-  if (err.empty()) err = FindBlockRace();
+  if (err.empty()) err = FindBlockRace();  // uses the launch's clocks
   rt.gm_accesses.clear();
+  rt.clocks.clear();
+  rt.arrivals.clear();
   if (!err.empty() && err.rfind(kernel, 0) != 0) err = std::string(kernel) + ": " + err;
   return err;
 }

@@ -455,27 +455,80 @@ inline void WaitFlag(int32_t eventID) {
 
 // Cross-core barrier: every block of the launch waits until all have called it (blocks run as
 // cooperating threads, launch.h). GM written before the barrier by any block is visible after it.
-// The software form takes a GM workspace (its docs ask for blockNum * 32 B, zeroed by the host) and
-// a UB workspace; the emulator checks that the GM one is that large and otherwise does not use them.
 template <bool isAIVOnly = true>
 inline void SyncAll() {
   trex_emu::Runtime& rt = trex_emu::RT();
   if (rt.barrier == nullptr) trex_emu::Fail("SyncAll(): called outside a kernel launch");
   rt.barrier("SyncAll");
 }
+
+namespace trex_sync {
+// The software SyncAll of the A2/A3 implementation (asc-devkit impl/basic_api/dav_c220/kernel_operator_sync_impl.h,
+// SoftSyncAllImpl + ClcSyncCount): block b increments its counter gm[b * 8] (one 32-byte slot per block) to
+// cur, copies the counters of blocks [0, total) into ubWorkspace and waits until their sum (on a block's first
+// call: 1 + the others') reaches total * cur.
+struct SoftSync {
+  __gm__ int32_t* gm;
+  int32_t* ub;
+  int32_t block, total, cur;
+  bool first;
+};
+inline bool SoftSyncReady(void* p) {
+  const SoftSync& s = *static_cast<SoftSync*>(p);
+  int64_t count = s.first ? 1 : 0;
+  for (int32_t i = 0; i < s.total; ++i) {
+    s.ub[i * 8] = s.gm[i * 8];  // the poll's GM -> UB copy of the counters
+    if (!s.first || i != s.block) count += s.gm[i * 8];
+  }
+  return count >= int64_t{s.total} * s.cur;
+}
+}  // namespace trex_sync
+
+// Software form (SyncAll.md, 软同步): gmWorkspace of at least GetBlockNum() * 32 B, zeroed by the host or by
+// every block (the page's constraint); ubWorkspace likewise at least GetBlockNum() * 32 B. usedCores 0 (or the
+// block count) is a barrier of all blocks, as the hard form. 0 < usedCores < blockNum synchronises blocks
+// [0, usedCores) with each other through the GM counters exactly as the implementation does (a block outside
+// that range that calls it waits for those blocks); GM the participants wrote before it is visible to them
+// after it (the race check orders only what the participants synchronised). usedCores above the block count
+// raises (the page: it must not exceed numBlocks).
 template <bool isAIVOnly = true>
 inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace,
                     const int32_t usedCores = 0) {
-  (void)ubWorkspace;
   trex_emu::Runtime& rt = trex_emu::RT();
-  if (usedCores != 0 && static_cast<uint32_t>(usedCores) != rt.block_num)
-    trex_emu::Fail("SyncAll(gmWorkspace, ubWorkspace, usedCores=", usedCores, "): only a barrier of all ", rt.block_num,
-                   " blocks is emulated (usedCores 0 or the block count)");
+  if (rt.barrier == nullptr) trex_emu::Fail("SyncAll(gmWorkspace, ubWorkspace, usedCores): called outside a kernel launch");
+  if (usedCores < 0 || static_cast<uint32_t>(usedCores) > rt.block_num)
+    trex_emu::Fail("SyncAll(gmWorkspace, ubWorkspace, usedCores=", usedCores, "): usedCores must be in [0, ", rt.block_num,
+                   "] (it cannot exceed the launch's block count)");
   const uint64_t need = uint64_t{rt.block_num} * 32;
   if (gmWorkspace.GetSize() != 0 && gmWorkspace.GetSize() * sizeof(int32_t) < need)
     trex_emu::Fail("SyncAll: the GM workspace holds ", gmWorkspace.GetSize() * sizeof(int32_t), " B but ", rt.block_num,
                    " blocks need ", need, " B (blockNum * 32 B)");
-  SyncAll<isAIVOnly>();
+  if (usedCores == 0 || static_cast<uint32_t>(usedCores) == rt.block_num) {
+    (void)ubWorkspace;
+    SyncAll<isAIVOnly>();
+    return;
+  }
+  trex_emu::CheckUbRange("SyncAll", "ubWorkspace", ubWorkspace.buf_, ubWorkspace.addr_, ubWorkspace.addr_ + need / 4);
+  const int32_t b = static_cast<int32_t>(rt.block_idx);
+  __gm__ int32_t* slot = gmWorkspace.addr_ + b * 8;
+  const bool recording = rt.check_races;
+  rt.check_races = false;  // the counters are the synchronisation itself, not data the race check pairs
+  trex_emu::CheckGm("SyncAll(gmWorkspace)", gmWorkspace.addr_, need);
+  rt.check_races = recording;
+  trex_sync::SoftSync s{gmWorkspace.addr_, ubWorkspace.addr_, b, usedCores, *slot + 1, *slot + 1 == 1};
+  *slot = s.cur;
+  ubWorkspace.addr_[b * 8] = s.cur;
+  const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(s.cur));
+  rt.arrivals[rt.block_idx][key] = rt.phase;
+  rt.wait_until("SyncAll", &trex_sync::SoftSyncReady, &s);
+  std::vector<uint32_t> known = rt.clocks[rt.block_idx][rt.phase];
+  for (int32_t i = 0; i < usedCores; ++i) {
+    auto it = rt.arrivals[i].find(key);
+    if (it == rt.arrivals[i].end()) continue;
+    const std::vector<uint32_t> v = rt.ArrivalClock(static_cast<uint32_t>(i), it->second);
+    for (size_t k = 0; k < v.size(); ++k) known[k] = std::max(known[k], v[k]);
+  }
+  rt.Advance(rt.block_idx, known);
 }
 
 }  // namespace AscendC

@@ -74,7 +74,7 @@ struct GmAccess {
   uintptr_t begin, end;
   uint32_t block;
   GmKind kind;
-  uint32_t phase;  // SyncAll barriers the block had passed: accesses in different phases are ordered
+  uint32_t phase;  // the block's sync epoch (SyncAll calls it had passed), an index into Runtime::clocks
 };
 
 class TPipeBase;
@@ -104,9 +104,33 @@ struct Runtime {
   uint64_t pad_value_bits = 0;
   uint64_t tiling_key = 0;  // TILING_KEY_IS(k): the key the op's host tiling function set
   uint64_t cycles = 0;      // GetSystemCycle(): a counter of calls, not time
-  uint32_t phase = 0;       // SyncAll barriers the running block has passed
+  uint32_t phase = 0;       // SyncAll calls the running block has passed (its sync epoch)
   // SyncAll: set by RunBlocks while blocks run as cooperating threads (launch.h); null outside a launch.
   void (*barrier)(const char* api) = nullptr;
+  // Software SyncAll over a subset: yield until `ready` holds (launch.h); null outside a launch.
+  void (*wait_until)(const char* api, bool (*ready)(void*), void* ctx) = nullptr;
+  // Happens-before between blocks, as vector clocks: clocks[b][e][i] = how many sync epochs of block i are
+  // known to precede epoch e of block b. A full barrier makes every block know every other; a SyncAll over
+  // a subset only its participants.
+  std::vector<std::vector<std::vector<uint32_t>>> clocks;
+  // arrivals[b][sync] = the epoch in which block b arrived at that sync (a barrier, or a software
+  // SyncAll generation), so the blocks leaving it can merge the arrivals' clocks.
+  std::vector<std::map<uint64_t, uint32_t>> arrivals;
+  bool Before(const GmAccess& a, const GmAccess& c) const {
+    return c.block < clocks.size() && c.phase < clocks[c.block].size() && clocks[c.block][c.phase][a.block] > a.phase;
+  }
+  // Block b leaves its epoch knowing `known` (the clocks of the blocks it synchronised with).
+  void Advance(uint32_t b, std::vector<uint32_t> known) {
+    known[b] = static_cast<uint32_t>(clocks[b].size());
+    clocks[b].push_back(std::move(known));
+    if (b == block_idx) phase = static_cast<uint32_t>(clocks[b].size() - 1);
+  }
+  // What the others learn from block b arriving at a sync in epoch e: its clock, and that e precedes.
+  std::vector<uint32_t> ArrivalClock(uint32_t b, uint32_t e) const {
+    std::vector<uint32_t> v = clocks[b][e];
+    v[b] = e + 1;
+    return v;
+  }
 
   // Checks can also be switched from the environment (useful with ICPU_RUN_KF host programs).
   Runtime() {
@@ -214,7 +238,9 @@ inline std::string DescribeGm(uintptr_t b, uintptr_t e) {
 // Blocks run in parallel on the NPU. Two blocks touching the same GM bytes where at least one
 // writes (atomic adds among themselves excepted) is a race the sequential emulation would hide.
 inline std::string FindBlockRace() {
-  std::vector<GmAccess> v = RT().gm_accesses;
+  const Runtime& rt = RT();
+  auto rt_before = [&rt](const GmAccess& x, const GmAccess& y) { return rt.Before(x, y); };
+  std::vector<GmAccess> v = rt.gm_accesses;
   std::sort(v.begin(), v.end(), [](const GmAccess& x, const GmAccess& y) { return x.begin < y.begin; });
   static const char* const kVerb[] = {"reads", "writes", "atomically adds to"};
   std::vector<GmAccess> active;
@@ -222,7 +248,7 @@ inline std::string FindBlockRace() {
     active.erase(std::remove_if(active.begin(), active.end(), [&](const GmAccess& a) { return a.end <= cur.begin; }),
                  active.end());
     for (const GmAccess& a : active) {
-      if (a.block == cur.block || a.phase != cur.phase) continue;  // one block, or ordered by SyncAll
+      if (a.block == cur.block || rt_before(a, cur) || rt_before(cur, a)) continue;  // one block, or ordered by SyncAll
       const bool both_read = a.kind == GmKind::kRead && cur.kind == GmKind::kRead;
       const bool both_atomic = a.kind == GmKind::kAtomicWrite && cur.kind == GmKind::kAtomicWrite;
       if (both_read || both_atomic) continue;
