@@ -255,16 +255,23 @@ def eye_cases():
                                                            "dtype": 1}, 0, 0, compare=[0], expected_inputs=[ref])]
 
 
-def scatter_cases(kind: str, out_listed: bool, dtypes=(F32, F16)):
+# ScatterSubTest/scripts/gen_data.py: var [64] half in [1, 10], 4 indices, updates in [-10, 0]
+SCATTER_SUB_TEST = dict(dtypes=(F16,), shapes=((64, None, 4),), var_range=(1, 10), upd_range=(-10, 0))
+
+
+def scatter_cases(kind: str, out_listed: bool, dtypes=(F32, F16), shapes=((64, 32, 20), (17, 40, 9), (256, 16, 100)),
+                  var_range=(-2.0, 2.0), upd_range=(-2.0, 2.0)):
     """ScatterSub/ScatterMax (TF semantics): var[index[i], ...] op= update[i, ...], unique indices, in place.
-    out_listed: the OpDef lists var as an output too (the kernel gets a second pointer to it)."""
+    shapes: (rows, cols or None for a 1-D var, number of indices). out_listed: the OpDef lists var as an
+    output too (the kernel gets a second pointer to it)."""
     def build():
         cases = []
         for dt in dtypes:
-            for si, (rows, cols, n) in enumerate(((64, 32, 20), (17, 40, 9), (256, 16, 100))):
-                var = _gen((rows, cols), dt, seed=si)
+            for si, (rows, cols, n) in enumerate(shapes):
+                row = () if cols is None else (cols,)
+                var = _gen((rows, *row), dt, *var_range, seed=si)
                 idx = torch.randperm(rows, generator=torch.Generator().manual_seed(si))[:n].to(I32)
-                upd = _gen((n, cols), dt, seed=si + 50)
+                upd = _gen((n, *row), dt, *upd_range, seed=si + 50)
                 ref = var.clone().float()
                 if kind == "sub":
                     ref[idx.long()] -= upd.float()
@@ -548,12 +555,12 @@ CORPUS: list[Entry] = [
     Entry("contest/spence", CONTEST, "09Spence/FrameworkLaunch/Spence/op_kernel/spence.cpp",
           ew(spence, 1, dtypes=(F16,), shapes=((1024,),), lo=1, hi=10, tol_scale=8)),
     Entry("contest/scatter_sub", CONTEST, "10ScatterSub/FrameworkLaunch/ScatterSub/op_kernel/scatter_sub.cpp",
-          scatter_cases("sub", out_listed=True)),
+          scatter_cases("sub", out_listed=True, **SCATTER_SUB_TEST)),
     Entry("contest/scatter_sub_v0.2", CONTEST, "10ScatterSub/FrameworkLaunch/ScatterSub_v0.2/op_kernel/scatter_sub.cpp",
-          scatter_cases("sub", out_listed=False)),
+          scatter_cases("sub", out_listed=False, **SCATTER_SUB_TEST)),
     Entry("contest/scatter_sub_v1", CONTEST,
           "10ScatterSub/FrameworkLaunch/ScatterSub_v1/FrameworkLaunch/ScatterSub/op_kernel/scatter_sub.cpp",
-          scatter_cases("sub", out_listed=False)),
+          scatter_cases("sub", out_listed=False, **SCATTER_SUB_TEST)),
     Entry("contest/scatter_max", CONTEST, "11ScatterMax/FrameworkLaunch/ScatterMax/op_kernel/scatter_max.cpp",
           scatter_cases("max", out_listed=True)),
     # --- linnlh/ascendc-competition-s3 (season 3 contest entries)
