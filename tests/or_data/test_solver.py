@@ -52,3 +52,33 @@ def test_objective_agreement_rule():
     assert not objectives_agree(100.0, 100.001)
     assert objectives_agree(0.0, 5e-7) and not objectives_agree(0.0, 2e-6)
     assert not objectives_agree(None, 1.0) and objectives_agree(None, None)
+
+
+def test_open_path_memo_solves_an_identical_model_once(monkeypatch):
+    """The open-source path reuses the result of an identical model (names and groups aside), as a
+    copy; a model that differs in one number, or a result a time limit cut short, is solved again."""
+    import trex.training.or_data.solver as solver
+
+    runs = []
+    real = solver._solve_highs
+    monkeypatch.setattr(solver, "_solve_highs", lambda m, t: runs.append(m) or real(m, t))
+    monkeypatch.setattr(solver, "_open_memo", type(solver._open_memo)())
+    first = solve(_small(), backend="highs")
+    renamed = _small()
+    renamed.var_names = ["a", "b"]
+    renamed.rows[0].group = "other"
+    again = solve(renamed, backend="auto")
+    assert len(runs) == 1 and (again.status, again.objective, again.x) == (first.status, first.objective, first.x)
+    assert again.fallback_reason == (None if gurobi_available() else "gurobipy not importable or no license")
+    again.x.append(99.0)                                 # a caller's copy: the memo keeps its own
+    assert solve(_small(), backend="highs").x == first.x and len(runs) == 1
+    changed = _small()
+    changed.rows[0].rhs = 4
+    assert solve(changed, backend="highs").objective == pytest.approx(3 * 4 + 2 * 0) and len(runs) == 2
+    monkeypatch.setattr(solver, "_solve_highs",
+                        lambda m, t: runs.append(m) or solver.SolveResult("time_limit", None, [], "highs", 0.0))
+    cut = _small()
+    cut.obj = [1.0, 1.0]
+    solve(cut, backend="highs")
+    solve(cut, backend="highs")
+    assert len(runs) == 4

@@ -258,24 +258,28 @@ DRIVER_REASONS = {"duplicate": "the same text or structure as an earlier sample"
 
 class _Stream:
     """The results of samples ``start``, ``start + 1``, ... taken in index order. With a pool, up to
-    IN_FLIGHT_PER_WORKER per worker are submitted ahead (each with its plan, chosen here)."""
+    IN_FLIGHT_PER_WORKER per worker are submitted ahead (each with its plan, chosen here), and no
+    more than the samples still ``needed`` (nearly every sample is accepted: near the end, the
+    window would otherwise compute up to a full window past the n-th)."""
 
-    def __init__(self, cfg: PipelineConfig, pool: ProcessPoolExecutor | None, start: int):
+    def __init__(self, cfg: PipelineConfig, pool: ProcessPoolExecutor | None, start: int, needed: int):
         self.cfg, self.pool, self.next_submit = cfg, pool, start
         self.pending: deque = deque()
-        self._fill()
+        self._fill(needed)
 
-    def _fill(self) -> None:
-        while self.pool is not None and len(self.pending) < IN_FLIGHT_PER_WORKER * self.cfg.workers:
+    def _fill(self, needed: int) -> None:
+        while self.pool is not None and len(self.pending) < min(IN_FLIGHT_PER_WORKER * self.cfg.workers, needed):
             index = self.next_submit
             self.pending.append(self.pool.submit(process_index, index, self.cfg, None, sample_plan(index, self.cfg)))
             self.next_submit += 1
 
-    def take(self, index: int) -> dict:
+    def take(self, index: int, needed: int) -> dict:
+        """Sample ``index``'s result, while ``needed`` more accepted samples are wanted."""
         if self.pool is None:
             return process_index(index, self.cfg)
+        self._fill(needed)
         result = self.pending.popleft().result()
-        self._fill()
+        self._fill(needed - 1)
         assert result["index"] == index, (result["index"], index)
         return result
 
@@ -306,7 +310,7 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | Path, progress: Callable[[i
         _worker_init()
     try:
         # the first samples are submitted (the workers start) before the decontamination index is built
-        stream = _Stream(cfg, pool, state.next_index) if state.accepted < cfg.n else None
+        stream = _Stream(cfg, pool, state.next_index, cfg.n - state.accepted) if state.accepted < cfg.n else None
         decontam = None
         if cfg.decontaminate:
             from trex.training.or_data.decontam import cached_decontaminator
@@ -320,7 +324,7 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | Path, progress: Callable[[i
             for index in range(start, start + cfg.chunk):
                 if state.accepted + len(sft) >= cfg.n:
                     break       # the shard's remaining indices are not needed (a resumed run starts after them)
-                r = stream.take(index)
+                r = stream.take(index, cfg.n - state.accepted - len(sft))
                 if on_sample:
                     on_sample(r)
                 outcome = r["outcome"]

@@ -145,14 +145,20 @@ def reach(family: str, difficulty: int) -> frozenset[int]:
 def choose(families, difficulties, index: int, target: int) -> tuple[str, int]:
     """The (family, difficulty) of sample ``index`` whose drawn size bin is ``target``: the pairs
     that reach the bin (else the nearest ones), taken in turn by index."""
+    able = _able(tuple(families), tuple(difficulties), target)
+    return able[index % len(able)]
+
+
+@lru_cache(maxsize=256)
+def _able(families: tuple, difficulties: tuple, target: int) -> tuple[tuple[str, int], ...]:
+    """The (family, difficulty) pairs that reach bin ``target``, else the nearest ones."""
     pairs = [(f, d) for d in difficulties for f in families]
 
     def gap(pair):
         return min(abs(b - target) for b in reach(*pair))
 
     best = min(map(gap, pairs))
-    able = [p for p in pairs if gap(p) == best]
-    return able[index % len(able)]
+    return tuple(p for p in pairs if gap(p) == best)
 
 
 def sample_sized(fam, rng: np.random.Generator, difficulty: int, target: int | None = None) -> tuple[dict, dict]:

@@ -9,8 +9,10 @@ code), so agreement between the two is a real check of both.
 from __future__ import annotations
 
 import math
+import threading
 import time
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 
 import numpy as np
@@ -224,13 +226,56 @@ def _solve_scip(model: LinearModel, time_limit: float | None) -> SolveResult:
     return SolveResult(res.status, res.objective, res.x, "scip", time.perf_counter() - t0)
 
 
+# The pipeline solves the same model several times per sample (its quick and reference solves, the
+# sandbox's solve of the gold program's model, each perturbed reference and its program's model):
+# the open-source path keeps the results of the last OPEN_MEMO_SIZE models, keyed by everything
+# the solvers read (every field but the model's and variables' names and the rows' groups), and
+# only results no time limit cut short (those do not depend on the limit).
+OPEN_MEMO_SIZE = 256
+_MEMO_STATUSES = frozenset({"optimal", "infeasible", "unbounded", "inf_or_unbd"})
+_UNREAD_FIELDS = frozenset({"name", "var_names", "group"})
+_open_memo: OrderedDict = OrderedDict()
+_open_memo_lock = threading.Lock()
+
+
+def _frozen(value):
+    if isinstance(value, dict):
+        return tuple((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, Row):
+        return tuple(_frozen(getattr(value, f.name)) for f in fields(value) if f.name not in _UNREAD_FIELDS)
+    return value
+
+
+def _model_key(model: LinearModel) -> tuple:
+    return tuple(_frozen(getattr(model, f.name)) for f in fields(model) if f.name not in _UNREAD_FIELDS)
+
+
 def _solve_open(model: LinearModel, time_limit: float | None) -> SolveResult:
     """HiGHS, or SCIP for what HiGHS cannot solve (the reason is the result's fallback_reason)."""
+    t0 = time.perf_counter()
+    key = _model_key(model)
+    try:
+        hash(key)
+    except TypeError:       # a field the key cannot hold: no memo for this model
+        key = None
+    with _open_memo_lock:
+        known = _open_memo.get(key) if key is not None else None
+        if known is not None:
+            _open_memo.move_to_end(key)
+            return replace(known, x=list(known.x), wall_s=time.perf_counter() - t0)
     reason = model.needs_scip()
     if reason is None:
-        return _solve_highs(model, time_limit)
-    result = _solve_scip(model, time_limit)
-    result.fallback_reason = f"HiGHS cannot solve {reason}"
+        result = _solve_highs(model, time_limit)
+    else:
+        result = _solve_scip(model, time_limit)
+        result.fallback_reason = f"HiGHS cannot solve {reason}"
+    if key is not None and result.status in _MEMO_STATUSES:
+        with _open_memo_lock:
+            _open_memo[key] = replace(result, x=list(result.x))
+            while len(_open_memo) > OPEN_MEMO_SIZE:
+                _open_memo.popitem(last=False)
     return result
 
 
