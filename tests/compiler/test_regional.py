@@ -51,40 +51,54 @@ def test_regions_are_the_block_lists_and_the_modules_beside_them():
     assert [name for name, _ in regions.rest] == ["embed", "body.mixed", "head"]
 
 
-def test_model_is_compiled_in_place_and_keeps_its_parameter_names():
-    model, ids = _v4(2)
-    names = list(model.state_dict())
-    with torch.no_grad():
-        expected = model(ids).logits
-        assert regional.compile(model, backend="eager") is model
-        torch.testing.assert_close(model(ids).logits, expected, rtol=0, atol=0)
-    assert list(model.state_dict()) == names
+def test_a_model_without_a_block_list_is_compiled_whole():
+    model, calls = nn.Sequential(nn.Linear(4, 4), nn.ReLU()), []
+
+    def counting(gm, example_inputs):
+        calls.append(gm)
+        return gm.forward
+
+    x = torch.randn(2, 4)
+    assert regional.find_regions(model).blocks == {}
+    assert regional.compile(model, backend=counting) is model
+    torch.testing.assert_close(model(x), torch.relu(model[0](x)), rtol=0, atol=0)
+    assert len(calls) == 1
 
 
-def _graphs_per_code(layers: int) -> dict[str, int]:
-    """Graphs Dynamo hands the backend (inference): how many hold a decoder layer (its mHC parameters
-    are graph inputs), how many do not."""
-    model, ids = _v4(layers)
-    graphs: dict[str, int] = {}
-
+def _count_graphs(graphs: dict):
+    """A backend that counts the graphs Dynamo hands it: how many hold a decoder layer (its mHC
+    parameters are graph inputs), how many do not; runs them as they are."""
     def counting(gm, example_inputs):
         kind = "block" if any("attn_hc" in n.name for n in gm.graph.find_nodes(op="placeholder")) else "other"
         graphs[kind] = graphs.get(kind, 0) + 1
         return gm.forward
+    return counting
 
-    regional.compile(model, backend=counting)
+
+def _compiled_graphs(layers: int, check_in_place: bool = False) -> dict[str, int]:
+    model, ids = _v4(layers)
+    names, graphs = list(model.state_dict()), {}
     with torch.no_grad():
-        model(ids)
+        expected = model(ids).logits if check_in_place else None
+        assert regional.compile(model, backend=_count_graphs(graphs)) is model
+        logits = model(ids).logits
+    if check_in_place:
+        torch.testing.assert_close(logits, expected, rtol=0, atol=0)
+        assert list(model.state_dict()) == names          # compiled in place: no _orig_mod. prefix
     return graphs
 
 
+def test_four_layers_trace_the_decoder_layer_once_in_place():
+    graphs = _compiled_graphs(4, check_in_place=True)
+    # the layer once; embedding, rotary tables (two layer types), hc_head, final norm, lm_head
+    assert graphs == {"block": 1, "other": 6}, graphs
+
+
+@pytest.mark.slow
 def test_one_layer_and_four_layers_compile_the_same_graphs():
+    one = _compiled_graphs(1)
     torch._dynamo.reset()
-    one = _graphs_per_code(1)
-    torch._dynamo.reset()
-    four = _graphs_per_code(4)
-    assert four == one, (one, four)
-    assert one["block"] == 1, one                      # the decoder layer: traced once
+    assert _compiled_graphs(4) == one, one
 
 
 @pytest.mark.slow

@@ -27,7 +27,14 @@ stays the way to get one graph (and Dynamo's whole-graph view, e.g. for CUDA gra
 
 Each ``forward`` is compiled on its own (``torch.compile(module.forward)``), not ``module.compile()``:
 the latter compiles ``nn.Module._call_impl``, one code object shared by every module, so all the
-regions would share one Dynamo cache and its recompile limit (8 entries).
+regions would share one Dynamo cache and its recompile limit (8 entries), and Dynamo skips it for
+torch's own modules (``nn.Sequential(...).compile(backend=f)`` never calls ``f`` on torch 2.13).
+Limits: more layer variants than ``torch._dynamo.config.recompile_limit`` (8) make Dynamo run the
+rest eagerly (with its warning); a module whose forward reads per-layer state (a KV cache slot per
+``layer_idx``) is traced once per layer; ``torch.compile(model, backend="trex")`` itself stays
+whole-model: Dynamo's own marker for repeated regions (``torch.compiler.nested_compile_region``)
+yields ``invoke_subgraph`` calls that trex's pre-autograd re-trace cannot functionalise yet, so such
+a graph runs unfused (one warning; measured in bench/NOTES_compile.md).
 """
 from __future__ import annotations
 
@@ -89,10 +96,10 @@ def _has_compute(module: nn.Module) -> bool:
 
 def compile(model: nn.Module, **compile_kwargs: Any) -> nn.Module:   # noqa: A001 - mirrors torch.compile
     """Compile ``model``'s repeated blocks and the rest region by region (module docstring); returns
-    ``model`` itself. A model without a repeated block is compiled whole (``model.compile``)."""
+    ``model`` itself. A model without a block list has its forward compiled whole."""
     regions = find_regions(model)
     if not regions.blocks:
-        model.compile(**compile_kwargs)
+        _compile_forward(model, compile_kwargs)
         return model
     for blocks in regions.blocks.values():
         for block in blocks:
