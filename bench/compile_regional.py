@@ -143,12 +143,18 @@ def main(argv=None) -> int:
     if set(hows) - {"whole", "regional"}:
         p.error(f"--compile takes whole and/or regional, got {args.compile!r}")
     import torch
+
+    import trex.compiler.backend  # noqa: F401 - registers backend="trex"
+    backends = args.backends.split(",")
+    known = set(torch._dynamo.list_backends(exclude_tags=())) | set(BACKEND_OPTIONS)
+    if set(backends) - known:
+        p.error(f"--backends names unknown backend(s) {sorted(set(backends) - known)}; known: {sorted(known)}")
     record = {"benchmark": "compile_regional", "torch": torch.__version__, "cpu_count": os.cpu_count(),
               "load_avg": os.getloadavg(), "rows": [],
               "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                                        cwd=REPO_ROOT).stdout.strip()}
-    for backend in args.backends.split(","):
+    for backend in backends:
         for layers in layer_counts:
             for how in hows:
                 with tempfile.TemporaryDirectory(prefix="trex-compile-regional-") as cache:
