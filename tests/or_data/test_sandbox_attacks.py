@@ -57,18 +57,44 @@ def sandbox():
         yield sb
 
 
-def run_uid_processes() -> list[int]:
-    """Host processes running under a per-run uid (none may outlive a run)."""
-    found = []
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every host process (/proc/<pid>/stat; the name may hold spaces)."""
+    parents = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                with open(f"/proc/{entry}/status") as fh:
-                    uid = next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
-            except (OSError, StopIteration, ValueError):
+                with open(f"/proc/{entry}/stat") as fh:
+                    parents[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
                 continue
-            if sandbox_runner.UID_BASE <= uid < sandbox_runner.UID_BASE + sandbox_runner.UID_SPAN:
-                found.append(int(entry))
+    return parents
+
+
+def run_uid_processes() -> list[int]:
+    """This test's processes running under a per-run uid (none may outlive a run). Only descendants
+    of this pytest process count: the zygote is a child subreaper, so what a run leaves behind (a
+    double-forked setsid daemon included) stays below it, while another process's sandboxes running
+    on the same host at the same time (their uids come from the same range) are not this test's."""
+    parents, me = _parents(), os.getpid()
+
+    def ours(pid: int) -> bool:
+        seen = set()
+        while pid > 1 and pid not in seen:
+            seen.add(pid)
+            pid = parents.get(pid, 0)
+            if pid == me:
+                return True
+        return False
+
+    found = []
+    for pid in parents:
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                uid = next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
+        except (OSError, StopIteration, ValueError):
+            continue
+        if sandbox_runner.UID_BASE <= uid < sandbox_runner.UID_BASE + sandbox_runner.UID_SPAN and ours(pid):
+            found.append(pid)
     return found
 
 
