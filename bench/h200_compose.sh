@@ -10,12 +10,7 @@
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
 OUT=${OUT:?set OUT to the folder whose files come back}
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/install.txt" 2>&1 \
-  || echo "WARN: editable install failed: $(tail -c 300 "$OUT/install.txt")"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  && export PYTHONPATH=/tmp/site:$PWD || exit 1
-nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
+. bench/_device_setup.sh && device_setup
 export LAYERS=2 EXPERTS=grouped_mm
 case "$part" in
   A)

@@ -11,11 +11,7 @@
 #   OUT=... bash bench/h200_h17.sh
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder whose files come back}
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/install.txt" 2>&1 \
-  || echo "WARN: editable install failed: $(tail -c 300 "$OUT/install.txt")"
-export PYTHONPATH=$PWD
-nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
+. bench/_device_setup.sh && device_setup
 git rev-parse HEAD 2>/dev/null || echo "commit: ${TREX_COMMIT:-unknown}"
 timeout -k 5 55 python3 bench/h200_h17_mhc.py --budget-s 12 > "$OUT/h17_mhc_kernels_log.txt" 2>&1
 echo "h17_mhc_kernels rc=$?"; grep -E '"e2e"|^best|Error|error' "$OUT/h17_mhc_kernels_log.txt" | cut -c1-400 | tail -16

@@ -10,14 +10,7 @@ set -uo pipefail
 t0=$SECONDS     # the whole script keeps to ~235 s, installs included
 PART=${PART:-probe}
 OUT=${OUT:?set OUT to the folder whose files come back}
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/install.txt" 2>&1 \
-  || echo "WARN: editable install failed: $(tail -c 300 "$OUT/install.txt")"
-if ls .whl/*.whl > /dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
+. bench/_device_setup.sh && device_setup
 python3 -c "import torch; print('torch', torch.__version__, 'grouped_mm', hasattr(torch, '_grouped_mm'))"
 if [ "$PART" = curve ]; then
   timeout -k 5 $((232 - SECONDS + t0)) python3 bench/train_step.py --model flash_h200 --modes eager,trex --steps ${STEPS:-100} --warmup 5 \

@@ -10,15 +10,8 @@ set -uo pipefail
 part=${1:?usage: bench/h200_h19e.sh probe|full}
 case "$part" in probe|full) ;; *) echo "bench/h200_h19e.sh: unknown part '$part' (probe|full)"; exit 2 ;; esac
 OUT=${OUT:?set OUT to the folder whose files come back}
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 t0=$(date +%s)
-# the sandbox runs `python -I` (no PYTHONPATH): highspy and this checkout must be in site-packages
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --ignore-installed .whl/highspy-*.whl \
-  > "$OUT/install.txt" 2>&1 || echo "WARN: highspy not installed: $(tail -c 300 "$OUT/install.txt")"
-python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . >> "$OUT/install.txt" 2>&1 \
-  || { echo "WARN: editable install failed: $(tail -c 300 "$OUT/install.txt")"; \
-       python3 -c "import site,os; open(os.path.join(site.getsitepackages()[0],'trex_checkout.pth'),'w').write(os.getcwd()+'\n')"; }
-export TREX_OR_BENCHMARKS=$PWD/.whl/or_benchmarks
+. bench/_device_setup.sh && device_setup or
 WORK=/tmp/h19e_$part
 mkdir -p "$WORK"
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,memory.used --format=csv,noheader

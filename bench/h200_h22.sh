@@ -11,15 +11,7 @@
 #   OUT=/some/dir TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_h22.sh
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder whose files come back}
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/install.txt" 2>&1 \
-  || echo "WARN: editable install failed: $(tail -c 300 "$OUT/install.txt")"
-export PYTHONPATH=$PWD
-if ls .whl/*.whl > /dev/null 2>&1; then   # transformers is not needed here; installed when it travels
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
+. bench/_device_setup.sh && device_setup
 CASES=rmsnorm_weighted,rope_interleaved,swiglu_limited
 timeout -k 5 85 python3 bench/gpu_patterns.py --shapes e2e --sweep 2 --sweep-only --cases "$CASES" \
   --out "$OUT/sweep" > "$OUT/sweep_log.txt" 2>&1

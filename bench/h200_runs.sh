@@ -21,20 +21,7 @@ case "$part" in multi|train|timed|patterns|tune|accuracy|verify|recheck) ;;
 OUT=${OUT:?set OUT to the folder whose files come back}
 WORK=/tmp/trex_h200_$part
 mkdir -p "$WORK"
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-# the OR sandbox runs `python -I` (no PYTHONPATH): highspy and this checkout must be in site-packages.
-# Installed BEFORE PYTHONPATH names /tmp/site: else pip finds highspy there, says "already satisfied"
-# and installs nothing (run 4's zygote died on "No module named 'highspy'")
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --ignore-installed .whl/highspy-*.whl \
-  || echo "WARN: highspy not in site-packages"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  && export PYTHONPATH=/tmp/site:$PWD || exit 1
-# installed (editable) so its entry points load, as `pip install -e .` does for a user: backend="trex"
-# finds the cuda target through them; where the image cannot build it, the .pth still imports the checkout
-python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > /tmp/trex_install.txt 2>&1 \
-  || { echo "WARN: editable install failed: $(tail -c 300 /tmp/trex_install.txt)"; \
-       python3 -c "import site,os; open(os.path.join(site.getsitepackages()[0],'trex_checkout.pth'),'w').write(os.getcwd()+'\n')"; }
-export TREX_OR_BENCHMARKS=$PWD/.whl/or_benchmarks
+. bench/_device_setup.sh && device_setup or
 nvidia-smi --query-gpu=index,name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
 
 pack() {

@@ -5,14 +5,7 @@
 #   OUT=$OUT bash bench/h200_session.sh h19e:probe=120 h17=240 h22=150
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder whose files come back}
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/install.txt" 2>&1 \
-  || echo "WARN: editable install failed: $(tail -c 300 "$OUT/install.txt")"
-if ls .whl/*.whl > /dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu,memory.used --format=csv,noheader
+. bench/_device_setup.sh && device_setup
 for spec in "$@"; do
   name_part=${spec%%=*}; limit=${spec##*=}; name=${name_part%%:*}; part=""
   [[ "$name_part" == *:* ]] && part=${name_part#*:}
