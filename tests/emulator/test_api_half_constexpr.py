@@ -1,6 +1,6 @@
 """half / bfloat16_t are literal types: `constexpr half HALF_ONE = 1.0;` compiles (cann-ops' cast kernel
 writes it at namespace scope) and rounds exactly as the run-time conversion does (nearest even from the
-double: overflow to inf, subnormals, -0); float16_t is half."""
+double: overflow to inf, subnormals, -0); float16_t is half, float32_t float."""
 from pathlib import Path
 
 import pytest

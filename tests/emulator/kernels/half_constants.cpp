@@ -12,6 +12,7 @@ constexpr bfloat16_t kBf16[] = {kValues[0], kValues[1], kValues[2], kValues[3], 
                                 kValues[7], kValues[8], kValues[9], kValues[10], kValues[11], kValues[12]};
 constexpr uint32_t kCount = sizeof(kValues) / sizeof(kValues[0]);
 static_assert(std::is_same<float16_t, half>::value, "float16_t is half");
+static_assert(std::is_same<float32_t, float>::value, "float32_t is float");
 
 extern "C" __global__ __aicore__ void half_constants(GM_ADDR out) {
   GlobalTensor<uint16_t> o;

@@ -253,6 +253,9 @@ using bfloat16_t = trex_emu::Float16<7, 8>;
 // float16_t: the name CANN's headers also give half (asc-devkit include/adv_api/matmul/matmul_config.h
 // writes "A is float16_t"); kernels test std::is_same_v<T, float16_t> for the half path.
 using float16_t = half;
+// float32_t: float (CANN's graph types name it ge::float32_t, asc-devkit include/utils/context/context_builder_impl.h;
+// cann-ops kernels write it next to float16_t).
+using float32_t = float;
 
 namespace trex_emu {
 template <>

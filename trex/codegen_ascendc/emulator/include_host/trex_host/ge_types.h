@@ -21,6 +21,7 @@
 
 namespace ge {
 using graphStatus = uint32_t;
+using float32_t = float;  // CANN graph/types.h (asc-devkit context_builder_impl.h uses ge::float32_t)
 constexpr graphStatus GRAPH_SUCCESS = 0;
 constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFF;
 constexpr graphStatus GRAPH_PARAM_INVALID = 50331649;
