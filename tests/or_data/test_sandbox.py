@@ -277,3 +277,14 @@ def test_temporary_roots_of_dead_sandboxes_are_removed(tmp_path, monkeypatch):
         assert sb.tmp_root.startswith(str(tmp_path / f"or-sandbox-{os.getpid()}-"))
         assert not stale.exists() and live.exists()
     assert not os.path.exists(sb.tmp_root)
+
+
+def test_fast_tmp_needs_room(monkeypatch):
+    import trex.training.or_data.sandbox as sandbox_mod
+
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(sandbox_mod, "FAST_TMP_MIN_FREE", 1 << 62)     # no tmpfs has that much free
+    assert sandbox_mod._tmp_parent() is None
+    monkeypatch.setenv("TMPDIR", "/tmp")
+    monkeypatch.setattr(sandbox_mod, "FAST_TMP_MIN_FREE", 0)
+    assert sandbox_mod._tmp_parent() is None                           # $TMPDIR names the place

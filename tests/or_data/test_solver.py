@@ -82,3 +82,7 @@ def test_open_path_memo_solves_an_identical_model_once(monkeypatch):
     solve(cut, backend="highs")
     solve(cut, backend="highs")
     assert len(runs) == 4
+    monkeypatch.setattr(solver, "_solve_highs", lambda m, t: runs.append(m) or real(m, t))
+    monkeypatch.setattr(solver, "OPEN_MEMO_MAX_TERMS", 2)      # _small has 2 variables + 2 terms
+    solve(changed, backend="highs")
+    assert len(runs) == 5

@@ -78,8 +78,10 @@ _SANDBOX_MODULES = (sandbox_runner, gurobi_shim, highs_backend, scip_backend)
 _SBX_LIB, _SBX_RUN = "/sbx/lib", "/sbx/run"
 # Every program gets a run folder that is made, written and deleted: 6.7 ms of wall time per run on
 # an ext4 /tmp (journaled mkdir/rename/rmdir) against 0.2 ms on tmpfs, so the sandbox's temporary
-# root goes to this tmpfs when it is writable, unless $TMPDIR names another place.
+# root goes to this tmpfs when it is writable and has room for many runs' output files (a
+# container's default 64 MB /dev/shm does not), unless $TMPDIR names another place.
 FAST_TMP = "/dev/shm"
+FAST_TMP_MIN_FREE = 2 << 30
 TMP_PREFIX = "or-sandbox-"
 
 
@@ -87,7 +89,11 @@ def _tmp_parent() -> str | None:
     """Where a Sandbox makes its temporary root (None: tempfile's default)."""
     if os.environ.get("TMPDIR") or not os.path.isdir(FAST_TMP) or not os.access(FAST_TMP, os.W_OK | os.X_OK):
         return None
-    return FAST_TMP
+    try:
+        room = os.statvfs(FAST_TMP)
+    except OSError:
+        return None
+    return FAST_TMP if room.f_bavail * room.f_frsize >= FAST_TMP_MIN_FREE else None
 
 
 def _new_tmp_root() -> str:

@@ -232,6 +232,7 @@ def _solve_scip(model: LinearModel, time_limit: float | None) -> SolveResult:
 # the solvers read (every field but the model's and variables' names and the rows' groups), and
 # only results no time limit cut short (those do not depend on the limit).
 OPEN_MEMO_SIZE = 256
+OPEN_MEMO_MAX_TERMS = 2_000     # larger models are not kept (a few MB of keys at most)
 _MEMO_STATUSES = frozenset({"optimal", "infeasible", "unbounded", "inf_or_unbd"})
 _UNREAD_FIELDS = frozenset({"name", "var_names", "group"})
 _open_memo: OrderedDict = OrderedDict()
@@ -255,11 +256,13 @@ def _model_key(model: LinearModel) -> tuple:
 def _solve_open(model: LinearModel, time_limit: float | None) -> SolveResult:
     """HiGHS, or SCIP for what HiGHS cannot solve (the reason is the result's fallback_reason)."""
     t0 = time.perf_counter()
-    key = _model_key(model)
-    try:
-        hash(key)
-    except TypeError:       # a field the key cannot hold: no memo for this model
-        key = None
+    key = None
+    if model.num_vars + sum(len(r.coeffs) + len(r.quad) for r in model.rows) + len(model.quad) <= OPEN_MEMO_MAX_TERMS:
+        key = _model_key(model)
+        try:
+            hash(key)
+        except TypeError:       # a field the key cannot hold: no memo for this model
+            key = None
     with _open_memo_lock:
         known = _open_memo.get(key) if key is not None else None
         if known is not None:
