@@ -341,7 +341,10 @@ class OpProject:
     def library(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> KernelLibrary:
         """The kernel compiled for these tensors' dtypes (DTYPE_* per OpDef input and output; a dynamic
         input's from its first tensor)."""
-        names = [p.name for p in self.info.inputs] + [p.name for p in self.info.outputs]
+        inputs_named = {p.name for p in self.info.inputs}
+        # an output named like an input (a ref tensor) is DTYPE_<NAME>_REF, as CANN's kernel build names it
+        names = [p.name for p in self.info.inputs] + [p.name + "_ref" if p.name in inputs_named else p.name
+                                                       for p in self.info.outputs]
         firsts = [self._instances(p, t)[0] for p, t in zip(self.info.inputs, inputs)]
         dts = [None if t is None else _dtype_name(t) for t in [*firsts, *outputs]]
         return compile_kernel(self.kernel, extra_flags=[self.opt, *dtype_defines(names, dts)],

@@ -41,6 +41,7 @@ inline void Save(const void* self, size_t size, void* dst, size_t capacity) {
   void set_##field_name(const field_type* values) {                                            \
     for (size_t trex_i = 0; trex_i < static_cast<size_t>(count); ++trex_i) field_name[trex_i] = values[trex_i]; \
   }                                                                                            \
+  field_type* get_##field_name() { return field_name; }  /* CANN's getter: a writable pointer */          \
   const field_type* get_##field_name() const { return field_name; }
 #define TILING_DATA_FIELD_DEF_STRUCT(struct_type, field_name) struct_type field_name{};
 #define END_TILING_DATA_DEF }

@@ -9,6 +9,7 @@
 #include "trex_emu/softmax_tiling.h"
 #include "trex_emu/softmax_tiling_host.h"
 #include "trex_emu/erf_tiling_host.h"
+#include "trex_emu/adv_tiling_host.h"
 
 namespace ge {
 class Shape {

@@ -1,11 +1,12 @@
 // tiling/tiling_api.h — the platform and registry parts op_host files need, and of the advanced (adv)
-// APIs' host tiling helpers the SoftMax and Erf/Erfc ones (softmax_tiling_host.h, erf_tiling_host.h); the others are not emulated.
+// APIs' host tiling helpers the SoftMax, Erf/Erfc, Sigmoid and Mean ones (softmax_tiling_host.h, erf_tiling_host.h, adv_tiling_host.h); the others are not emulated.
 #pragma once
 #include "register/op_def_registry.h"
 #include "tiling/platform/platform_ascendc.h"
 #include "trex_host/ge_types.h"
 #include "trex_emu/softmax_tiling_host.h"
 #include "trex_emu/erf_tiling_host.h"
+#include "trex_emu/adv_tiling_host.h"
 
 // op_host files write `using namespace AscendC;` for the adv APIs' tiling helpers.
 namespace AscendC {}
