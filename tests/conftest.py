@@ -29,6 +29,18 @@ settings.load_profile(os.environ.get("TREX_FUZZ_PROFILE", "ci"))
 
 
 @pytest.fixture
+def one_intra_op_thread():
+    """One intra-op thread for the test (areas whose ops are tiny make it autouse). The tiny model's
+    ops are too small to gain from threads; on the shared 2-core machine two OpenMP threads per test
+    process made a training step ~10x slower (spin-waiting under load), and 100 tiny-model forwards
+    took 65.7 CPU s with two threads against 1.95 with one."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.fixture
 def noised_tiny_model():
     """Factory: the tiny model (vocab 300, 128 positions, ``**changes``) in eval mode with seeded noise
     on every parameter and float buffer. At initialisation the absolute position embeddings,

@@ -6,13 +6,8 @@ from trex.training.model import Transformer, get_config
 
 
 @pytest.fixture(autouse=True)
-def one_intra_op_thread():
-    """The tiny model's ops are too small to gain from threads; on the shared 2-core machine two
-    OpenMP threads per test process made a training step ~10x slower (spin-waiting under load)."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+def _one_thread(one_intra_op_thread):
+    """Every model test runs with one intra-op thread (tests/conftest.py says why)."""
 
 
 @pytest.fixture
