@@ -14,6 +14,11 @@ def _sentence(rng: random.Random) -> str:
     return f"{rng.choice(subjects)} {rng.choice(verbs)} {rng.choice(objects)}"
 
 
+@pytest.fixture(autouse=True)
+def _one_thread(one_intra_op_thread):
+    """Every training test runs the tiny model with one intra-op thread (tests/conftest.py says why)."""
+
+
 @pytest.fixture(scope="session")
 def cpt_corpus(tmp_path_factory):
     """Two JSONL shards and a plain-text file of short repetitive sentences (learnable quickly)."""
