@@ -294,7 +294,10 @@ def run_entry(root: Path, entry: Entry, cores: int = 8) -> Result:
     except EmulatorCompileError as e:
         res.result, res.detail = "compile", first_blocker(str(e))
     except OSError as e:  # the op_host library does not load: a host API the emulator declares but lacks
-        res.result, res.detail = "compile", f"op_host: {str(e).split(': ')[-1][:160]}"
+        if "undefined symbol" not in str(e):
+            res.result, res.detail = "run error", f"harness: {e}"[:600]
+        else:
+            res.result, res.detail = "compile", f"op_host: undefined symbol {str(e).split(': ')[-1][:160]}"
     except (EmulatorError, ValueError, TypeError, KeyError) as e:
         res.result, res.detail = "run error", str(e).strip().splitlines()[0][:600]
     finally:
