@@ -35,6 +35,17 @@ unchanged.  Coverage (everything else raises AttributeError, on purpose, rather 
 
 Not covered: general constraints (max/abs/indicator), SOS, callbacks, multiple objectives,
 ``Model.write``/``read``, dual values (Pi, RC, QCPi).
+
+The solve is lazy: ``optimize()`` makes every check and raises every error it raised when it solved
+(semi-continuous variables, NonConvex 10020/10021, SCIP missing, a bad TimeLimit), writes the
+sandbox's export, and keeps the model as it is then; the solve runs at the first read of a result
+(``Status``, ``ObjVal``, ``SolCount``, ``Runtime``, ``Var.X`` and what goes through them:
+``getAttr``, ``getValue``), once.  Inside the sandbox the parent solves the export for the verdict
+and most programs read nothing, so the child's solve is usually skipped.  What a program can tell
+apart from the eager shim: ``Runtime`` is measured at that first read (optimize()'s own time plus
+the solve's), and an exception of the solver library itself (not one of the checks) surfaces at the
+first read rather than at optimize().  Edits after optimize() reach neither the export nor the
+results, as before (results are those of the model optimize() saw until optimize() is called again).
 """
 from __future__ import annotations
 
@@ -330,6 +341,7 @@ class Var(_Expr):
 
     @property
     def X(self) -> float:  # noqa: N802
+        self._model._ensure_solved()
         sol = self._model._solution
         if sol is None:
             raise GurobiError(10005, "Unable to retrieve attribute 'X'")
@@ -500,7 +512,10 @@ class Model:
         self._status = GRB.LOADED
         self._objval: float | None = None
         self._solution: list[float] | None = None
-        self.Runtime = 0.0
+        self._runtime = 0.0
+        # The solve optimize() deferred: (a function of no arguments over the model as it was at
+        # optimize(), seconds optimize() itself took), run by _ensure_solved at the first read.
+        self._pending_solve: tuple[Any, float] | None = None
         self.Params = self.params = _Params(self)
 
     def __enter__(self) -> "Model":
@@ -599,6 +614,9 @@ class Model:
         pass
 
     def reset(self, clearall: int = 0) -> None:
+        if self._pending_solve is not None:  # nothing can read that solve any more: drop it
+            self._runtime = self._pending_solve[1]
+        self._pending_solve = None
         self._status, self._objval, self._solution = GRB.LOADED, None, None
 
     def dispose(self) -> None:
@@ -627,14 +645,18 @@ class Model:
             return {k: getattr(v, name) for k, v in objs.items()}
         return [getattr(o, name) for o in objs]
 
+    # Results: each reads through _ensure_solved (Var.X too), so the solve optimize() deferred runs
+    # at the first of them.
     @property
     def Status(self) -> int:  # noqa: N802
+        self._ensure_solved()
         return self._status
 
     status = Status
 
     @property
     def ObjVal(self) -> float:  # noqa: N802
+        self._ensure_solved()
         if self._objval is None:
             raise GurobiError(10005, "Unable to retrieve attribute 'ObjVal'")
         return self._objval
@@ -643,7 +665,19 @@ class Model:
 
     @property
     def SolCount(self) -> int:  # noqa: N802
+        self._ensure_solved()
         return 0 if self._solution is None else 1
+
+    @property
+    def Runtime(self) -> float:  # noqa: N802
+        """optimize()'s checks and export plus the (deferred) solve, in seconds."""
+        self._ensure_solved()
+        return self._runtime
+
+    @Runtime.setter
+    def Runtime(self, value: float) -> None:  # noqa: N802 (the eager shim let a program overwrite it)
+        self._ensure_solved()
+        self._runtime = value
 
     @property
     def NumVars(self) -> int:  # noqa: N802
@@ -753,6 +787,11 @@ class Model:
             raise GurobiError(errno, message)
 
     def optimize(self) -> None:
+        """Every check and error of a solve, and the export the sandbox's verdict reads, happen here;
+        the solve itself waits for the first read of a result (_ensure_solved), over the model as it
+        is now, so a program that reads nothing (the pipeline's gold programs) pays for no solve
+        and a model edited after optimize() reads the results of the model optimize() saw, as when
+        the solve ran here."""
         start = time.perf_counter()
         if any(v.VType in (GRB.SEMICONT, GRB.SEMIINT) for v in self._vars):
             raise GurobiError(10003, "semi-continuous variables are not supported by the HiGHS shim")
@@ -761,43 +800,62 @@ class Model:
         c, products, offset = self._objective_parts()
         self._check_nonconvex_allowed(products)
         reason = self._needs_scip(products)
+        if reason is not None and not scip_backend.available():
+            raise GurobiError(10003, f"a model with {reason} needs the SCIP solver in this gurobipy shim: "
+                                     f"{scip_backend.INSTALL_HINT}")
         lb = np.array([_bound(v.LB) for v in self._vars])
         ub = np.array([_bound(v.UB) for v in self._vars])
         integer = np.array([v.VType in (GRB.INTEGER, GRB.BINARY) for v in self._vars], dtype=bool)
         time_limit = self._params.get("TimeLimit")
+        time_limit = None if time_limit is None else float(time_limit)  # a bad value raises here, as in the solvers
         mip_gap = float(self._params.get("MIPGap", 0.0) or 0.0)
         maximize = self.ModelSense == GRB.MAXIMIZE
         if reason is None:
-            result = self._solve_highs(c, products, offset, lb, ub, integer, maximize, time_limit, mip_gap)
+            rows, num_vars = list(self._rows), len(self._vars)
+
+            def solve():
+                return _solve_highs(rows, num_vars, c, products, offset, lb, ub, integer, maximize, time_limit, mip_gap)
         else:
-            rows = [scip_backend.QuadRow(row, {}, _SENSE_WORD[sense], rhs) for row, sense, rhs in self._rows]
-            rows += [scip_backend.QuadRow(row, quad, _SENSE_WORD[sense], rhs) for row, quad, sense, rhs in self._qrows]
-            try:
-                result = scip_backend.solve_quadratic(c, lb, ub, integer, rows, maximize=maximize, offset=offset,
-                                                      objective_quad=products, time_limit=time_limit, mip_gap=mip_gap)
-            except scip_backend.ScipMissing:
-                raise GurobiError(10003, f"a model with {reason} needs the SCIP solver in this gurobipy shim: "
-                                         f"{scip_backend.INSTALL_HINT}") from None
+            quad_rows = [scip_backend.QuadRow(row, {}, _SENSE_WORD[sense], rhs) for row, sense, rhs in self._rows]
+            quad_rows += [scip_backend.QuadRow(row, quad, _SENSE_WORD[sense], rhs)
+                          for row, quad, sense, rhs in self._qrows]
+
+            def solve():
+                return scip_backend.solve_quadratic(c, lb, ub, integer, quad_rows, maximize=maximize, offset=offset,
+                                                    objective_quad=products, time_limit=time_limit, mip_gap=mip_gap)
+        self._pending_solve = (solve, time.perf_counter() - start)
+
+    def _ensure_solved(self) -> None:
+        """Run the solve optimize() deferred, once.  If the solver library itself raises, the
+        exception surfaces here (the first read) and the results stay those before optimize(), as
+        after an eager optimize() that raised."""
+        if self._pending_solve is None:
+            return
+        (solve, checks_s), self._pending_solve = self._pending_solve, None
+        start = time.perf_counter()
+        result = solve()
         self._status = _STATUS_CODE.get(result.status, GRB.NUMERIC)
         self._objval = result.objective
         self._solution = result.x if result.has_solution else None
-        self.Runtime = time.perf_counter() - start
+        self._runtime = checks_s + time.perf_counter() - start
 
-    def _solve_highs(self, c, products, offset, lb, ub, integer, maximize, time_limit, mip_gap):
-        q_lower = hessian_lower(products, len(self._vars)) if products else None
-        indptr, indices, data, row_lb, row_ub = [0], [], [], [], []
-        for row, sense, rhs in self._rows:
-            for j, a in row.items():
-                indices.append(j)
-                data.append(a)
-            indptr.append(len(indices))
-            row_lb.append(rhs if sense in (GRB.GREATER_EQUAL, GRB.EQUAL) else -np.inf)
-            row_ub.append(rhs if sense in (GRB.LESS_EQUAL, GRB.EQUAL) else np.inf)
-        return solve_canonical(
-            c=c, lb=lb, ub=ub, integer=integer, a_indptr=np.array(indptr),
-            a_indices=np.array(indices, dtype=np.int64), a_data=np.array(data, dtype=float),
-            row_lb=np.array(row_lb, dtype=float), row_ub=np.array(row_ub, dtype=float), maximize=maximize,
-            offset=offset, q_lower=q_lower, time_limit=time_limit, mip_gap=mip_gap)
+
+def _solve_highs(rows, num_vars, c, products, offset, lb, ub, integer, maximize, time_limit, mip_gap):
+    """A linear model (or convex QP) in the shim's row form, solved by HiGHS."""
+    q_lower = hessian_lower(products, num_vars) if products else None
+    indptr, indices, data, row_lb, row_ub = [0], [], [], [], []
+    for row, sense, rhs in rows:
+        for j, a in row.items():
+            indices.append(j)
+            data.append(a)
+        indptr.append(len(indices))
+        row_lb.append(rhs if sense in (GRB.GREATER_EQUAL, GRB.EQUAL) else -np.inf)
+        row_ub.append(rhs if sense in (GRB.LESS_EQUAL, GRB.EQUAL) else np.inf)
+    return solve_canonical(
+        c=c, lb=lb, ub=ub, integer=integer, a_indptr=np.array(indptr),
+        a_indices=np.array(indices, dtype=np.int64), a_data=np.array(data, dtype=float),
+        row_lb=np.array(row_lb, dtype=float), row_ub=np.array(row_ub, dtype=float), maximize=maximize,
+        offset=offset, q_lower=q_lower, time_limit=time_limit, mip_gap=mip_gap)
 
 
 def _bound(v: float) -> float:
