@@ -41,9 +41,30 @@ def test_eviction_removes_least_recently_used_entries_first(private_cache):
 
 def test_kept_entry_survives_a_zero_limit(private_cache):
     kept = _entry(private_cache, "kept", 1000, 500)
-    _entry(private_cache, "other", 1000, 10)
+    _entry(private_cache, "other", 1000, 300)
     runner.evict_cache(limit_bytes=0, keep=[kept[0]])
     assert [p.name for p in sorted(private_cache.iterdir())] == ["k_kept.cpp", "k_kept.so"]
+
+
+def test_eviction_leaves_what_another_process_is_building_or_loading(private_cache):
+    """Processes share the cache: a temporary younger than TEMP_GRACE_S is another compile's output in
+    progress, an entry used within EVICT_GRACE_S may be loaded next; a zero limit still leaves them.
+    Stale temporaries of a killed compile go; clear_cache removes everything."""
+    building = private_cache / "k_building.so.1a2b.tmp"
+    building.write_bytes(b"x" * 1000)
+    fresh = _entry(private_cache, "fresh", 1000, 5)
+    pch = private_cache / "pch_new"
+    pch.mkdir()
+    (pch / "kernel_operator.h.gch.tmp").write_bytes(b"x" * 1000)
+    stale = private_cache / "k_dead.so.9z9z.tmp"
+    stale.write_bytes(b"x" * 1000)
+    os.utime(stale, (time.time() - 2 * runner.TEMP_GRACE_S,) * 2)
+    old = _entry(private_cache, "old", 1000, 2 * runner.EVICT_GRACE_S)
+    runner.evict_cache(limit_bytes=0)
+    assert building.exists() and all(f.exists() for f in fresh) and (pch / "kernel_operator.h.gch.tmp").exists()
+    assert not stale.exists() and not any(f.exists() for f in old)
+    runner.clear_cache()
+    assert list(private_cache.iterdir()) == []
 
 
 def test_clear_cache_empties_the_directory(private_cache):

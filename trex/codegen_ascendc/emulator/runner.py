@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,13 +148,25 @@ def _cache_entries(root: Path) -> dict[str, list[Path]]:
     return entries
 
 
+def _stat(f: Path) -> os.stat_result | None:
+    """A cache file's stat, or None when another process removed it meanwhile."""
+    try:
+        return f.stat()
+    except OSError:
+        return None
+
+
 def _entry_size(files: list[Path]) -> int:
-    return sum(f.stat().st_size for f in files if f.is_file())
+    return sum(st.st_size for f in files if f.is_file() and (st := _stat(f)))
 
 
 def _entry_last_use(files: list[Path]) -> float:
     """The newest mtime of the entry's files (a directory's own mtime changes when a file is added)."""
-    return max((f.stat().st_mtime for f in files if f.is_file()), default=files[-1].stat().st_mtime)
+    times = [st.st_mtime for f in files if f.is_file() and (st := _stat(f))]
+    if times:
+        return max(times)
+    st = _stat(files[-1])
+    return st.st_mtime if st else 0.0
 
 
 def _touch(path: Path) -> None:
@@ -164,9 +177,27 @@ def _touch(path: Path) -> None:
         pass
 
 
-def evict_cache(limit_bytes: int | None = None, keep: Iterable[Path] = ()) -> int:
+# Other processes share the cache (parallel test runs, corpus workers): an entry used in the last
+# EVICT_GRACE_S seconds may be about to be loaded by one of them, and a temporary younger than
+# TEMP_GRACE_S is another compile's output in progress (deleting it failed that compile with
+# FileNotFoundError on its *.so.tmp). Eviction leaves both; clear_cache removes everything.
+EVICT_GRACE_S = 120.0
+TEMP_GRACE_S = 3600.0
+
+
+def _in_use(files: list[Path], now: float) -> bool:
+    for f in files:
+        st = _stat(f)
+        if st and f.name.endswith(".tmp") and now - st.st_mtime < TEMP_GRACE_S:
+            return True
+    return now - _entry_last_use(files) < EVICT_GRACE_S
+
+
+def evict_cache(limit_bytes: int | None = None, keep: Iterable[Path] = (), grace: bool = True) -> int:
     """Remove least-recently-used cache entries until the cache is at most `limit_bytes` (default
-    cache_limit_bytes()); entries holding a path in `keep` stay. Returns the bytes freed."""
+    cache_limit_bytes()); entries holding a path in `keep` stay, and with `grace` so do entries used
+    in the last EVICT_GRACE_S seconds or holding a temporary younger than TEMP_GRACE_S (another
+    process's compile). Returns the bytes freed."""
     root = cache_dir()
     limit = cache_limit_bytes() if limit_bytes is None else limit_bytes
     keep_names = {Path(k).resolve() for k in keep}
@@ -174,11 +205,12 @@ def evict_cache(limit_bytes: int | None = None, keep: Iterable[Path] = ()) -> in
     sizes = {name: _entry_size(files) for name, files in entries.items()}
     total = sum(sizes.values())
     freed = 0
+    now = time.time()
     for name in sorted(entries, key=lambda n: _entry_last_use(entries[n])):
         if total <= limit:
             break
         files = entries[name]
-        if any(f.resolve() in keep_names for f in files):
+        if any(f.resolve() in keep_names for f in files) or (grace and _in_use(files, now)):
             continue
         for f in sorted(files, key=lambda f: -len(f.parts)):  # files before their directory
             try:
@@ -193,7 +225,7 @@ def evict_cache(limit_bytes: int | None = None, keep: Iterable[Path] = ()) -> in
 def clear_cache() -> int:
     """Delete every compiled kernel and precompiled header of the emulator cache; bytes freed.
     Libraries already loaded in this process keep working (the files are unlinked, not unmapped)."""
-    freed = evict_cache(0)
+    freed = evict_cache(0, grace=False)
     _LOADED.clear()
     return freed
 
