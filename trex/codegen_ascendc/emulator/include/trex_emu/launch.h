@@ -32,6 +32,8 @@ struct BlockRegs {
   bool mask_counter_mode = false;
   uint64_t mask_bits[2] = {~uint64_t{0}, ~uint64_t{0}};
   uint64_t mask_count = 0;
+  uint64_t max_min_cnt = 0;
+  bool max_min_set = false;
   int atomic_type = 0;
   bool pad_value_set = false;
   uint64_t pad_value_bits = 0;
@@ -49,6 +51,8 @@ struct BlockRegs {
     std::swap(mask_counter_mode, rt.mask_counter_mode);
     std::swap(mask_bits, rt.mask_bits);
     std::swap(mask_count, rt.mask_count);
+    std::swap(max_min_cnt, rt.max_min_cnt);
+    std::swap(max_min_set, rt.max_min_set);
     std::swap(atomic_type, rt.atomic_type);
     std::swap(pad_value_set, rt.pad_value_set);
     std::swap(pad_value_bits, rt.pad_value_bits);

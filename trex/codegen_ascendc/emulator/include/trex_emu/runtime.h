@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -96,6 +97,10 @@ struct Runtime {
   bool mask_counter_mode = false;
   uint64_t mask_bits[2] = {~uint64_t{0}, ~uint64_t{0}};
   uint64_t mask_count = 0;
+  // The MAX_MIN_CNT special register that ReduceMax/ReduceMin/WholeReduceMax/WholeReduceMin set and
+  // GetReduceMaxMinCount reads: value bits in the low 32 (16 for half), index in the high 32.
+  uint64_t max_min_cnt = 0;
+  bool max_min_set = false;  // no reduction ran yet in this block: reading the register is a misuse
   int atomic_type = 0;  // 0: plain UB->GM writes; 1: SetAtomicAdd in effect
   bool check_races = true;  // record GM accesses and report blocks that touch the same bytes
   std::vector<GmAccess> gm_accesses;
@@ -151,6 +156,8 @@ struct Runtime {
     std::fill(cmp_mask, cmp_mask + sizeof(cmp_mask), 0);
     mask_counter_mode = false;
     mask_bits[0] = mask_bits[1] = ~uint64_t{0};
+    max_min_cnt = 0;
+    max_min_set = false;
     atomic_type = 0;
     pad_value_set = false;
     phase = 0;
@@ -172,6 +179,16 @@ inline Runtime& RT() {
 
 inline void NoteUbAccess(const char* api, const char* operand, const void* lo, const void* hi);  // sync_check.h
 inline void EndInstr();  // sync_check.h: the current instruction is complete
+
+// A max/min reduction's result into MAX_MIN_CNT (asc-devkit impl/basic_api/dav_c220/
+// kernel_operator_vec_reduce_impl.h, GetReduceMaxMinCountImpl: value = the low 16/32 bits, index = bits 32..63).
+template <class T>
+inline void SetMaxMinCnt(T value, uint32_t index) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  RT().max_min_cnt = bits | (uint64_t{index} << 32);
+  RT().max_min_set = true;
+}
 
 inline std::string BlockTag() {
   std::ostringstream os;

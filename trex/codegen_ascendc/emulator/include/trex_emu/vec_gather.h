@@ -160,6 +160,7 @@ inline void ReduceExtremumRepeat(const char* api, const LocalTensor<T>& dst, con
   CheckUbRange(api, "dst", dst.buf_, dst.addr_, dst.addr_ + (calIndex ? 2 : 1));
   const int r = static_cast<int>(at / per), i = static_cast<int>(at % per);
   dst.addr_[0] = *os.At(r, i);
+  SetMaxMinCnt(*os.At(r, i), static_cast<uint32_t>(at));
   if (calIndex) {
     using IndexT = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
     const IndexT idx = static_cast<IndexT>(at);
@@ -191,5 +192,47 @@ namespace AscendC {
 TREX_EMU_REDUCE_REPEAT(ReduceMax, true)
 TREX_EMU_REDUCE_REPEAT(ReduceMin, false)
 #undef TREX_EMU_REDUCE_REPEAT
+
+// GetReduceMaxMinCount (asc-devkit 基础API 归约计算 GetReduceMaxMinCount(ISASI); impl
+// impl/basic_api/dav_c220/kernel_operator_vec_reduce_impl.h GetReduceMaxMinCountImpl): reads the MAX_MIN_CNT
+// register the last ReduceMax/ReduceMin/WholeReduceMax/WholeReduceMin of this block set — the extremum and its
+// index, the index's integer bits stored in a T (read them back with reinterpret_cast<uint16_t/uint32_t*>).
+// The emulator's model: ReduceMax/ReduceMin (count and mask/repeat forms) set the overall extremum with the
+// index they write to dst[1]; WholeReduceMax/Min set their last repeat's result (index inside the repeat),
+// which for the documented single-repeat use is the exact index. The value-only prototype is not supported on
+// Atlas A2/A3 (the page; the impl reports it), so it raises; so does a read before any such reduction.
+}  // namespace AscendC
+namespace trex_emu {
+inline uint64_t ReadMaxMinCnt(const char* api) {
+  if (!RT().max_min_set)
+    Fail(api, ": no ReduceMax/ReduceMin/WholeReduceMax/WholeReduceMin ran in this block before it, so the "
+              "MAX_MIN_CNT register holds nothing; run the reduction first");
+  return RT().max_min_cnt;
+}
+}  // namespace trex_emu
+namespace AscendC {
+
+template <class T>
+inline void GetReduceMaxMinCount(T& maxMinValue, T& maxMinIndex) {
+  static_assert(trex_emu::kFloatTypes<T>, "GetReduceMaxMinCount supports half and float (the reduction's type)");
+  const uint64_t cnt = trex_emu::ReadMaxMinCnt("GetReduceMaxMinCount");
+  const uint32_t value = static_cast<uint32_t>(cnt & (sizeof(T) == 2 ? 0xffffu : 0xffffffffu));
+  const uint32_t index = static_cast<uint32_t>(cnt >> 32);
+  std::memcpy(&maxMinValue, &value, sizeof(T));
+  std::memcpy(&maxMinIndex, &index, sizeof(T));
+}
+template <class T>
+inline void GetReduceMaxMinCount(uint32_t& maxMinValue, uint32_t& maxMinIndex) {
+  static_assert(trex_emu::kFloatTypes<T>, "GetReduceMaxMinCount supports half and float (the reduction's type)");
+  const uint64_t cnt = trex_emu::ReadMaxMinCnt("GetReduceMaxMinCount");
+  maxMinValue = static_cast<uint32_t>(cnt & (sizeof(T) == 2 ? 0xffffu : 0xffffffffu));
+  maxMinIndex = static_cast<uint32_t>(cnt >> 32);
+}
+template <class T>
+inline void GetReduceMaxMinCount(T& maxMinValue) {
+  (void)maxMinValue;
+  trex_emu::Fail("GetReduceMaxMinCount(value): the value-only prototype is not supported on Atlas A2/A3 "
+                 "(asc-devkit GetReduceMaxMinCount page); call GetReduceMaxMinCount<T>(value, index)");
+}
 
 }  // namespace AscendC

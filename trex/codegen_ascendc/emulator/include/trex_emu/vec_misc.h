@@ -273,6 +273,7 @@ inline void ReduceRepeatImpl(const char* api, const LocalTensor<T>& dst, const L
       *d = s;
     } else {
       IndexT idx = static_cast<IndexT>(best);
+      SetMaxMinCnt(v[0], static_cast<uint32_t>(best));  // the last repeat's result stays in MAX_MIN_CNT
       T idx_as_t;
       std::memcpy(&idx_as_t, &idx, sizeof(T));
       using AscendC::ReduceOrder;
@@ -460,6 +461,7 @@ inline void ReduceExtremum(const char* api, const LocalTensor<T>& dst, const Loc
     }
   }
   dst.addr_[0] = src.addr_[at];
+  trex_emu::SetMaxMinCnt(src.addr_[at], at);
   if (calIndex) {
     using IndexT = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
     const IndexT idx = static_cast<IndexT>(at);
