@@ -338,6 +338,33 @@ inline void ReduceBlockImpl(const char* api, const LocalTensor<T>& dst, const Lo
   CountRepeats(api, static_cast<uint64_t>(repeat));
 }
 
+
+// PairReduceSum (asc-devkit 基础API 归约计算 PairReduceSum): per repeat, the sum of each adjacent (even, odd)
+// pair of the repeat's 256 bytes, 128 bytes of results; dstRepStride counts 128-byte units. An inactive
+// element adds 0; a pair with no active element leaves its dst element untouched (as BlockReduceSum does a
+// block with none).
+template <class T>
+inline void PairReduceImpl(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src, const RepeatMask& m,
+                           int repeat, int dstRepStride, int srcBlkStride, int srcRepStride) {
+  static_assert(kFloatTypes<T>, "PairReduceSum supports half and float only on Atlas A2/A3");
+  CheckRepeat(api, repeat);
+  CheckUbAlign(api, "src", src.addr_);
+  CheckUbAlign(api, "dst", dst.addr_);
+  if (!m.Any() || repeat == 0) return;
+  const int per = static_cast<int>(kRepeatBytes / sizeof(T));
+  const Opnd<T> os = MakeOpnd(src, srcBlkStride, srcRepStride, "src");
+  for (int r = 0; r < repeat; ++r)
+    for (int k = 0; k < per / 2; ++k) {
+      const bool on0 = m.Active(r, 2 * k), on1 = m.Active(r, 2 * k + 1);
+      if (!on0 && !on1) continue;
+      const float a = on0 ? ToF(*Checked(api, os, r, 2 * k)) : 0.0f;
+      const float b = on1 ? ToF(*Checked(api, os, r, 2 * k + 1)) : 0.0f;
+      T* d = dst.addr_ + int64_t(r) * dstRepStride * (per / 2) + k;
+      CheckUbRange(api, "dst", dst.buf_, d, d + 1);
+      *d = FromF<T>(a + b);
+    }
+  CountRepeats(api, static_cast<uint64_t>(repeat));
+}
 }  // namespace trex_emu
 
 namespace AscendC {
@@ -397,6 +424,23 @@ TREX_EMU_BLOCK_REDUCE(BlockReduceSum, ReduceType::SUM)
 TREX_EMU_BLOCK_REDUCE(BlockReduceMax, ReduceType::MAX)
 TREX_EMU_BLOCK_REDUCE(BlockReduceMin, ReduceType::MIN)
 #undef TREX_EMU_BLOCK_REDUCE
+
+template <class T, bool isSetMask = true>
+inline void PairReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
+                          const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,
+                          const int32_t srcRepStride) {
+  int repeat = repeatTime;
+  const auto m = trex_emu::ResolveMask<isSetMask>("PairReduceSum", static_cast<uint64_t>(mask), int(256 / sizeof(T)), repeat);
+  trex_emu::PairReduceImpl("PairReduceSum", dst, src, m, repeat, dstRepStride, srcBlkStride, srcRepStride);
+}
+template <class T, bool isSetMask = true>
+inline void PairReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
+                          const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,
+                          const int32_t srcRepStride) {
+  int repeat = repeatTime;
+  const auto m = trex_emu::ResolveMask<isSetMask>("PairReduceSum", mask, int(256 / sizeof(T)), repeat);
+  trex_emu::PairReduceImpl("PairReduceSum", dst, src, m, repeat, dstRepStride, srcBlkStride, srcRepStride);
+}
 
 // 9.1 name; note the (mask, repeat) order differs from BlockReduceSum's (repeat, mask).
 template <ReduceType KIND, class T, class U = T, bool isSetMask = true>
