@@ -44,3 +44,33 @@ def test_specs_add_cases_and_st_files_can_be_skipped(tmp_path):
              "output_desc": [{"name": "y", "type": ["float"], "shape": [2]}], "attr": []}
     cases = ProjectCases(lambda x, var, out_shape: x.reshape(out_shape), [extra], st_files=False)(_project(tmp_path))
     assert len(cases) == 1 and cases[0].inputs[0].tolist() == [1.0, 2.0] and cases[0].expected[0].tolist() == [1.0, 2.0]
+
+
+def test_complex64_cases_draw_both_parts_and_compare_each_part(tmp_path):
+    from trex.codegen_ascendc.emulator.corpus import _close
+    spec = {"input_desc": [{"name": "x", "type": ["complex64"], "shape": [64], "value_range": [[-1.0, 1.0]]}],
+            "output_desc": [{"name": "y", "type": ["complex64"], "shape": [64]}], "attr": []}
+    (case,) = ProjectCases(lambda x: x * 2, [spec], st_files=False)(tmp_path)
+    x = case.inputs[0]
+    assert x.dtype == torch.complex64 and bool((x.real.abs() <= 1).all() and (x.imag != 0).any())
+    out = case.outputs[0]
+    assert torch.isnan(out.real).all() and torch.isnan(out.imag).all()  # poisoned: both parts NaN
+    assert _close(case.expected[0], x * 2, case.atol, case.rtol)[0]
+    assert not _close((x * 2) + 1j * 1e-3, x * 2, case.atol, case.rtol)[0]  # an imaginary-part error is caught
+
+
+def test_cmake_host_sources_are_the_op_host_targets_files(tmp_path):
+    from trex.codegen_ascendc.emulator.corpus import cmake_host_sources
+    (tmp_path / "op_host").mkdir()
+    for f in ("pows_tiling.cc", "pows_def.cpp", "aclnn_pow.cpp", "pows_l0.cpp"):
+        (tmp_path / "op_host" / f).write_text("")
+    cmake = tmp_path / "CMakeLists.txt"
+    cmake.write_text("target_sources(optiling PRIVATE\n  op_host/pows_tiling.cc\n)\n"
+                     "target_sources(opapi PRIVATE op_host/aclnn_pow.cpp op_host/pows_l0.cpp)\n"
+                     "target_sources(op_host_aclnnInner PRIVATE op_host/pows_def.cpp)\n"
+                     "target_sources(opsproto PRIVATE op_host/pows_def.cpp)\n")
+    assert [p.name for p in cmake_host_sources(tmp_path)] == ["pows_tiling.cc", "pows_def.cpp"]
+    cmake.write_text("target_sources(optiling PRIVATE op_host/other_def.cpp)\n")  # names a file the project lacks
+    assert cmake_host_sources(tmp_path) is None
+    cmake.unlink()
+    assert cmake_host_sources(tmp_path) is None

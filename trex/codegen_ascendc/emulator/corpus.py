@@ -67,8 +67,8 @@ class Entry:
 
 def poison(shape, dtype) -> torch.Tensor:
     """An output the kernel must overwrite: NaN for floats, True for bool, 0x5A for integers."""
-    if dtype.is_floating_point:
-        return torch.full(shape, float("nan"), dtype=dtype)
+    if dtype.is_floating_point or dtype.is_complex:  # complex: both parts NaN
+        return torch.full(shape, complex(math.nan, math.nan) if dtype.is_complex else math.nan, dtype=dtype)
     return torch.full(shape, True if dtype == torch.bool else 0x5A, dtype=dtype)
 
 
@@ -79,7 +79,8 @@ def _gen(shape, dtype, lo=-2.0, hi=2.0, seed=0):
     return torch.randint(int(lo), int(hi) + 1, shape, generator=g).to(dtype)
 
 
-TOL = {torch.float16: (2e-3, 2e-3), torch.float32: (1e-5, 1e-5), torch.bfloat16: (1e-2, 1e-2)}
+TOL = {torch.float16: (2e-3, 2e-3), torch.float32: (1e-5, 1e-5), torch.bfloat16: (1e-2, 1e-2),
+       torch.complex64: (1e-5, 1e-5)}  # complex64: two float32 parts
 
 
 def elementwise(fn: Callable, n_in: int, dtypes=(torch.float16, torch.float32), shapes=((64, 2048), (3, 333)),
@@ -104,7 +105,7 @@ def elementwise(fn: Callable, n_in: int, dtypes=(torch.float16, torch.float32), 
 ST_DTYPES = {"float16": torch.float16, "float": torch.float32, "float32": torch.float32, "bfloat16": torch.bfloat16,
              "double": torch.float64, "float64": torch.float64, "int8": torch.int8, "uint8": torch.uint8,
              "int16": torch.int16, "int32": torch.int32, "int64": torch.int64, "uint32": torch.uint32,
-             "bool": torch.bool}
+             "bool": torch.bool, "complex64": torch.complex64}
 
 
 def _st_tensor(shape, dtype, value_range, seed) -> torch.Tensor:
@@ -113,16 +114,19 @@ def _st_tensor(shape, dtype, value_range, seed) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     if dtype == torch.bool:
         return torch.rand(shape, generator=g) < 0.5
+    if dtype.is_complex:  # real and imaginary parts each uniform in value_range
+        return torch.complex(*(torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo
+                               for _ in range(2))).to(dtype)
     if dtype.is_floating_point:
         return (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
     return torch.randint(math.ceil(lo), math.floor(hi) + 1, shape, generator=g).to(dtype)
 
 
 def _ref_view(t: torch.Tensor) -> torch.Tensor:
-    """What a reference computes on: float inputs in float32, integers in int64, bool as is."""
+    """What a reference computes on: float inputs in float32, integers in int64, bool and complex as they are."""
     if t.dtype.is_floating_point:
         return t.float()
-    return t if t.dtype == torch.bool else t.long()
+    return t if t.dtype == torch.bool or t.dtype.is_complex else t.long()
 
 
 @dataclass
@@ -176,7 +180,7 @@ class ProjectCases:
         for d, ref in zip(outs_desc, refs):
             odt = ST_DTYPES[pick(d["type"])]
             ref = ref.reshape(d["shape"]).to(odt)
-            worst = odt if odt.is_floating_point and (worst is None or TOL[odt][0] > TOL[worst][0]) else worst
+            worst = odt if (odt.is_floating_point or odt.is_complex) and (worst is None or TOL[odt][0] > TOL[worst][0]) else worst
             if d["name"] in names:  # in place: the OpDef output is the input tensor
                 compare.append(names.index(d["name"]))
                 expected_inputs.append(ref)
@@ -208,6 +212,8 @@ HALF_REDUCTION_RTOL = 3e-2
 def _close(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> tuple[bool, float]:
     if out.shape != ref.shape:
         return False, math.inf
+    if out.dtype.is_complex:  # each part within tolerance
+        return _close(torch.view_as_real(out), torch.view_as_real(ref.to(out.dtype)), atol, rtol)
     if not out.dtype.is_floating_point:
         bad = (out != ref).sum().item()
         return bad == 0, float(bad)
@@ -246,6 +252,26 @@ def first_blocker(message: str) -> str:
     return host + (err.group(1)[:160] if err else message.strip().splitlines()[0][:160])
 
 
+# The CMake targets of a cann-ops op project (src/math/<op>/CMakeLists.txt) that build op_host code into the op
+# package: tiling (optiling), shape inference (opsproto) and the OpDef registration (op_host_aclnnInner). Its
+# opapi target (aclnn_*.cpp, *_l0.cpp: the aclnn API over the op) is not host tiling code and is not compiled.
+HOST_TARGETS = ("optiling", "opsproto", "op_host_aclnnInner")
+_TARGET_SOURCES = re.compile(r"target_sources\(\s*(\w+)\s+PRIVATE([^)]*)\)")
+
+
+def cmake_host_sources(project_dir: Path) -> list[Path] | None:
+    """The op_host files the project's CMakeLists.txt builds for HOST_TARGETS, as CANN's build compiles them;
+    None (every op_host/*.cpp) without a CMakeLists.txt naming them, or when it names a file the project
+    lacks (is_finite and is_inf name histogram_v2_def.cpp, a copy from another op)."""
+    cmake = project_dir / "CMakeLists.txt"
+    if not cmake.is_file():
+        return None
+    files = dict.fromkeys(f for target, names in _TARGET_SOURCES.findall(cmake.read_text(errors="replace"))
+                          if target in HOST_TARGETS for f in names.split() if f.startswith("op_host/"))
+    paths = [project_dir / f for f in files]
+    return paths if paths and all(p.is_file() for p in paths) else None
+
+
 def run_entry(root: Path, entry: Entry, cores: int = 8) -> Result:
     from .op_project import OpProject
     from .runner import EmulatorCompileError, EmulatorError
@@ -256,7 +282,7 @@ def run_entry(root: Path, entry: Entry, cores: int = 8) -> Result:
         return res
     path = root / entry.source / entry.path
     try:
-        proj = OpProject(path, opt="-O0")  # small shapes: compile time dominates
+        proj = OpProject(path, host_sources=cmake_host_sources(path.parent.parent), opt="-O0")  # -O0: compile time dominates
         if isinstance(entry.cases, ProjectCases):
             cases = entry.cases(path.parent.parent)  # op_kernel/<op>.cpp -> the op project
         else:

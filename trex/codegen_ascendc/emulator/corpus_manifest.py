@@ -408,6 +408,21 @@ def _scatter_sub(var, indices, updates, **_):
     return var.index_add(0, indices, -updates)
 
 
+def _gather(x1, indices, batch_dims=0, **_):
+    """TF Gather along axis batch_dims with batch_dims leading batch axes."""
+    if batch_dims == 0:
+        return x1[indices]
+    return torch.stack([_gather(x, i, batch_dims - 1) for x, i in zip(x1, indices)])
+
+
+def _kl_div_target_backward(grad_output, self, target, reduction, log_target):
+    if log_target:
+        grad = grad_output * (target + 1 - self) * torch.exp(target)
+    else:
+        grad = (grad_output * (torch.log(target) + 1 - self)).masked_fill(target == 0, 0)
+    return grad / target.numel() if reduction == 1 else grad
+
+
 def dawsn(x):
     import numpy as np
     from scipy.special import dawsn as dw  # the reference only: no torch op
@@ -436,18 +451,32 @@ CANN_OPS_ENTRIES = [
     cann_ops("bev_pool"),
     cann_ops("cast", lambda x, dst_type: x, [spec([("x", (10, 10), (-5, 5))], [("y", (10, 10), (-5, 5), ("float",))],
                                                   {"dst_type": 0}, types=("float16",))]),
-    cann_ops("ccopy"),
+    # BLAS ccopy (docs/aclnnCcopy.md: out = x, COMPLEX64; n complex elements). gen_data.py: 2048; its tiling always
+    # launches every core (n below 8 floats, n over 8 x 8 floats: its three branches)
+    cann_ops("ccopy", lambda x, n, incx, incy: x,
+             [spec([("x", (k,), (-1, 1))], [("y", (k,))], {"n": k, "incx": 1, "incy": 1}, types=("complex64",)) for k in (2048, 3, 29, 1000)]),
     cann_ops("clip_by_value", lambda x, clip_value_min, clip_value_max: torch.minimum(torch.maximum(x, clip_value_min),
                                                                                       clip_value_max)),
     cann_ops("clip_by_value_v2", lambda x, clip_value_min, clip_value_max: torch.minimum(
         torch.maximum(x, clip_value_min), clip_value_max)),
-    cann_ops("complex_mat_dot"),
+    # elementwise complex product (docs/aclnnComplexMatDot.md; gen_data.py: golden x * y on [156, 1024] COMPLEX64)
+    cann_ops("complex_mat_dot", lambda matx, maty, m, n: matx * maty,
+             [spec([("matx", (m, n), (-1, 1)), ("maty", (m, n), (-1, 1))], [("result", (m, n))], {"m": m, "n": n},
+                   types=("complex64",)) for m, n in ((156, 1024), (3, 5), (16, 100))], tol_scale=2),
     cann_ops("cos", torch.cos, [ew_spec((1024, 1024), rng=(-5, 5))], tol_scale=4),
     cann_ops("cross", lambda x1, x2, dim: torch.linalg.cross(x1, x2, dim=dim)),
     cann_ops("dawsn", dawsn, tol_scale=4),
-    cann_ops("diag_v2"),
+    # DiagV2 (aclnnDiag on a 2-D self: torch.diag(self, diagonal), the diagonal as a 1-D tensor); gen_data.py:
+    # float [10, 10] in [-100, 100], diagonal 1
+    cann_ops("diag_v2", lambda x, diagonal: torch.diag(x, diagonal),
+             [spec([("x", (10, 10), (-100, 100))], [("y", (9,))], {"diagonal": 1}),
+              spec([("x", (33, 17), (-100, 100))], [("y", (17,))], {"diagonal": -3}, types=("float16", "int8", "int32")),
+              spec([("x", (64, 64), (-100, 100))], [("y", (64,))], {"diagonal": 0}, types=("int64", "int16"))]),
     cann_ops("equal", torch.eq, [ew_spec((100, 100), 2, ("int32", "float16", "float"), out_types=("bool",) * 3)]),
-    cann_ops("expand_v2"),
+    # examples/AclNNInvocation gen_data.py: int64 [0, 1, 2, 3] broadcast to shape [4, 4] (ExpandV2 = numpy broadcast_to)
+    cann_ops("expand_v2", lambda x, shape: x.expand(shape),
+             [spec([("x", (4,), (0, 3))], [("y", (4, 4))], {"shape": [4, 4]}, types=("int64",)),
+              spec([("x", (1, 37), (-9, 9))], [("y", (40, 37))], {"shape": [40, 37]}, types=("int64",))]),
     # Eye writes only the ones, into a y that aclnnEye zero-fills first (its st file draws y from [0.1, 1])
     cann_ops("eye", _eye, [spec([("y", (3, 4, 18, 10), (0, 0))], [("y", (3, 4, 18, 10))],
                                 {"num_rows": 18, "num_columns": 10, "batch_shape": [3, 4], "dtype": 0},
@@ -459,14 +488,29 @@ CANN_OPS_ENTRIES = [
     cann_ops("fill", lambda dims, value, out_shape: value.expand(out_shape),
              [spec([("dims", (4,), (0, 0), ("int64",), [1, 2, 3, 4]), ("value", (1,), (0.1, 1))],
                    [("y", (1, 2, 3, 4))], types=("float16",))], st_files=False),
-    cann_ops("gather"),
+    # TF Gather (its gen_data.py's golden is tf.gather(x, indices, batch_dims=1)): key 0 copies slices over 32 bytes,
+    # key 1 smaller ones element by element
+    cann_ops("gather", _gather, [
+        spec([("x1", (96, 43, 1023), (-5, 5)), ("indices", (96, 43), (1, 42), ("int32",))], [("y", (96, 43, 1023))],
+             {"batch_dims": 1}, types=("int32",)),
+        spec([("x1", (6, 20, 4), (-5, 5)), ("indices", (6, 9), (0, 19), ("int32", "int32"))], [("y", (6, 9, 4))],
+             {"batch_dims": 1}, types=("float", "float16")),
+        spec([("x1", (30, 100), (-5, 5)), ("indices", (12,), (0, 29), ("int32", "int32"))], [("y", (12, 100))],
+             {"batch_dims": 0}, types=("float", "float16"))]),
     cann_ops("gcd", torch.gcd, [ew_spec((1024, 1024), 2, ("int32", "int16"), rng=(-1000, 1000))]),
     cann_ops("gelu", tanh_gelu, tol_scale=4),
     cann_ops("gelu_grad", gelu_grad, [ew_spec((1024, 1024), 3, names=["dy", "x", "y"], out="z")], tol_scale=4),
     cann_ops("greater_equal", torch.ge),
     cann_ops("heaviside", torch.heaviside, [spec([("input", (8, 2048), (-2, 2)), ("values", (8, 2048), (-1, 1))],
                                                  [("out", (8, 2048))], types=("float", "float16"))]),
-    cann_ops("histogram_v2"),
+    # HistogramV2 (the kernel under aclnnHistc: int32 counts of x in [min, max] over `bins` equal bins, x == max in
+    # the last; aclnnHistc passes min/max as tensors of x's dtype and casts the counts); gen_data.py: [10, 10] float
+    # in [-100, 100], 10 bins (aclnnHistc takes min == max there as "the data's range": min/max given here)
+    cann_ops("histogram_v2", lambda x, min, max, bins: torch.histc(x.float(), bins, min.item(), max.item()),
+             [spec([("x", (10, 10), (-100, 100)), ("min", (1,), (0, 0), None, [-100.0]), ("max", (1,), (0, 0), None, [100.0])],
+                   [("y", (10,), (0, 0), ("int32",))], {"bins": 10}),
+              spec([("x", (64, 100), (-3, 3)), ("min", (1,), (0, 0), None, [-2.0]), ("max", (1,), (0, 0), None, [2.5])],
+                   [("y", (100,), (0, 0), ("int32",))], {"bins": 100}, types=("float", "float16"))]),
     cann_ops("icamax"),
     cann_ops("icamin"),
     cann_ops("inplace_attn_softmax"),
@@ -474,7 +518,15 @@ CANN_OPS_ENTRIES = [
     cann_ops("is_inf", torch.isinf, [ew_spec((8, 2048), out_types=("bool", "bool"))]),
     cann_ops("isamax"),
     cann_ops("isamin"),
-    cann_ops("kl_div_target_backward"),
+    # KlDivTargetBackward (aclnnKlDivTargetBackward, its gen_data.py): log_target: grad_output * (target + 1 - self) *
+    # exp(target); else grad_output * (log(target) + 1 - self), 0 where target == 0; reduction 1 (mean) divides by the
+    # element count. aclnn broadcasts the three inputs to one shape before the kernel: same-shape inputs here
+    # (gen_data.py: [4, 400] half, self [1, 400] broadcast, reduction 0, log_target true)
+    cann_ops("kl_div_target_backward", _kl_div_target_backward, [
+        spec([("grad_output", (4, 400), (-1, 1)), ("self", (4, 400), (-1, 1)), ("target", (4, 400), (-1, 1))],
+             [("grad_target", (4, 400))], {"reduction": 0, "log_target": True}, types=("float16", "float")),
+        spec([("grad_output", (16, 1000), (-1, 1)), ("self", (16, 1000), (-1, 1)), ("target", (16, 1000), (0.1, 1))],
+             [("grad_target", (16, 1000))], {"reduction": 1, "log_target": False}, types=("float", "float16"))], tol_scale=4),
     cann_ops("lerp", torch.lerp, tol_scale=2),
     cann_ops("less", torch.lt, [ew_spec((100, 100), 2, ("int32", "int8"), rng=(1, 100), out_types=("bool", "bool"))]),
     cann_ops("less_equal", torch.le),
@@ -489,27 +541,56 @@ CANN_OPS_ENTRIES = [
              tol_scale=2),
     cann_ops("mul_mul_reduce_mean_d_twice"),
     cann_ops("mul_sigmoid"),
-    cann_ops("mul_sigmoid_mul_add_custom"),
+    # gen_data.py: sigmoid(input * mulscalar1) * mulscalar2 + addscalar3 on 32 x 32 half, the scalars 1.2, 1.3, 1.4
+    cann_ops("mul_sigmoid_mul_add_custom", lambda x, m1, m2, a3: torch.sigmoid(x * m1) * m2 + a3,
+             [spec([("input", (32, 32), (-3, 3)), ("mulscalar1", (1,), (0, 0), None, [1.2]),
+                    ("mulscalar2", (1,), (0, 0), None, [1.3]), ("addscalar3", (1,), (0, 0), None, [1.4])],
+                   [("outputs", (32, 32))], types=("float16",)),
+              spec([("input", (64, 1024), (-3, 3)), ("mulscalar1", (1,), (0, 0), None, [0.7]),
+                    ("mulscalar2", (1,), (0, 0), None, [-1.1]), ("addscalar3", (1,), (0, 0), None, [0.25])],
+                   [("outputs", (64, 1024))], types=("float16", "float"))], tol_scale=4),
     # its st file predates the OpDef's `value` input (a float scalar tensor) and passes value as an attribute
     cann_ops("muls", lambda x, value: x * value,
              [spec([("x", (125, 125)), ("value", (1,), (0, 0), ("float", "float"), [3.0])], [("y", (125, 125))],
                    types=("float16", "float"))], st_files=False),
     cann_ops("neg", torch.neg),
     cann_ops("non_finite_check"),
-    cann_ops("pows"),
+    # Pows (aclnnPowTensorScalar's kernel: x1 ** x2, x2 the exponent as a 1-element tensor); gen_data.py: [2, 2]
+    # float in {1..4}, exponent 4.1
+    cann_ops("pows", lambda x1, x2: torch.pow(x1, x2),
+             [spec([("x1", (2, 2), (1, 4)), ("x2", (1,), (0, 0), None, [4.1])], [("y", (2, 2))]),
+              spec([("x1", (64, 1000), (0.5, 2)), ("x2", (1,), (0, 0), None, [2.5])], [("y", (64, 1000))],
+                   types=("float16", "float"))], tol_scale=4),
     cann_ops("pre_layer_norm", lambda x, y, gamma, beta, epsilon: torch.nn.functional.layer_norm(
         x + y, gamma.shape, gamma, beta, epsilon), tol_scale=8),
     cann_ops("radius"),
     cann_ops("reciprocal", torch.reciprocal, [ew_spec((100, 100), rng=(0.1, 1))], tol_scale=2),
-    cann_ops("reshape"),
+    # gen_data.py: float [8, 47, 123, 1023] to shape [123, 47, 8, 1023] (axis 0, num_axes -1: the whole shape)
+    cann_ops("reshape", lambda x, shape, axis, num_axes: x.reshape(shape.tolist()),
+             [spec([("x", (8, 47, 123, 1023), (-5, 5)), ("shape", (4,), (0, 0), ("int32",), [123, 47, 8, 1023])],
+                   [("y", (123, 47, 8, 1023))], {"axis": 0, "num_axes": -1}),
+              spec([("x", (3, 50, 7), (-5, 5)), ("shape", (2,), (0, 0), ("int32", "int32", "int32"), [21, 50])],
+                   [("y", (21, 50))], {"axis": 0, "num_axes": -1}, types=("float16", "int8", "int64"))]),
     cann_ops("rsqrt", torch.rsqrt, [ew_spec((100, 100), rng=(0.1, 1))], tol_scale=4),
     cann_ops("sasum", lambda x, n, incx: x.abs().sum().reshape(1),
              [spec([("x", (2046,))], [("result", (1,))], {"n": 2046, "incx": 1})], reduction=True, tol_scale=4),
-    cann_ops("scasum"),
+    # BLAS scasum (docs/aclnnScasum.md: sum |re| + |im| of a COMPLEX64 vector, a float result); gen_data.py: 2043
+    cann_ops("scasum", lambda x, n, incx: (x.real.abs().sum() + x.imag.abs().sum()).reshape(1),
+             [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("float",))], {"n": k, "incx": 1}, types=("complex64",))
+              for k in (2043, 3, 100)], reduction=True, tol_scale=4),
     cann_ops("scatter_max"),
-    cann_ops("scatter_reduce"),
+    # gen_data.py: torch.scatter_reduce(x, 0, index, src, "amin", include_self=False), 5 x 5 float, index in [0, 4)
+    cann_ops("scatter_reduce", lambda x, index, src, dim, reduce, include_self: x.scatter_reduce(
+        dim, index, src, reduce, include_self=include_self),
+             [spec([("x", (5, 5), (1, 5)), ("index", (5, 5), (0, 3), ("int32",)), ("src", (5, 5), (1, 5))], [("y", (5, 5))],
+                   {"dim": 0, "reduce": "amin", "include_self": False})]),
     cann_ops("scatter_sub", _scatter_sub),
-    cann_ops("scnrm2"),
+    # BLAS scnrm2 (docs/aclnnScnrm2.md: sqrt(sum re^2 + im^2), COMPLEX64 in, float out); gen_data.py: 2043; 100 takes
+    # the tiling's other branch (fewer 8-float blocks than cores). Below 4 elements (one block of work) the other
+    # blocks return before its SyncAll: on the NPU that hangs (the emulator says so), so no such case here.
+    cann_ops("scnrm2", lambda x, n, incx: torch.view_as_real(x).norm().reshape(1),
+             [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("float",))], {"n": k, "incx": 1}, types=("complex64",))
+              for k in (2043, 100)], reduction=True, tol_scale=4),
     cann_ops("scopy", lambda x, n, incx, incy: x, [spec([("x", (2048,))], [("y", (2048,))], {"n": 2048, "incx": 1, "incy": 1})]),
     cann_ops("select_reduce_max_d_sub_exp_reduce_sum_d_real_div"),
     cann_ops("sin", torch.sin, [ew_spec((1024, 1024), rng=(-5, 5))], tol_scale=4),
@@ -519,7 +600,11 @@ CANN_OPS_ENTRIES = [
     cann_ops("sqrt", torch.sqrt, [ew_spec((1024, 1024), rng=(0.1, 1))]),
     cann_ops("sscal", lambda x, alpha, n, incx: x * alpha,
              [spec([("x", (2048,))], [("x", (2048,))], {"alpha": 1.5, "n": 2048, "incx": 1})]),
-    cann_ops("strideslice_neg_concat_v2"),
+    # gen_data.py: the last axis' second half negated, [1, 128, 1, 128] half. Half only: the kernel instantiates
+    # StridesliceNegConcatV2<half> whatever the dtype (the OpDef's float and bf16 are not implemented)
+    cann_ops("strideslice_neg_concat_v2", lambda x: torch.cat([x[..., :x.shape[-1] // 2], -x[..., x.shape[-1] // 2:]], -1),
+             [spec([("input", shape, (-3, 3))], [("output", shape)], types=("float16",))
+              for shape in ((1, 128, 1, 128), (2, 64, 4, 96))]),
     cann_ops("sub_frameworklaunch", torch.sub, [ew_spec((8, 2048), 2, ("float16",), names=["x", "y"], out="z")]),
     cann_ops("swish", lambda x, scale: x * torch.sigmoid(scale * x),
              [spec([("x", (100, 100))], [("y", (100, 100))], {"scale": 1.0}, types=("float", "float16"))], tol_scale=4),
