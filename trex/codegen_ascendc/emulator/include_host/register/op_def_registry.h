@@ -2,6 +2,8 @@
 // OP_ADD(Name) registers the op at load time; the runner reads its inputs, outputs and attributes
 // (names, dtype lists, attribute defaults) and calls the tiling function AICore().SetTiling(...) set.
 #pragma once
+#include <initializer_list>
+
 #include "register/tilingdata_base.h"
 #include "trex_host/ge_types.h"
 
@@ -133,6 +135,11 @@ struct OpImplRegistrar {
   template <class F> OpImplRegistrar& InferShape(F) { return *this; }
   template <class F> OpImplRegistrar& InferDataType(F) { return *this; }
   template <class... A> OpImplRegistrar& InputsDataDependency(A...) { return *this; }
+  // CANN register/op_impl_registry.h: the inputs whose data the tiling function reads ({0, 1, 2}, optionally
+  // with placements). Accepted: the emulator gives every tiling function every input's host data.
+  OpImplRegistrar& InputsDataDependency(std::initializer_list<int32_t>) { return *this; }
+  OpImplRegistrar& TilingInputsDataDependency(std::initializer_list<int32_t>) { return *this; }
+  template <class P> OpImplRegistrar& TilingInputsDataDependency(std::initializer_list<int32_t>, P) { return *this; }
   std::string type;
 };
 inline std::map<std::string, ops::TilingFunc>& ImplTilings() {
@@ -145,3 +152,6 @@ inline OpImplRegistrar& OpImplRegistrar::Tiling(ops::TilingFunc f) { ImplTilings
 #define TREX_HOST_CAT(a, b) TREX_HOST_CAT2(a, b)
 #define IMPL_OP_OPTILING(op_type) static ::trex_host::OpImplRegistrar TREX_HOST_CAT(g_trex_impl_, __COUNTER__) = ::trex_host::OpImplRegistrar(#op_type)
 #define IMPL_OP(op_type) IMPL_OP_OPTILING(op_type)
+// IMPL_OP_INFERSHAPE(Name).InferShape(f).InferDataType(g) (CANN register/op_impl_registry.h): the shape and
+// dtype inference chain; accepted like IMPL_OP's (the emulator takes output shapes and dtypes from the caller).
+#define IMPL_OP_INFERSHAPE(op_type) IMPL_OP_OPTILING(op_type)

@@ -285,6 +285,10 @@ class InferShapeContext {
   Shape* GetOutputShape(size_t i) { return i < out_.size() ? &out_[i] : nullptr; }
   const RuntimeAttrs* GetAttrs() const { return &call_->attrs; }
   const char* GetNodeName() const { return call_->node_name.c_str(); }
+  const char* GetNodeType() const { return call_->node_name.c_str(); }
+  // The compile-time descriptions (dtype; format ND, origin format ND) as TilingContext gives them.
+  const CompileTimeTensorDesc* GetInputDesc(size_t i) const { return i < call_->input_descs.size() ? &call_->input_descs[i] : nullptr; }
+  const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(call_->Instance(i, 0)); }
  private:
   OpCall* call_;
   std::vector<Shape> out_;
@@ -297,6 +301,8 @@ class InferDataTypeContext {
   ge::DataType GetOptionalInputDataType(size_t i) const { return GetInputDataType(i); }
   ge::graphStatus SetOutputDataType(size_t, ge::DataType) { return ge::GRAPH_SUCCESS; }
   const RuntimeAttrs* GetAttrs() const { return &call_->attrs; }
+  const char* GetNodeName() const { return call_->node_name.c_str(); }
+  const char* GetNodeType() const { return call_->node_name.c_str(); }
  private:
   OpCall* call_;
 };
