@@ -345,6 +345,34 @@ def reduce_sum_cases():
     return cases
 
 
+def as_strided_cases():
+    """AsStrided (torch.as_strided(x, size, stride, storage_offset); size, stride and storage_offset are int32
+    input tensors, y has shape size). The project has no test: shapes chosen over its three dtypes."""
+    cases = []
+    for si, (dt, shape, size, stride, offset) in enumerate((
+            (F32, (4, 5, 6), [3, 4], [5, 1], 2), (F16, (8, 64), [4, 16, 2], [64, 2, 1], 3),
+            (I32, (100,), [10, 10], [1, 10], 0), (F32, (16, 1024), [16, 512], [1024, 2], 1))):
+        x = _gen(shape, dt, -5, 5, seed=si)
+        ref = torch.as_strided(x, size, stride, offset).contiguous()
+        cases.append(Case([x, torch.tensor(size, dtype=I32), torch.tensor(stride, dtype=I32),
+                           torch.tensor([offset], dtype=I32)], [poison(size, dt)], [ref], {}, 0, 0))
+    return cases
+
+
+def three_nn_cases():
+    """ThreeNN (PointNet++'s three_nn, tf_interpolate: per point of xyz1 [b, n, 3] the three nearest points of
+    xyz2 [b, m, 3], squared distances ascending and their indices; the kernel squares without a Sqrt too).
+    The project has no test: shapes chosen here."""
+    cases = []
+    for si, (b, n, m) in enumerate(((2, 64, 32), (1, 100, 10), (4, 16, 200))):
+        xyz1, xyz2 = _gen((b, n, 3), F32, -1, 1, seed=si), _gen((b, m, 3), F32, -1, 1, seed=si + 10)
+        d2 = ((xyz1.double()[:, :, None] - xyz2.double()[:, None]) ** 2).sum(-1)
+        dist, idx = d2.topk(3, -1, largest=False)
+        cases.append(Case([xyz1, xyz2], [poison((b, n, 3), F32), poison((b, n, 3), I32)],
+                          [dist.float(), idx.to(I32)], {}, 1e-6, 1e-5))
+    return cases
+
+
 def nll_loss_cases():
     cases = []
     for si, (n, c) in enumerate(((32, 16), (64, 100))):
@@ -693,7 +721,7 @@ CORPUS: list[Entry] = [
     Entry("s3-xsh/log_sum_exp", XSH, "09-LogSumExp/op_kernel/log_sum_exp.cpp",
           logsumexp_cases(lambda nd: {"dim": [nd - 1], "keep_dim": False})),
     # --- Youshikawa/ascendC-S2: season 2 entries
-    Entry("s2/as_strided", S2, "ascends2/AsStrided/AsStrided/op_kernel/as_strided.cpp"),
+    Entry("s2/as_strided", S2, "ascends2/AsStrided/AsStrided/op_kernel/as_strided.cpp", as_strided_cases),
     Entry("s2/cumsum", S2, "ascends2/Cumsum/Cumsum/op_kernel/cumsum.cpp", cumsum_cases),
     Entry("s2/gelu", S2, "ascends2/Gelu/Gelu/op_kernel/gelu.cpp", ew(tanh_gelu, 1, tol_scale=4)),
     Entry("s2/global_avg_pool", S2, "ascends2/GlobalAvgPool/GlobalAvgPool/op_kernel/global_avg_pool.cpp",
@@ -701,7 +729,7 @@ CORPUS: list[Entry] = [
     Entry("s2/histogram", S2, "ascends2/Histogram/Histogram/op_kernel/histogram.cpp", histogram_cases),
     Entry("s2/lerp", S2, "ascends2/Lerp/Lerp/op_kernel/lerp.cpp", ew(lambda s, e, w: s + w * (e - s), 3, tol_scale=2)),
     Entry("s2/reduce_sum", S2, "ascends2/ReduceSum/ReduceSum/op_kernel/reduce_sum.cpp", reduce_sum_cases),
-    Entry("s2/three_nn", S2, "ascends2/ThreeNN/ThreeNN/op_kernel/three_nn.cpp"),
+    Entry("s2/three_nn", S2, "ascends2/ThreeNN/ThreeNN/op_kernel/three_nn.cpp", three_nn_cases),
     Entry("s2/tril", S2, "ascends2/Tril/Tril/op_kernel/tril.cpp", tri_cases(torch.tril)),
     Entry("s2/triu", S2, "ascends2/Triu/Triu/op_kernel/triu.cpp", tri_cases(torch.triu)),
     Entry("s2/xlogy", S2, "ascends2/xlogy/op_kernel/xlogy.cpp", ew(xlogy, 2, lo=0.1, hi=3.0, tol_scale=4)),
