@@ -451,6 +451,18 @@ def _kl_div_target_backward(grad_output, self, target, reduction, log_target):
     return grad / target.numel() if reduction == 1 else grad
 
 
+def _bev_pool(depth, feat, ranks_depth, ranks_feat, ranks_bev, interval_starts, interval_lengths, bev_feat_shape):
+    """BevPool as tests/st/test_bev_pool_half.py computes it: for every point j of every interval,
+    bev[unravel(ranks_bev[j])] += depth.flat[ranks_depth[j]] * feat.flat[ranks_feat[j]] (a half accumulator,
+    each product and sum rounded to half as numpy's float16 does), then bev [B, Dz, Dy, Dx, C] -> [B, C, Dz, Dy, Dx]."""
+    bev = torch.zeros(bev_feat_shape, dtype=torch.float16).flatten()
+    d, f = depth.half().flatten(), feat.half().flatten()
+    for start, length in zip(interval_starts.tolist(), interval_lengths.tolist()):
+        for j in range(start, start + length):
+            bev[ranks_bev[j]] = bev[ranks_bev[j]] + d[ranks_depth[j]] * f[ranks_feat[j]]
+    return bev.reshape(bev_feat_shape).permute(0, 4, 1, 2, 3).float()
+
+
 def dawsn(x):
     import numpy as np
     from scipy.special import dawsn as dw  # the reference only: no torch op
@@ -476,7 +488,8 @@ CANN_OPS_ENTRIES = [
     cann_ops("angle_v2", lambda x: torch.angle(x.float()),
              [ew_spec((8, 24), types=("float", "float16"), rng=(-1, 1))]),
     cann_ops("arange", lambda start, end, step, out_shape: torch.arange(start.item(), end.item(), step.item())),
-    cann_ops("bev_pool"),
+    # its st file's expect function (tests/st/test_bev_pool_half.py), case and half accumulation
+    cann_ops("bev_pool", _bev_pool),
     cann_ops("cast", lambda x, dst_type: x, [spec([("x", (10, 10), (-5, 5))], [("y", (10, 10), (-5, 5), ("float",))],
                                                   {"dst_type": 0}, types=("float16",))]),
     # BLAS ccopy (docs/aclnnCcopy.md: out = x, COMPLEX64; n complex elements). gen_data.py: 2048; its tiling always
