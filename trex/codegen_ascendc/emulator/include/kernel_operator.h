@@ -54,5 +54,6 @@ using AscendC::EVENT_ID0; using AscendC::EVENT_ID1; using AscendC::EVENT_ID2; us
 using AscendC::EVENT_ID4; using AscendC::EVENT_ID5; using AscendC::EVENT_ID6; using AscendC::EVENT_ID7;
 using AscendC::GetBlockNum;
 using AscendC::GetBlockIdx;
+using AscendC::GetTPipePtr;  // asc-devkit include/basic_api/kernel_common.h declares it at global scope
 
 #endif  // TREX_EMU_KERNEL_OPERATOR_H

@@ -453,6 +453,50 @@ inline void WaitFlag(int32_t eventID) {
   trex_emu::SyncWaitFlag(static_cast<int>(E), eventID, trex_emu::EventSourcePipe(E), trex_emu::EventTargetPipe(E));
 }
 
+// TQueSync<src, dst> (asc-devkit 同步控制/核内同步/TQueSync模板参数.md; impl/basic_api/kernel_tquesync_impl.h):
+// SetFlag(id)/WaitFlag(id) are set_flag/wait_flag(src, dst, id), i.e. SetFlag/WaitFlag<HardEvent::SRC_DST>(id),
+// with the same misuse checks and the same place in the sync checker. src == dst, or a pair no HardEvent
+// names, is a compile error as in the impl's static_asserts.
+namespace trex_sync {
+constexpr HardEvent kNoEvent = HardEvent::MAX;
+constexpr HardEvent PipePairEvent(pipe_t src, pipe_t dst) {
+  struct Row { pipe_t src, dst; HardEvent event; };
+  constexpr Row rows[] = {
+      {PIPE_MTE2, PIPE_MTE1, HardEvent::MTE2_MTE1}, {PIPE_MTE1, PIPE_MTE2, HardEvent::MTE1_MTE2},
+      {PIPE_MTE1, PIPE_M, HardEvent::MTE1_M},       {PIPE_M, PIPE_MTE1, HardEvent::M_MTE1},
+      {PIPE_MTE2, PIPE_V, HardEvent::MTE2_V},       {PIPE_V, PIPE_MTE2, HardEvent::V_MTE2},
+      {PIPE_MTE3, PIPE_V, HardEvent::MTE3_V},       {PIPE_V, PIPE_MTE3, HardEvent::V_MTE3},
+      {PIPE_M, PIPE_V, HardEvent::M_V},             {PIPE_V, PIPE_M, HardEvent::V_M},
+      {PIPE_MTE3, PIPE_MTE1, HardEvent::MTE3_MTE1}, {PIPE_MTE1, PIPE_MTE3, HardEvent::MTE1_MTE3},
+      {PIPE_MTE1, PIPE_V, HardEvent::MTE1_V},       {PIPE_MTE2, PIPE_M, HardEvent::MTE2_M},
+      {PIPE_M, PIPE_MTE2, HardEvent::M_MTE2},       {PIPE_V, PIPE_MTE1, HardEvent::V_MTE1},
+      {PIPE_M, PIPE_FIX, HardEvent::M_FIX},         {PIPE_FIX, PIPE_M, HardEvent::FIX_M},
+      {PIPE_MTE3, PIPE_MTE2, HardEvent::MTE3_MTE2}, {PIPE_MTE2, PIPE_MTE3, HardEvent::MTE2_MTE3},
+      {PIPE_S, PIPE_V, HardEvent::S_V},             {PIPE_V, PIPE_S, HardEvent::V_S},
+      {PIPE_S, PIPE_MTE2, HardEvent::S_MTE2},       {PIPE_MTE2, PIPE_S, HardEvent::MTE2_S},
+      {PIPE_S, PIPE_MTE3, HardEvent::S_MTE3},       {PIPE_MTE3, PIPE_S, HardEvent::MTE3_S},
+      {PIPE_MTE2, PIPE_FIX, HardEvent::MTE2_FIX},   {PIPE_FIX, PIPE_MTE2, HardEvent::FIX_MTE2},
+      {PIPE_FIX, PIPE_S, HardEvent::FIX_S},         {PIPE_M, PIPE_S, HardEvent::M_S},
+      {PIPE_FIX, PIPE_MTE3, HardEvent::FIX_MTE3},   {PIPE_MTE1, PIPE_FIX, HardEvent::MTE1_FIX},
+      {PIPE_FIX, PIPE_MTE1, HardEvent::FIX_MTE1},
+  };
+  for (const Row& r : rows)
+    if (r.src == src && r.dst == dst) return r.event;
+  return kNoEvent;
+}
+}  // namespace trex_sync
+
+template <pipe_t src, pipe_t dst>
+class TQueSync {
+  static_assert(src != dst, "TQueSync: src/dst pipe cannot be the same (use PipeBarrier for one pipe)");
+  static constexpr HardEvent kEvent = trex_sync::PipePairEvent(src, dst);
+  static_assert(kEvent != trex_sync::kNoEvent, "TQueSync: no hardware event connects these two pipes");
+
+ public:
+  void SetFlag(TEventID id) { AscendC::SetFlag<kEvent>(id); }
+  void WaitFlag(TEventID id) { AscendC::WaitFlag<kEvent>(id); }
+};
+
 // Cross-core barrier: every block of the launch waits until all have called it (blocks run as
 // cooperating threads, launch.h). GM written before the barrier by any block is visible after it.
 template <bool isAIVOnly = true>
