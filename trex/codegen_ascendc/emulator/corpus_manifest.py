@@ -624,7 +624,13 @@ CANN_OPS_ENTRIES = [
     cann_ops("scatter_reduce", lambda x, index, src, dim, reduce, include_self: x.scatter_reduce(
         dim, index, src, reduce, include_self=include_self),
              [spec([("x", (5, 5), (1, 5)), ("index", (5, 5), (0, 3), ("int32",)), ("src", (5, 5), (1, 5))], [("y", (5, 5))],
-                   {"dim": 0, "reduce": "amin", "include_self": False})]),
+                   {"dim": 0, "reduce": "amin", "include_self": False}),  # its key 1; the rest take key 2
+              spec([("x", (8, 6), (1, 5)), ("index", (8, 6), (0, 5), ("int32",) * 2), ("src", (8, 6), (1, 5))], [("y", (8, 6))],
+                   {"dim": 1, "reduce": "sum", "include_self": True}, types=("float", "float16")),
+              spec([("x", (6, 10), (1, 5)), ("index", (4, 10), (0, 5), ("int32",) * 2), ("src", (4, 10), (1, 5))],
+                   [("y", (6, 10))], {"dim": 0, "reduce": "amax", "include_self": False}, types=("float", "float16")),
+              spec([("x", (5, 5), (1, 5)), ("index", (5, 5), (0, 3), ("int32",)), ("src", (5, 5), (1, 5))], [("y", (5, 5))],
+                   {"dim": 0, "reduce": "mean", "include_self": True})]),
     cann_ops("scatter_sub", _scatter_sub),
     # BLAS scnrm2 (docs/aclnnScnrm2.md: sqrt(sum re^2 + im^2), COMPLEX64 in, float out); gen_data.py: 2043; 100 takes
     # the tiling's other branch (fewer 8-float blocks than cores). Below 4 elements (one block of work) the other
