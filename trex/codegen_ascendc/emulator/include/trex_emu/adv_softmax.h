@@ -29,7 +29,8 @@ namespace trex_emu {
 // Computes in float, rounds dst, max and sum to their types once. Rows: srcM (of the shape info, else
 // of the tiling) with stride srcK; columns: oriSrcK (else srcK). Columns from oriSrcK to srcK are not
 // written. dst may be src (isReuseSource or not: every row is read before it is written).
-template <class T, class U>
+// kStats false: the prototypes without sumTensor/maxTensor (sum and max are then dst, never touched).
+template <class T, class U, bool kStats = true>
 inline void SoftMaxImpl(const LocalTensor<T>& dst, const LocalTensor<U>& sum, const LocalTensor<U>& max,
                         const LocalTensor<T>& src, const SoftMaxTiling& tiling, const AscendC::SoftMaxShapeInfo& info) {
   static_assert(kFloatTypes<T> && kFloatTypes<U>, "SoftMax: element types half/float only on Atlas A2/A3");
@@ -47,8 +48,10 @@ inline void SoftMaxImpl(const LocalTensor<T>& dst, const LocalTensor<U>& sum, co
   const uint32_t per_blk = 32 / sizeof(U);
   CheckUbRange(api, "src", src.buf_, src.addr_, src.addr_ + uint64_t{m} * k);
   CheckUbRange(api, "dst", dst.buf_, dst.addr_, dst.addr_ + uint64_t{m} * k);
-  CheckUbRange(api, "sumTensor", sum.buf_, sum.addr_, sum.addr_ + uint64_t{m} * per_blk);
-  CheckUbRange(api, "maxTensor", max.buf_, max.addr_, max.addr_ + uint64_t{m} * per_blk);
+  if (kStats) {
+    CheckUbRange(api, "sumTensor", sum.buf_, sum.addr_, sum.addr_ + uint64_t{m} * per_blk);
+    CheckUbRange(api, "maxTensor", max.buf_, max.addr_, max.addr_ + uint64_t{m} * per_blk);
+  }
   std::vector<float> row(valid_k);
   for (uint32_t r = 0; r < m; ++r) {
     const T* s = src.addr_ + uint64_t{r} * k;
@@ -65,7 +68,7 @@ inline void SoftMaxImpl(const LocalTensor<T>& dst, const LocalTensor<U>& sum, co
     }
     T* d = dst.addr_ + uint64_t{r} * k;
     for (uint32_t j = 0; j < valid_k; ++j) d[j] = static_cast<T>(row[j] / total);
-    for (uint32_t j = 0; j < per_blk; ++j) {
+    for (uint32_t j = 0; kStats && j < per_blk; ++j) {
       max.addr_[uint64_t{r} * per_blk + j] = static_cast<U>(mx);
       sum.addr_[uint64_t{r} * per_blk + j] = static_cast<U>(total);
     }
@@ -113,6 +116,25 @@ inline void SoftMax(const LocalTensor<half>& dstTensor, const LocalTensor<float>
   static_assert(!isDataFormatNZ, "SoftMax: the NZ data format is not emulated (ND only)");
   trex_emu::CheckUbAlign("SoftMax", "sharedTmpBuffer", sharedTmpBuffer.addr_);
   trex_emu::SoftMaxImpl(dstTensor, sumTensor, maxTensor, srcTensor, tiling, softmaxShapeInfo);
+}
+
+// without sumTensor/maxTensor (asc-devkit include/adv_api/activation/softmax.h: SoftMax(dst, src, tiling,
+// shapeInfo) and SoftMax(dst, src, sharedTmpBuffer, tiling, shapeInfo)): dst only.
+template <class T, bool isReuseSource = false, bool isBasicBlock = false, bool isDataFormatNZ = false,
+          const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
+inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling,
+                    const SoftMaxShapeInfo& softmaxShapeInfo = {}) {
+  static_assert(!isDataFormatNZ, "SoftMax: the NZ data format is not emulated (ND only)");
+  trex_emu::SoftMaxImpl<T, T, false>(dstTensor, dstTensor, dstTensor, srcTensor, tiling, softmaxShapeInfo);
+}
+template <class T, bool isReuseSource = false, bool isBasicBlock = false, bool isDataFormatNZ = false,
+          const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
+inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
+                    const LocalTensor<uint8_t>& sharedTmpBuffer, const SoftMaxTiling& tiling,
+                    const SoftMaxShapeInfo& softmaxShapeInfo = {}) {
+  static_assert(!isDataFormatNZ, "SoftMax: the NZ data format is not emulated (ND only)");
+  trex_emu::CheckUbAlign("SoftMax", "sharedTmpBuffer", sharedTmpBuffer.addr_);
+  trex_emu::SoftMaxImpl<T, T, false>(dstTensor, dstTensor, dstTensor, srcTensor, tiling, softmaxShapeInfo);
 }
 
 }  // namespace AscendC
