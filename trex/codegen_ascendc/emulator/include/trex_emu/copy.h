@@ -62,7 +62,10 @@ struct DataCopyPadParams {
 
 namespace trex_emu {
 
-// UB -> GM write honouring SetAtomicAdd<T>() (sequential blocks make atomic add exact here).
+// RT().atomic_type: the atomic operation UB->GM copies do (SetAtomicAdd/Max/Min, SetAtomicNone).
+constexpr int kAtomicNone = 0, kAtomicAdd = 1, kAtomicMax = 2, kAtomicMin = 3;
+
+// UB -> GM write honouring SetAtomicAdd/Max/Min<T>() (sequential blocks make the atomics exact here).
 template <class T>
 inline void GmWrite(T* dst, const T* src, uint64_t n) {
   if (RT().atomic_type == 0) {
@@ -70,9 +73,17 @@ inline void GmWrite(T* dst, const T* src, uint64_t n) {
     return;
   }
   if constexpr (std::is_arithmetic<T>::value || IsF16<T>::value) {
+    const int op = RT().atomic_type;
     for (uint64_t i = 0; i < n; ++i) {
-      if constexpr (kIsFloatLike<T>) dst[i] = FromF<T>(ToF(dst[i]) + ToF(src[i]));
-      else dst[i] = static_cast<T>(dst[i] + src[i]);
+      if (op == kAtomicAdd) {
+        if constexpr (kIsFloatLike<T>) dst[i] = FromF<T>(ToF(dst[i]) + ToF(src[i]));
+        else dst[i] = static_cast<T>(dst[i] + src[i]);
+      } else {  // max / min: the GM value is replaced when the copied one compares larger / smaller
+        bool replace;
+        if constexpr (kIsFloatLike<T>) replace = op == kAtomicMax ? ToF(src[i]) > ToF(dst[i]) : ToF(src[i]) < ToF(dst[i]);
+        else replace = op == kAtomicMax ? src[i] > dst[i] : src[i] < dst[i];
+        if (replace) dst[i] = src[i];
+      }
     }
   } else {
     std::memmove(dst, src, n * sizeof(T));
@@ -336,9 +347,28 @@ inline void SetAtomicAdd() {
   static_assert(std::is_same<T, float>::value || std::is_same<T, half>::value || std::is_same<T, int32_t>::value ||
                     std::is_same<T, int16_t>::value || std::is_same<T, bfloat16_t>::value,
                 "SetAtomicAdd supports float, half, bfloat16_t, int16_t and int32_t");
-  trex_emu::RT().atomic_type = 1;
+  trex_emu::RT().atomic_type = trex_emu::kAtomicAdd;
 }
-inline void SetAtomicNone() { trex_emu::RT().atomic_type = 0; }
+// SetAtomicMax / SetAtomicMin (asc-devkit 基础API/原子操作/SetAtomicMax(ISASI).md, SetAtomicMin(ISASI).md):
+// later copies to GM compare each element with GM's and write the larger / smaller; int8_t, int16_t, half,
+// bfloat16_t, int32_t, float. A NaN copied never replaces (its comparisons are false).
+template <class T>
+inline void SetAtomicMax() {
+  static_assert(std::is_same<T, float>::value || std::is_same<T, half>::value || std::is_same<T, int32_t>::value ||
+                    std::is_same<T, int16_t>::value || std::is_same<T, int8_t>::value ||
+                    std::is_same<T, bfloat16_t>::value,
+                "SetAtomicMax supports int8_t, int16_t, half, bfloat16_t, int32_t and float");
+  trex_emu::RT().atomic_type = trex_emu::kAtomicMax;
+}
+template <class T>
+inline void SetAtomicMin() {
+  static_assert(std::is_same<T, float>::value || std::is_same<T, half>::value || std::is_same<T, int32_t>::value ||
+                    std::is_same<T, int16_t>::value || std::is_same<T, int8_t>::value ||
+                    std::is_same<T, bfloat16_t>::value,
+                "SetAtomicMin supports int8_t, int16_t, half, bfloat16_t, int32_t and float");
+  trex_emu::RT().atomic_type = trex_emu::kAtomicMin;
+}
+inline void SetAtomicNone() { trex_emu::RT().atomic_type = trex_emu::kAtomicNone; }
 inline void DisableDmaAtomic() { SetAtomicNone(); }
 
 }  // namespace AscendC

@@ -101,7 +101,7 @@ struct Runtime {
   // GetReduceMaxMinCount reads: value bits in the low 32 (16 for half), index in the high 32.
   uint64_t max_min_cnt = 0;
   bool max_min_set = false;  // no reduction ran yet in this block: reading the register is a misuse
-  int atomic_type = 0;  // 0: plain UB->GM writes; 1: SetAtomicAdd in effect
+  int atomic_type = 0;  // copy.h kAtomicNone/Add/Max/Min: what UB->GM writes do (SetAtomicAdd/Max/Min)
   bool check_races = true;  // record GM accesses and report blocks that touch the same bytes
   std::vector<GmAccess> gm_accesses;
   bool check_sync = false;  // model AscendC's pipe synchronisation rules (sync_check.h)
