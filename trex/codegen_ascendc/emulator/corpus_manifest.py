@@ -373,6 +373,22 @@ def three_nn_cases():
     return cases
 
 
+def non_finite_check_cases():
+    """NonFiniteCheck (found_flag = 1.0 if any element of any tensor of the list is inf or NaN, else 0.0; the kernel
+    zeroes the flag first). Its gen_data.py case [1, inf, -inf, nan, 0] float, then lists over its three dtypes
+    with and without a non-finite element deep inside a later tensor."""
+    inf, nan = float("inf"), float("nan")
+    cases = [Case([[torch.tensor([1.0, inf, -inf, nan, 0.0])]], [poison((1,), F32)], [torch.tensor([1.0])], {}, 0, 0)]
+    for si, dt in enumerate((F32, F16, torch.bfloat16)):
+        for bad in (None, inf, nan):
+            ts = [_gen((33, 70), dt, -100, 100, seed=si), _gen((50, 100), dt, -100, 100, seed=si + 1),
+                  _gen((8, 2048), dt, -100, 100, seed=si + 2)]
+            if bad is not None:
+                ts[2].view(-1)[12345] = bad
+            cases.append(Case([ts], [poison((1,), F32)], [torch.tensor([0.0 if bad is None else 1.0])], {}, 0, 0))
+    return cases
+
+
 def nll_loss_cases():
     cases = []
     for si, (n, c) in enumerate(((32, 16), (64, 100))):
@@ -552,13 +568,25 @@ CANN_OPS_ENTRIES = [
                    [("y", (10,), (0, 0), ("int32",))], {"bins": 10}),
               spec([("x", (64, 100), (-3, 3)), ("min", (1,), (0, 0), None, [-2.0]), ("max", (1,), (0, 0), None, [2.5])],
                    [("y", (100,), (0, 0), ("int32",))], {"bins": 100}, types=("float", "float16"))]),
-    cann_ops("icamax"),
-    cann_ops("icamin"),
+    # BLAS icamax (docs/aclnnIcamax.md, gen_data.py golden: the 1-based index of the first argmax |re| + |im|); gen_data.py: 2046
+    cann_ops("icamax", lambda x, n, incx: ((x.real.abs() + x.imag.abs()).argmax() + 1).reshape(1),
+             [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("int32",))], {"n": k, "incx": 1}, types=("complex64",))
+              for k in (2046, 100, 9000)]),
+    # BLAS icamin (docs/aclnnIcamin.md, gen_data.py golden: the 1-based index of the first argmin |re| + |im|); gen_data.py: 2046
+    cann_ops("icamin", lambda x, n, incx: ((x.real.abs() + x.imag.abs()).argmin() + 1).reshape(1),
+             [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("int32",))], {"n": k, "incx": 1}, types=("complex64",))
+              for k in (2046, 100, 9000)]),
     cann_ops("inplace_attn_softmax"),
     cann_ops("is_finite", torch.isfinite, [ew_spec((8, 2048), out_types=("bool", "bool"))]),
     cann_ops("is_inf", torch.isinf, [ew_spec((8, 2048), out_types=("bool", "bool"))]),
-    cann_ops("isamax"),
-    cann_ops("isamin"),
+    # BLAS isamax (docs/aclnnIsamax.md, gen_data.py golden: the 1-based index of the first argmax |x|); gen_data.py: 2046
+    cann_ops("isamax", lambda x, n, incx: (x.abs().argmax() + 1).reshape(1),
+             [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("int32",))], {"n": k, "incx": 1}, types=("float",))
+              for k in (2046, 100, 9000)]),
+    # BLAS isamin (docs/aclnnIsamin.md, gen_data.py golden: the 1-based index of the first argmin |x|); gen_data.py: 2046
+    cann_ops("isamin", lambda x, n, incx: (x.abs().argmin() + 1).reshape(1),
+             [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("int32",))], {"n": k, "incx": 1}, types=("float",))
+              for k in (2046, 100, 9000)]),
     # KlDivTargetBackward (aclnnKlDivTargetBackward, its gen_data.py): log_target: grad_output * (target + 1 - self) *
     # exp(target); else grad_output * (log(target) + 1 - self), 0 where target == 0; reduction 1 (mean) divides by the
     # element count. aclnn broadcasts the three inputs to one shape before the kernel: same-shape inputs here
@@ -595,7 +623,8 @@ CANN_OPS_ENTRIES = [
              [spec([("x", (125, 125)), ("value", (1,), (0, 0), ("float", "float"), [3.0])], [("y", (125, 125))],
                    types=("float16", "float"))], st_files=False),
     cann_ops("neg", torch.neg),
-    cann_ops("non_finite_check"),
+    Entry("cann-ops/non_finite_check", CANN_OPS, "src/math/non_finite_check/op_kernel/non_finite_check.cpp",
+          non_finite_check_cases),
     # Pows (aclnnPowTensorScalar's kernel: x1 ** x2, x2 the exponent as a 1-element tensor); gen_data.py: [2, 2]
     # float in {1..4}, exponent 4.1
     cann_ops("pows", lambda x1, x2: torch.pow(x1, x2),
