@@ -79,10 +79,27 @@ struct ErfMath {
   }
 };
 
+// Tanh (asc-devkit 高阶API/数学计算/Tanh接口/Tanh.md; impl/adv_api/detail/math/tanh/tanh_common_impl.h,
+// TanhFormulaImpl, the default INTRINSIC algorithm): x clipped to [-8.8, 8.8], e = exp(2x),
+// tanh = (e - 1) / (e + 1), each step one float op; half via float (CAST_NONE both ways, TanhCompute).
+struct TanhMath {
+  static float Tanh(float x) {
+    if (std::isnan(x)) return x;
+    float c = std::fmin(x, 8.8f);
+    c = std::fmax(c, -8.8f);
+    c = c * 2.0f;
+    c = std::exp(c);
+    const float num = c + -1.0f;
+    const float den = c + 1.0f;
+    return num / den;
+  }
+};
+
 template <class T, class F>
 inline void ErfFamily(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
                       const AscendC::LocalTensor<uint8_t>* tmp, uint32_t count, uint32_t procedures_half,
-                      uint32_t procedures_float, F f) {
+                      uint32_t procedures_float, F f,
+                      AscendC::RoundMode half_round = AscendC::RoundMode::CAST_ROUND) {
   static_assert(kFloatTypes<T>, "Erf/Erfc: element type must be half or float (Atlas A2/A3)");
   CheckUbAlign(api, "dst", dst.addr_);
   CheckUbAlign(api, "src", src.addr_);
@@ -109,7 +126,7 @@ inline void ErfFamily(const char* api, const AscendC::LocalTensor<T>& dst, const
   }
   for (uint32_t i = 0; i < count; ++i) {
     const float y = f(static_cast<float>(src.addr_[i]));
-    if constexpr (std::is_same<T, half>::value) dst.addr_[i] = CastValue<half>(y, AscendC::RoundMode::CAST_ROUND);
+    if constexpr (std::is_same<T, half>::value) dst.addr_[i] = CastValue<half>(y, half_round);
     else dst.addr_[i] = y;
   }
   if (tmp != nullptr) std::memset(tmp->addr_, RT().ub_fill, tmp->GetSize());  // scratch: garbage afterwards
@@ -142,4 +159,26 @@ namespace AscendC {
 TREX_EMU_ERF_FAMILY(Erf, 8, 3)
 TREX_EMU_ERF_FAMILY(Erfc, 12, 5)
 #undef TREX_EMU_ERF_FAMILY
+
+// Tanh: the same checks (src/dst/sharedTmpBuffer must not overlap: the page's 约束说明, and the CPU-debug
+// check's TensorReuseVerifyingParameters(dst, src, sharedTmpBuffer)); its scratch is float, stackSize =
+// bytes / 4 / (2 half, 1 float) / 32 * 32 > 0 (TanhFormulasTmpCalc), i.e. k = 4 (half) / 1 (float) below.
+template <typename T, bool isReuseSource = false>
+inline void Tanh(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                 const uint32_t calCount) {
+  trex_emu::ErfFamily("Tanh", dst, src, &sharedTmpBuffer, calCount, 4, 1, trex_emu::TanhMath::Tanh,
+                      RoundMode::CAST_NONE);
+}
+template <typename T, bool isReuseSource = false>
+inline void Tanh(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer) {
+  Tanh<T, isReuseSource>(dst, src, sharedTmpBuffer, src.GetSize());
+}
+template <typename T, bool isReuseSource = false>
+inline void Tanh(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t calCount) {
+  trex_emu::ErfFamily("Tanh", dst, src, nullptr, calCount, 4, 1, trex_emu::TanhMath::Tanh, RoundMode::CAST_NONE);
+}
+template <typename T, bool isReuseSource = false>
+inline void Tanh(const LocalTensor<T>& dst, const LocalTensor<T>& src) {
+  Tanh<T, isReuseSource>(dst, src, src.GetSize());
+}
 }  // namespace AscendC

@@ -1,4 +1,4 @@
-// Host tiling helpers of the Erf / Erfc advanced APIs (namespace AscendC, CANN's tiling_api.h), with the
+// Host tiling helpers of the Erf / Erfc (and Tanh, below) advanced APIs (namespace AscendC, CANN's tiling_api.h), with the
 // sizes asc-devkit computes (impl/adv_api/tiling/math/erf_tiling_impl.cpp, erfc_tiling_impl.cpp):
 // min = k * 256 B, max = k * max(n * typeSize, 256 B), maxLiveNodeCount = k, extraBuffer = 0, with
 // k = Erf 8 (half) / 3 (float), Erfc 16 / 7. Templated on the shape (ge::Shape on both sides).
@@ -36,5 +36,15 @@ inline void GetErfcMaxMinTmpSize(const Shape& srcShape, const uint32_t typeSize,
 inline void GetErfcTmpBufferFactorSize(const uint32_t typeSize, uint32_t& maxLiveNodeCount, uint32_t& extraBuffer) {
   extraBuffer = 0;
   maxLiveNodeCount = typeSize == 4 ? 7u : 16u;
+}
+// Tanh (impl/adv_api/tiling/math/tanh_tiling_impl.cpp): the same form with k = 4 (half) / 1 (float).
+template <class Shape>
+inline void GetTanhMaxMinTmpSize(const Shape& srcShape, const uint32_t typeSize, const bool, uint32_t& maxValue,
+                                 uint32_t& minValue) {
+  trex_erf::Sizes(trex_erf::Elements(srcShape), typeSize, typeSize == 4 ? 1u : 4u, maxValue, minValue);
+}
+inline void GetTanhTmpBufferFactorSize(const uint32_t typeSize, uint32_t& maxLiveNodeCount, uint32_t& extraBuffer) {
+  extraBuffer = 0;
+  maxLiveNodeCount = typeSize == 4 ? 1u : 4u;
 }
 }  // namespace AscendC
