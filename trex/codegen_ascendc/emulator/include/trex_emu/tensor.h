@@ -118,6 +118,11 @@ class LocalTensor {
   }
 
   // Like the NPU, only the buffer bounds matter: a sub-tensor may start past this tensor's size.
+  // dst = a + b, dst = a < b, ... (symbol_override.h): the expression issues its vector instruction into dst.
+  template <class E, class = typename E::TrexTensorExpr>
+  void operator=(const E& expr) const {
+    expr.Process(*this);
+  }
   LocalTensor operator[](uint32_t offset) const {
     if (buf_ != nullptr && reinterpret_cast<const uint8_t*>(addr_ + offset) > buf_->end)
       trex_emu::Fail("LocalTensor::operator[]: offset ", offset, " lies beyond the end of buffer ", buf_->name);
