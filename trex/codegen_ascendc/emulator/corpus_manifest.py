@@ -576,7 +576,11 @@ CANN_OPS_ENTRIES = [
     cann_ops("icamin", lambda x, n, incx: ((x.real.abs() + x.imag.abs()).argmin() + 1).reshape(1),
              [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("int32",))], {"n": k, "incx": 1}, types=("complex64",))
               for k in (2046, 100, 9000)]),
-    cann_ops("inplace_attn_softmax"),
+    # softmax over the last axis written back into x (the OpDef has no output); gen_data.py: [8, 50000] float, golden
+    # nn.Softmax(dim=-1); its tiling keys are per dtype (fp16, bf16, fp32)
+    cann_ops("inplace_attn_softmax", lambda x: torch.softmax(x, -1),
+             [spec([("x", (8, 50000), (-3, 3))], [("x", (8, 50000))]),
+              spec([("x", (64, 1024), (-3, 3))], [("x", (64, 1024))], types=("float16", "bfloat16", "float"))], tol_scale=4),
     cann_ops("is_finite", torch.isfinite, [ew_spec((8, 2048), out_types=("bool", "bool"))]),
     cann_ops("is_inf", torch.isinf, [ew_spec((8, 2048), out_types=("bool", "bool"))]),
     # BLAS isamax (docs/aclnnIsamax.md, gen_data.py golden: the 1-based index of the first argmax |x|); gen_data.py: 2046
