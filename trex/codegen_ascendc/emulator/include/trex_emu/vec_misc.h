@@ -631,6 +631,46 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const
   trex_emu::CountRepeats(api, static_cast<uint64_t>(repeat));
 }
 
+// CompareScalar, tensor-scalar repeat form (asc-devkit Compare/CompareScalar page, 高维切分计算: mask as a count
+// or as mask[2] bits, repeatTimes, UnaryRepeatParams for the source strides): like Compare's repeat form, each
+// repeat writes 256/sizeof(T) bits, repeats packed contiguously; inactive elements' bits are 0.
+template <class T, class U, bool isSetMask, class Mask>
+inline void CompareScalarRepeat(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T scalar, CMPMODE cmpMode,
+                                const Mask& mask, const int32_t repeatTimes, const UnaryRepeatParams& p) {
+  const char* api = "CompareScalar";
+  trex_emu::CheckCompareTypes<T>(cmpMode);
+  trex_emu::CheckRepeat(api, repeatTimes);
+  trex_emu::CheckUbAlign(api, "dst", dst.addr_);
+  int repeat = repeatTimes;
+  const int per = int(256 / sizeof(T));
+  const auto m = trex_emu::ResolveMask<isSetMask>(api, mask, per, repeat);
+  const auto oa = trex_emu::MakeOpnd(src0, p.srcBlkStride, p.srcRepStride, "src0");
+  uint8_t* out = reinterpret_cast<uint8_t*>(dst.addr_);
+  trex_emu::CheckUbRange(api, "dst", dst.buf_, out, out + int64_t(repeat) * per / 8);
+  for (int r = 0; r < repeat; ++r)
+    for (int i = 0; i < per; ++i) {
+      uint8_t& byte = out[(int64_t(r) * per + i) / 8];
+      const uint8_t bit = static_cast<uint8_t>(1u << (i & 7));
+      if (m.Active(r, i) && trex_emu::CompareValues(cmpMode, *trex_emu::Checked(api, oa, r, i), scalar))
+        byte |= bit;
+      else
+        byte &= static_cast<uint8_t>(~bit);
+    }
+  trex_emu::CountRepeats(api, static_cast<uint64_t>(repeat));
+}
+template <class T, class U, bool isSetMask = true>
+inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0,
+                          const typename trex_emu::Identity<T>::type src1Scalar, CMPMODE cmpMode, const uint64_t mask[],
+                          const int32_t repeatTimes, const UnaryRepeatParams& repeatParams) {
+  CompareScalarRepeat<T, U, isSetMask>(dst, src0, T(src1Scalar), cmpMode, mask, repeatTimes, repeatParams);
+}
+template <class T, class U, bool isSetMask = true>
+inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0,
+                          const typename trex_emu::Identity<T>::type src1Scalar, CMPMODE cmpMode, const uint64_t mask,
+                          const int32_t repeatTimes, const UnaryRepeatParams& repeatParams) {
+  CompareScalarRepeat<T, U, isSetMask>(dst, src0, T(src1Scalar), cmpMode, mask, repeatTimes, repeatParams);
+}
+
 // Register form: one repeat, result bits go to the CMPMASK register (used by Select mode 0 / GetCmpMask).
 template <class T, bool isSetMask = true>
 inline void Compare(const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode, uint64_t mask,
