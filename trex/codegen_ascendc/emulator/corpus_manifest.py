@@ -652,7 +652,13 @@ CANN_OPS_ENTRIES = [
     cann_ops("scasum", lambda x, n, incx: (x.real.abs().sum() + x.imag.abs().sum()).reshape(1),
              [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("float",))], {"n": k, "incx": 1}, types=("complex64",))
               for k in (2043, 3, 100)], reduction=True, tol_scale=4),
-    cann_ops("scatter_max"),
+    # TF ScatterMax (its gen_data.py golden, tf.scatter_max): var[indices[i], ...] = max(var[...], updates[i, ...]) in
+    # place, repeated indices taking the max of all; gen_data.py: var [256] half in [-10, 10], 5 indices in [0, 200)
+    cann_ops("scatter_max", lambda var, indices, updates, use_locking: var.index_reduce(0, indices, updates, "amax"),
+             [spec([("var", (256,), (-10, 10)), ("indices", (5,), (0, 199), ("int32",)), ("updates", (5,), (-10, 10))],
+                   [("var", (256,))], {"use_locking": False}, types=("float16",)),
+              spec([("var", (64, 32), (-10, 10)), ("indices", (20,), (0, 63), ("int32", "int32")),
+                    ("updates", (20, 32), (-10, 10))], [("var", (64, 32))], {"use_locking": False}, types=("float", "float16"))]),
     # gen_data.py: torch.scatter_reduce(x, 0, index, src, "amin", include_self=False), 5 x 5 float, index in [0, 4)
     cann_ops("scatter_reduce", lambda x, index, src, dim, reduce, include_self: x.scatter_reduce(
         dim, index, src, reduce, include_self=include_self),
