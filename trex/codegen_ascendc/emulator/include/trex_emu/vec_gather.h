@@ -2,6 +2,8 @@
 // Semantics from asc-devkit's pages (docs/api/context/GatherMask.md, Gather; docs/zh/api/SIMD-API/
 // 基础API/Memory矢量计算/归约计算/ReduceMin.md) for Atlas A2/A3.
 #pragma once
+#include <limits>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -192,6 +194,48 @@ namespace AscendC {
 TREX_EMU_REDUCE_REPEAT(ReduceMax, true)
 TREX_EMU_REDUCE_REPEAT(ReduceMin, false)
 #undef TREX_EMU_REDUCE_REPEAT
+
+// Sort32 (asc-devkit 基础API 排序组合 Sort32): per repeat, 32 scores of src0 sorted descending with their
+// uint32 indices from src1, written as 8-byte (score, index) structures — score in the low 4 B (float) or low
+// 2 B (half, the next 2 B reserved: written 0 here), index in the high 4 B; repeat r reads 32 elements from
+// 32*r of each source and writes 256 B from dst's 256*r bytes. Equal scores keep the lower position first (the
+// page); NaN sorts as the largest; repeatTime 0 is a NOP. Alignment: the page also asks 128/64 B (src0), 128 B
+// (src1) and 256 B (dst) per iteration, but cann-ops' own moe_soft_max_topk (a published, NPU-tested op) sorts into
+// a dst at UB offset 3200, so only the general 32-byte operand alignment is enforced here.
+template <class T>
+inline void Sort32(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<uint32_t>& src1,
+                   const int32_t repeatTime) {
+  static_assert(trex_emu::kFloatTypes<T>, "Sort32 supports half and float only on Atlas A2/A3");
+  const char* api = "Sort32";
+  trex_emu::CheckRepeat(api, repeatTime);
+  trex_emu::CheckUbAlign(api, "src0", src0.addr_);
+  trex_emu::CheckUbAlign(api, "src1", src1.addr_);
+  trex_emu::CheckUbAlign(api, "dst", dst.addr_);
+  if (repeatTime == 0) return;
+  const int64_t n = int64_t(repeatTime) * 32;
+  trex_emu::CheckUbRange(api, "src0", src0.buf_, src0.addr_, src0.addr_ + n);
+  trex_emu::CheckUbRange(api, "src1", src1.buf_, src1.addr_, src1.addr_ + n);
+  uint8_t* out = reinterpret_cast<uint8_t*>(dst.addr_);
+  trex_emu::CheckUbRange(api, "dst", dst.buf_, out, out + n * 8);
+  std::vector<T> score(src0.addr_, src0.addr_ + n);  // dst may alias a source: read everything first
+  std::vector<uint32_t> index(src1.addr_, src1.addr_ + n);
+  for (int r = 0; r < repeatTime; ++r) {
+    int order[32];
+    for (int i = 0; i < 32; ++i) order[i] = i;
+    auto key = [&](int i) {
+      const float x = trex_emu::ToF(score[r * 32 + i]);
+      return x != x ? std::numeric_limits<float>::infinity() : x;
+    };
+    std::stable_sort(order, order + 32, [&](int a, int b) { return key(a) > key(b); });
+    for (int k = 0; k < 32; ++k) {
+      uint8_t* slot = out + (int64_t(r) * 32 + k) * 8;
+      std::memset(slot, 0, 4);
+      std::memcpy(slot, &score[r * 32 + order[k]], sizeof(T));
+      std::memcpy(slot + 4, &index[r * 32 + order[k]], 4);
+    }
+  }
+  trex_emu::CountRepeats(api, static_cast<uint64_t>(repeatTime));
+}
 
 // GetReduceMaxMinCount (asc-devkit 基础API 归约计算 GetReduceMaxMinCount(ISASI); impl
 // impl/basic_api/dav_c220/kernel_operator_vec_reduce_impl.h GetReduceMaxMinCountImpl): reads the MAX_MIN_CNT
