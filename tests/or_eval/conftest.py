@@ -15,6 +15,12 @@ _CORPUS = [
 ] * 20
 
 
+@pytest.fixture(autouse=True)
+def _one_thread(one_intra_op_thread):
+    """Every OR-evaluation test runs the tiny model (decoding, ablation prep, the CLI) with one
+    intra-op thread (tests/conftest.py says why)."""
+
+
 @pytest.fixture(scope="session")
 def small_tokenizer() -> ORTokenizer:
     return ORTokenizer.train(_CORPUS, vocab_size=400, min_frequency=2)

@@ -9,8 +9,6 @@ import torch
 from trex.training.or_eval.chunked_decode import greedy_decode_one_batch, rows_per_prefill_chunk
 from trex.training.or_eval.generate import greedy_generate_padded
 
-# the tiny model decodes with one intra-op thread (tests/conftest.py says why)
-pytestmark = pytest.mark.usefixtures("one_intra_op_thread")
 
 
 @pytest.fixture

@@ -11,8 +11,6 @@ from trex.training.or_eval import experiment as E
 from trex.training.or_eval.benchmarks import ORProblem, RefStatus
 from trex.training.or_eval.generate import greedy_generate, greedy_generate_padded, last_position_logits
 
-# the tiny model decodes with one intra-op thread (tests/conftest.py says why)
-pytestmark = pytest.mark.usefixtures("one_intra_op_thread")
 
 
 @pytest.mark.parametrize("name", sorted(E.PRESETS))

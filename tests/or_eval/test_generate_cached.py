@@ -6,8 +6,6 @@ import torch
 
 from trex.training.or_eval.generate import greedy_generate, greedy_generate_padded
 
-# the tiny model decodes with one intra-op thread (tests/conftest.py says why)
-pytestmark = pytest.mark.usefixtures("one_intra_op_thread")
 
 
 def test_cached_decoding_gives_the_tokens_of_one_by_one_decoding(noised_tiny_model):

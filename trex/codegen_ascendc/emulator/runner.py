@@ -298,7 +298,7 @@ def _precompiled_header_dir(cxx: str, flags: list[str]) -> Path | None:
     os.close(fd)
     cmd = [cxx, *pch_flags, f"-I{INCLUDE_DIR}", "-x", "c++-header", str(INCLUDE_DIR / "kernel_operator.h"), "-o", tmp]
     if subprocess.run(cmd, capture_output=True, text=True, check=False).returncode != 0:
-        os.unlink(tmp)
+        Path(tmp).unlink(missing_ok=True)   # g++ removes its own output when it fails
         return None
     # g++ only uses a .gch for the first #include; a later #include "kernel_operator.h" (from another
     # header) then looks for the header itself in this directory: forward it (the guard makes it a no-op).
