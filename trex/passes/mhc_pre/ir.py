@@ -148,6 +148,13 @@ def build_mhc_pre_fwd(dtype: DType | str = DType.BF16) -> Program:
         _reduce_pass_body(b, dtype, with_dli=False)
     _coefficients(b, hc_eps, rms_eps)
     _sinkhorn(b, hc_eps, hist=False)
+    _store_coefficients_and_collapse(b, dtype)
+    return b.build()
+
+
+def _store_coefficients_and_collapse(b: ProgramBuilder, dtype: DType) -> None:
+    """The forward's tail: post and comb stored, then the collapse pass over x,
+    layer_input = sum over the streams of pre[n] * x[n]."""
     b.op("view", "post2", "postv", dtype=F32, cols=(N,))
     b.op("store", None, "post", "post2")
     b.op("store", None, "comb", "M")
@@ -158,7 +165,6 @@ def build_mhc_pre_fwd(dtype: DType | str = DType.BF16) -> Program:
         b.op("reduce_sum", "li", "px", axis=-2, dtype=F32, cols=(1, HD))
         b.op("view", "li2", "li", dtype=F32, cols=(HD,))
         store_from_f32(b, "layer_input", dtype, "li2", (HD,))
-    return b.build()
 
 
 def _norm_bwd(b: ProgramBuilder, axis: int, slot_x, slot_y, hc_eps: str):
@@ -343,16 +349,7 @@ def build_mhc_pre_fwd_cube(dtype: DType | str = DType.BF16) -> Program:
     _ss_pass(b, dtype, with_dli=False)
     _coefficients(b, hc_eps, rms_eps)
     _sinkhorn(b, hc_eps, hist=False)
-    b.op("view", "post2", "postv", dtype=F32, cols=(N,))
-    b.op("store", None, "post", "post2")
-    b.op("store", None, "comb", "M")
-    b.op("transpose", "pre_t", "pre", dtype=F32, cols=(N, 1))
-    with b.chunk_loop(HD):
-        xf = load_f32(b, "x", dtype, "xf", (N, HD))
-        b.op("mul", "px", xf, "pre_t", dtype=F32, cols=(N, HD))
-        b.op("reduce_sum", "li", "px", axis=-2, dtype=F32, cols=(1, HD))
-        b.op("view", "li2", "li", dtype=F32, cols=(HD,))
-        store_from_f32(b, "layer_input", dtype, "li2", (HD,))
+    _store_coefficients_and_collapse(b, dtype)
     return b.build()
 
 
