@@ -13,6 +13,11 @@ set -uo pipefail
 OUT=${OUT:?set OUT to the folder whose files come back}
 . bench/_device_setup.sh && device_setup
 git rev-parse HEAD 2>/dev/null || echo "commit: ${TREX_COMMIT:-unknown}"
+if [ "${1:-}" = d1024 ]; then   # part d1024 (<= 80 s): only the e2e model's shape, every candidate swept
+  timeout -k 5 75 python3 bench/h200_h17_mhc.py --tokens 8192 --d 1024 --budget-s 50 > "$OUT/h17_mhc_kernels_1024_log.txt" 2>&1
+  echo "h17_mhc_kernels d=1024 rc=$?"; grep -E '"e2e"|Error|error' "$OUT/h17_mhc_kernels_1024_log.txt" | cut -c1-400 | tail -12
+  exit 0
+fi
 timeout -k 5 55 python3 bench/h200_h17_mhc.py --budget-s 12 > "$OUT/h17_mhc_kernels_log.txt" 2>&1
 echo "h17_mhc_kernels rc=$?"; grep -E '"e2e"|^best|Error|error' "$OUT/h17_mhc_kernels_log.txt" | cut -c1-400 | tail -16
 # the e2e model's shape (hidden 1024, 8192 rows per step: run 11's profile put its whole gap in mHC)

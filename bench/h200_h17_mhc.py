@@ -157,6 +157,8 @@ def main(argv=None) -> int:
         ok = [q for q in pts if "us" in q and q["rel_err_vs_first"] <= 1e-2]
         if ok:
             report["best"][name] = min(ok, key=lambda q: q["us"])
+            # the calibration's measured_tilings key, so a sweep's best pastes into calibration_h200.json
+            report["best"][name]["measured_key"] = tiling_mod.measured_key(programs[name][0], bind_sizes(*programs[name]))
             chosen[name] = Tiling(**report["best"][name]["tiling"])
     # the backward's dx + dfn host step (one read of x), per launch configuration
     from trex.codegen_triton.mhc_dx_dfn import mhc_dx_dfn_triton

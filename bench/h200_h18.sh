@@ -7,7 +7,8 @@
 # steps each (or as many as fit), the loss curves against each other, one profiled step per mode.
 #   OUT=<folder> TREX_COMMIT=$(git rev-parse HEAD) [PART=probe|curve] bash bench/h200_h18.sh
 set -uo pipefail
-t0=$SECONDS     # the whole script keeps to ~235 s, installs included
+t0=$SECONDS     # the whole script keeps to ~TOTAL + 13 s (TOTAL=222 by default), installs included
+TOTAL=${TOTAL:-222}
 PART=${PART:-probe}
 OUT=${OUT:?set OUT to the folder whose files come back}
 . bench/_device_setup.sh && device_setup
@@ -54,7 +55,7 @@ MB=${MB:-4}
 # rest (MODES reorders); each writes profile_<mode>.json even alone
 for spec in ${MODES:-eager:40 trex:185 inductor:230}; do
   mode=${spec%%:*}; lim=${spec##*:}
-  left=$((222 - (SECONDS - t0)))
+  left=$((TOTAL - (SECONDS - t0)))
   [ "$lim" -gt "$left" ] && lim=$left
   [ "$lim" -lt 15 ] && { echo "skip $mode: $left s left"; continue; }
   timeout -k 5 "$lim" python3 bench/profile_step.py --model flash_h200 --modes "$mode" --steps ${STEPS:-3} \
