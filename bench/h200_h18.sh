@@ -3,20 +3,22 @@
 # MTP, 16 experts, grouped expert GEMMs) -- step time, tokens/s, MFU, peak memory and the Figure-6
 # step anatomy for eager, Inductor and trex, each mode in its own process under its own limit, then
 # merged into profile_anatomy.json/.png. Also the grouped GEMM's CUDA check against the per-expert loop.
-# PART=curve instead: bench/train_step.py, the real train loop on flash_h200 for eager and trex, 100
+# PART=curve (or argument 1) instead: bench/train_step.py, the real train loop on flash_h200 for eager and trex, 100
 # steps each (or as many as fit), the loss curves against each other, one profiled step per mode.
 #   OUT=<folder> TREX_COMMIT=$(git rev-parse HEAD) [PART=probe|curve] bash bench/h200_h18.sh
 set -uo pipefail
 t0=$SECONDS     # the whole script keeps to ~TOTAL + 13 s (TOTAL=222 by default), installs included
 TOTAL=${TOTAL:-222}
-PART=${PART:-probe}
+PART=${1:-${PART:-probe}}
 OUT=${OUT:?set OUT to the folder whose files come back}
 . bench/_device_setup.sh && device_setup
 python3 -c "import torch; print('torch', torch.__version__, 'grouped_mm', hasattr(torch, '_grouped_mm'))"
 if [ "$PART" = curve ]; then
-  timeout -k 5 $((232 - SECONDS + t0)) python3 bench/train_step.py --model flash_h200 --modes eager,trex --steps ${STEPS:-100} --warmup 5 \
-    ${N_LAYERS:+--n-layers $N_LAYERS} \
-    --budget-s $((222 - SECONDS + t0)) --reserve-s 100 --out "$OUT/train_step_flash_h200.json" > "$OUT/train_step_log.txt" 2>&1
+  # CURVE_MODES=eager,trex,inductor TOTAL=575 RESERVE=200: every mode's curve and step in one call (Inductor
+  # last: it gets what eager and trex leave, its compile took > 220 s in session 10's first call)
+  timeout -k 5 $((TOTAL + 10 - SECONDS + t0)) python3 bench/train_step.py --model flash_h200 --modes ${CURVE_MODES:-eager,trex} \
+    --steps ${STEPS:-100} --warmup 5 ${N_LAYERS:+--n-layers $N_LAYERS} \
+    --budget-s $((TOTAL - SECONDS + t0)) --reserve-s ${RESERVE:-100} --out "$OUT/train_step_flash_h200.json" > "$OUT/train_step_log.txt" 2>&1
   echo "train_step rc=$? ($((SECONDS - t0)) s)"; grep -v "^USDT\|^STAGE" "$OUT/train_step_log.txt" | tail -14 | cut -c1-400
   exit 0
 fi

@@ -28,7 +28,7 @@ def test_tiny_cpt_loss_falls_and_logs(make_config, tmp_path):
     assert records[0]["loss_mtp"] > 0
 
 
-@pytest.mark.parametrize("optimizer", ["adamw", "swap_adamw"])
+@pytest.mark.parametrize("optimizer", ["adamw", "adamw_fused", "swap_adamw"])
 def test_resume_continues_bit_identically(make_config, tmp_path, optimizer):
     common = {"train.steps": 4, "train.grad_accum": 2 if optimizer == "adamw" else 1,
               "optim.name": optimizer, "optim.swap_chunk_mb": 0.25}

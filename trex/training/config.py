@@ -58,7 +58,7 @@ class DataConfig:
 
 @dataclass
 class OptimConfig:
-    name: str = "adamw"                # adamw (torch.optim.AdamW) | swap_adamw (host-resident states)
+    name: str = "adamw"                # adamw (torch AdamW, foreach) | adamw_fused (fused=True) | swap_adamw (host states)
     lr: float = 3e-4
     betas: list[float] = field(default_factory=lambda: [0.9, 0.95])
     eps: float = 1e-8
@@ -143,7 +143,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "model.compile_moe_dispatch": ("per_expert", "eager", "traced"),
     "data.kind": ("cpt", "sft", "sft_packed"),
     "data.format": ("auto", "jsonl", "text"),
-    "optim.name": ("adamw", "swap_adamw"),
+    "optim.name": ("adamw", "adamw_fused", "swap_adamw"),
     "train.precision": ("fp32", "bf16"),
     "train.device": ("auto", "cpu", "cuda", "npu"),
     "checkpoint.resume_settings": ("given", "stored", "error"),

@@ -15,12 +15,19 @@ def _adamw(params, cfg):
                              weight_decay=cfg.weight_decay, foreach=True)
 
 
+def _adamw_fused(params, cfg):
+    # one kernel pass per tensor chunk reading p, g, m, v once: flash_h200's 3.8 B fp32 parameters spent
+    # 80 ms of a 306 ms trex step in foreach's multi-tensor passes (H200, session 10), ~26 ms at the byte floor
+    return torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.eps,
+                             weight_decay=cfg.weight_decay, fused=True)
+
+
 def _swap_adamw(params, cfg):
     return SwapAdamW(params, lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.eps,
                      weight_decay=cfg.weight_decay, chunk_bytes=int(cfg.swap_chunk_mb * (1 << 20)))
 
 
-OPTIMIZERS = {"adamw": _adamw, "swap_adamw": _swap_adamw}
+OPTIMIZERS = {"adamw": _adamw, "adamw_fused": _adamw_fused, "swap_adamw": _swap_adamw}
 
 
 def build_optimizer(params, cfg) -> torch.optim.Optimizer:
