@@ -24,9 +24,10 @@ Prints a table and writes --out, with the loss curves (JSON) and a plot of them 
 from __future__ import annotations
 
 import argparse
-import time
-
 import json
+import os
+import sys
+import time
 from pathlib import Path
 
 from _train_common import (add_model_args, check_device, config_for, launch, model_overrides, print_table,
@@ -78,8 +79,13 @@ def main() -> int:
     ap.add_argument("--profile-step", type=int, default=-1,
                     help="the step (1-based) run under torch.profiler for launches and busy share "
                          "(-1: the first step after --warmup; 0: none)")
+    ap.add_argument("--merge", nargs="+", metavar="JSON", default=None,
+                    help="no run: combine result files of earlier runs (per mode the last ok one) into --out, "
+                         "with the table, loss plot and anatomy plot redrawn")
     add_model_args(ap, "train_step", seq_len=None, micro_batch=None)
     args = ap.parse_args()
+    if args.merge:
+        return merge(args.merge, args.out)
     modes = args.modes.split(",")
     unknown = [m for m in modes if m not in MODES]
     if unknown:
@@ -101,6 +107,53 @@ def main() -> int:
             continue
         results.append(run_mode(mode, args, timeout_s, workdir))
 
+    path = write_results("train_step", {"args": vars(args), "reduced_layers": bool(args.n_layers),
+                                        "wall_s": round(time.perf_counter() - t0, 1), "loss_curves": loss_curves(results),
+                                        "results": results}, args.out)
+    report(results, path, args.model, args.n_layers, args.device)
+    return 0 if all(r["status"] == "ok" for r in results) else 1
+
+
+def merge(files: list[str], out: str | None) -> int:
+    """One result from several runs of this script (e.g. one device call ran eager and trex, a second one
+    Inductor, whose compile did not fit in the first): per mode the last file's ok result (else its last
+    result), the loss curves recomputed, the table and both plots redrawn. The merged file keeps every
+    source's time, commit, hardware and arguments under "merged_from" instead of this machine's stamp."""
+    by_mode: dict[str, dict] = {}
+    sources = []
+    for f in files:
+        try:
+            rec = json.loads(Path(f).read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            print(f"bench/train_step.py: --merge {f}: cannot read it as a train_step result ({e}); "
+                  f"pass the JSON files the runs wrote", file=sys.stderr)
+            return 2
+        if rec.get("benchmark") != "train_step":
+            print(f"bench/train_step.py: --merge {f}: not a train_step result (benchmark = "
+                  f"{rec.get('benchmark')!r}); pass the JSON files this script wrote", file=sys.stderr)
+            return 2
+        sources.append({"file": Path(f).name, **{k: rec.get(k) for k in ("time_utc", "commit", "hardware", "args")}})
+        for r in rec["results"]:
+            if r["status"] == "ok" or by_mode.get(r["mode"], {}).get("status") != "ok":
+                by_mode[r["mode"]] = {**r, "source": Path(f).name}
+    results = list(by_mode.values())
+    model = sources[-1]["args"]["model"]
+    n_layers = sources[-1]["args"].get("n_layers", 0)
+    device = sources[-1]["args"].get("device", "cuda")
+    path = Path(out) if out else Path(files[-1]).with_name(Path(files[-1]).stem + "_merged.json")
+    record = {"benchmark": "train_step", "merged_from": sources, "reduced_layers": bool(n_layers),
+              "loss_curves": loss_curves(results), "results": results}
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(record, indent=1, default=str))
+    os.replace(tmp, path)
+    report(results, path, model, n_layers, device)
+    return 0
+
+
+def report(results: list[dict], path: Path, model: str, n_layers: int, device: str) -> None:
+    """The table, the loss plot (<path>.png) and the step anatomy of every profiled mode side by side
+    (<path>_anatomy.png, the paper's Figure 6 form)."""
+    from trex.training.profile import plot_anatomies
     base = {r["mode"]: r for r in results if r.get("tokens_per_s")}
     rows = []
     for r in results:
@@ -113,22 +166,21 @@ def main() -> int:
                      r["step_time_s"] * 1e3 if r.get("step_time_s") else None, r.get("first_step_s"),
                      s.get("compile_s"), r.get("peak_mem_gib"), r.get("launches"), r.get("busy_share"), fused,
                      comp.get("dynamo", {}).get("graph_breaks"), rel("eager"), rel("inductor")])
-    layers = f"{args.n_layers} trunk layers" if args.n_layers else "all layers"
+    layers = f"{n_layers} trunk layers" if n_layers else "all layers"
     tokens = next((r["tokens_per_step"] for r in results if r.get("tokens_per_step")), None)
-    print_table(f"{args.model} config ({layers}), one step = {tokens} tokens, "
-                f"{'bf16' if args.device == 'cuda' else 'fp32 (CPU smoke)'}",
+    print_table(f"{model} config ({layers}), one step = {tokens} tokens, "
+                f"{'bf16' if device == 'cuda' else 'fp32 (CPU smoke)'}",
                 ["mode", "status", "tokens/s", "MFU", "step ms", "first step s", "compile s", "peak GiB",
                  "launches", "busy", "trex fused", "graph breaks", "vs eager", "vs inductor"], rows)
     curves = loss_curves(results)
-    path = write_results("train_step", {"args": vars(args), "reduced_layers": bool(args.n_layers),
-                                        "wall_s": round(time.perf_counter() - t0, 1), "loss_curves": curves,
-                                        "results": results}, args.out)
-    why = plot_losses(curves, path.with_suffix(".png"), f"{args.model}: loss per step")
+    anatomies = {r["mode"]: r["anatomy"] for r in results if r.get("anatomy")}
+    why = [w for w in (plot_losses(curves, path.with_suffix(".png"), f"{model}: loss per step"),
+                       plot_anatomies(anatomies, path.with_name(path.stem + "_anatomy.png"),
+                                      f"{model}: one step's kernels by family ({layers})") if anatomies else None) if w]
     for mode, c in curves.get("vs_eager", {}).items():
         print(f"{mode} vs eager over {c['steps']} steps: max |loss diff| {c['max_abs_diff']:.4g}, "
               f"last {c['last_abs_diff']:.4g} (eager last loss {curves['eager'][-1]:.4f})")
-    print(f"wrote {path} ({time.perf_counter() - t0:.0f} s){'; ' + why if why else ''}")
-    return 0 if all(r["status"] == "ok" for r in results) else 1
+    print(f"wrote {path}{''.join('; ' + w for w in why)}")
 
 
 def loss_curves(results: list[dict]) -> dict:

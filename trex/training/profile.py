@@ -206,6 +206,16 @@ FAMILY_COLORS = {"GEMM": "#1f77b4", "attention": "#9467bd", "elementwise/cast/co
                  "other": "#7f7f7f"}
 
 
+def _with_families(r: dict) -> dict:
+    """An anatomy with per-family {device_us, launches} (anatomy()'s form); anatomy_from_totals' reduced
+    form carries shares and launch counts instead, from which the same records follow."""
+    if "families" in r:
+        return r
+    fams = {f: {"device_us": share * r["device_us"], "launches": r["family_launches"].get(f, 0)}
+            for f, share in r["family_share"].items()}
+    return {"units": "kernels", "tail_threshold_us": TAIL_US, **r, "families": fams}
+
+
 def plot_anatomies(reports: dict[str, dict], path, title: str = "") -> str | None:
     """One PNG, one column per mode: device-time share by family (stacked, with idle as a share of
     the step's wall time), launches per family, and the sub-20-us tail. Returns None, or why no
@@ -220,6 +230,7 @@ def plot_anatomies(reports: dict[str, dict], path, title: str = "") -> str | Non
 
     import matplotlib.pyplot as plt
 
+    reports = {mode: _with_families(r) for mode, r in reports.items()}
     modes = list(reports)
     fig, axes = plt.subplots(1, 3, figsize=(15, 5))
     ax_share, ax_launch, ax_tail = axes
