@@ -131,8 +131,12 @@ def test_a_kernel_that_writes_into_its_inputs_is_rejected(verifier):
     b = AscendBackend("ascend910b", "rms_norm", "bf16", {"ROWS": 4, "D": 32})
     cfg = {"rows_per_tile": 1, "buffer_depth": 2, "cores": 1}
     bind = "xGm_.SetGlobalBuffer((__gm__ bfloat16_t*)x);"
-    # the kernel's Init writes one element of x before any row is read
-    art = b.compile(cfg, lambda s: s.replace(bind, bind + "\n    xGm_.SetValue(4 * 32 - 1, bfloat16_t(7.0f));"))
+    # the kernel's Init changes one element of x before any row is read: to 7, or to 8 where it was 7
+    # already (fresh-clone run 19: a constant 7 equalled the drawn x[127] once, so the check passed the
+    # searched shape and the test saw the next problem's error instead)
+    scribble = ("xGm_.SetValue(4 * 32 - 1, static_cast<float>(xGm_.GetValue(4 * 32 - 1)) == 7.0f ? "
+                "bfloat16_t(8.0f) : bfloat16_t(7.0f));")
+    art = b.compile(cfg, lambda s: s.replace(bind, bind + "\n    " + scribble))
     ans = verifier.verify(_request(b, art, checks=1))
     assert not ans["ok"]
     assert ans["reason"] == "at ROWS=4 on 1 core (searched, sync checks on): the kernel wrote into its inputs ['x']"
