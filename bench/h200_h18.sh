@@ -6,6 +6,11 @@
 # PART=curve (or argument 1) instead: bench/train_step.py, the real train loop on flash_h200 for eager and trex, 100
 # steps each (or as many as fit), the loss curves against each other, one profiled step per mode.
 #   OUT=<folder> TREX_COMMIT=$(git rev-parse HEAD) [PART=probe|curve] bash bench/h200_h18.sh
+# Session 10's calls (bench/NOTES_gpu.md "Session 10"): the curve of eager and trex plus Inductor in one call does
+# not fit (Inductor's first step is 207 s after a 29 s start), so: call A
+#   CURVE_MODES=eager,trex TOTAL=300 RESERVE=200 OUT=$OUT bash bench/h200_session.sh h18:curve=315
+# and call B  CURVE_MODES=inductor STEPS=30 TOTAL=300 RESERVE=0 ...h18:curve=315, then on this machine
+#   python bench/train_step.py --merge A/train_step_flash_h200.json B/train_step_flash_h200.json --out bench/results/...
 set -uo pipefail
 t0=$SECONDS     # the whole script keeps to ~TOTAL + 13 s (TOTAL=222 by default), installs included
 TOTAL=${TOTAL:-222}
