@@ -133,7 +133,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
   CheckGmAlign(api, dst.addr_);
   const uint64_t bytes = TruncatedBytes(uint64_t{count} * sizeof(T));
   CheckUbRange(api, "src", src.buf_, src.addr_, reinterpret_cast<const uint8_t*>(src.addr_) + bytes);
-  CheckGm(api, dst.addr_, bytes, true);
+  CheckGm(api, dst.addr_, bytes, true, src.addr_);
   GmWrite(dst.addr_, src.addr_, bytes / sizeof(T));
   RT().counters.mte3_bytes += bytes;
   RT().counters.mte3_transfers += 1;
@@ -190,7 +190,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     const uint8_t* sb = s + b * (len + uint64_t{p.srcStride} * 32u);
     uint8_t* db = d + b * (len + uint64_t{p.dstStride} * 32u);
     CheckUbRange(api, "src", src.buf_, sb, sb + len);
-    CheckGm(api, db, len, true);
+    CheckGm(api, db, len, true, sb);
     GmWrite(reinterpret_cast<T*>(db), reinterpret_cast<const T*>(sb), len / sizeof(T));
   }
   RT().counters.mte3_bytes += len * p.blockCount;
@@ -318,7 +318,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     const uint8_t* sb = s + b * (block_ub + uint64_t{p.srcStride} * 32u);
     uint8_t* db = d + b * (data_b + p.dstStride);
     CheckUbRange(api, "src", src.buf_, sb, sb + data_b);
-    CheckGm(api, db, data_b, true);
+    CheckGm(api, db, data_b, true, sb);
     GmWrite(reinterpret_cast<T*>(db), reinterpret_cast<const T*>(sb), data_b / sizeof(T));
   }
   RT().counters.mte3_bytes += uint64_t{p.blockCount} * p.blockLen;

@@ -240,10 +240,13 @@ inline std::string RunBlocks(const char* kernel, uint32_t block_dim, F&& body) {
   if (block_dim == 0) return std::string(kernel) + ": blockDim must be >= 1";
   if (rt.barrier != nullptr) return std::string(kernel) + ": launched from inside a running kernel";
   rt.gm_accesses.clear();
+  rt.gm_written.clear();
   BlockScheduler scheduler;
   std::string err = scheduler.Run(kernel, block_dim, body);
   if (err.empty()) err = FindBlockRace();  // uses the launch's clocks
   rt.gm_accesses.clear();
+  rt.gm_written.clear();
+  rt.gm_written.shrink_to_fit();
   rt.clocks.clear();
   rt.arrivals.clear();
   if (!err.empty() && err.rfind(kernel, 0) != 0) err = std::string(kernel) + ": " + err;

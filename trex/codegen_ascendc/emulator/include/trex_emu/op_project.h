@@ -70,9 +70,11 @@ inline void AssertCheck(bool ok, const char* cond, const char* file, int line) {
 
 namespace AscendC {
 inline void InitSocState() {}
-inline void SetSysWorkspace(uint8_t*) {}
-inline uint8_t* GetSysWorkSpacePtr() { return nullptr; }
-// The host's GetLibApiWorkSpaceSize() is 0 here, so the user workspace starts at the pointer.
+// SetSysWorkspace(workspace) records the system workspace and GetSysWorkSpacePtr() returns it (asc-devkit
+// workspace pages; null until set, per block, as on the NPU where each core sets its own). The host's
+// GetLibApiWorkSpaceSize() is 0 here, so the system and the user workspace both start at the pointer.
+inline void SetSysWorkspace(uint8_t* workspace) { trex_emu::RT().sys_workspace = workspace; }
+inline uint8_t* GetSysWorkSpacePtr() { return trex_emu::RT().sys_workspace; }
 inline uint8_t* GetUserWorkspace(uint8_t* workspace) { return workspace; }
 inline int64_t GetSystemCycle() { return static_cast<int64_t>(++trex_emu::RT().cycles); }
 template <class... Args>

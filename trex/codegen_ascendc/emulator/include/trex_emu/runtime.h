@@ -76,6 +76,9 @@ struct GmAccess {
   uint32_t block;
   GmKind kind;
   uint32_t phase;  // the block's sync epoch (SyncAll calls it had passed), an index into Runtime::clocks
+  // A plain write whose bytes are known: their offset in Runtime::gm_written (kNoData: not recorded).
+  uint64_t data = kNoData;
+  static constexpr uint64_t kNoData = ~uint64_t{0};
 };
 
 class TPipeBase;
@@ -104,11 +107,13 @@ struct Runtime {
   int atomic_type = 0;  // copy.h kAtomicNone/Add/Max/Min: what UB->GM writes do (SetAtomicAdd/Max/Min)
   bool check_races = true;  // record GM accesses and report blocks that touch the same bytes
   std::vector<GmAccess> gm_accesses;
+  std::vector<uint8_t> gm_written;  // the bytes of the recorded plain writes (GmAccess::data)
   bool check_sync = false;  // model AscendC's pipe synchronisation rules (sync_check.h)
   bool pad_value_set = false;  // SetPadValue: fill for DataCopyPad paddings when isPad is false
   uint64_t pad_value_bits = 0;
   uint64_t tiling_key = 0;  // TILING_KEY_IS(k): the key the op's host tiling function set
   uint64_t cycles = 0;      // GetSystemCycle(): a counter of calls, not time
+  uint8_t* sys_workspace = nullptr;  // SetSysWorkspace(workspace): what GetSysWorkSpacePtr returns in this block
   uint32_t phase = 0;       // SyncAll calls the running block has passed (its sync epoch)
   // SyncAll: set by RunBlocks while blocks run as cooperating threads (launch.h); null outside a launch.
   void (*barrier)(const char* api) = nullptr;
@@ -160,6 +165,7 @@ struct Runtime {
     max_min_set = false;
     atomic_type = 0;
     pad_value_set = false;
+    sys_workspace = nullptr;
     phase = 0;
     counters.blocks_run += 1;
   }
@@ -208,26 +214,40 @@ inline uint64_t CountFormRepeats(uint64_t count, size_t wider_size) {
   return (count * wider_size + kRepeatBytes - 1) / kRepeatBytes;
 }
 
-inline void RecordGm(uintptr_t b, uintptr_t e, GmKind kind) {
+// `data`: the bytes a plain write stores (null where not known), kept so that blocks writing identical
+// bytes to the same GM are not reported as racing (FindBlockRace).
+inline void RecordGm(uintptr_t b, uintptr_t e, GmKind kind, const void* data = nullptr) {
   Runtime& rt = RT();
   if (!rt.check_races || b == e) return;
+  if (kind != GmKind::kWrite) data = nullptr;
   auto& v = rt.gm_accesses;
+  auto& w = rt.gm_written;
+  const uint8_t* d = static_cast<const uint8_t*>(data);
   if (!v.empty()) {  // merge with the previous access when it continues it (row-by-row loops)
     GmAccess& last = v.back();
-    if (last.block == rt.block_idx && last.kind == kind && last.phase == rt.phase && last.end == b) {
+    // the last access's bytes, if any, are the tail of gm_written: appending keeps them contiguous
+    const bool same_data_kind = (last.data == GmAccess::kNoData) == (d == nullptr);
+    if (last.block == rt.block_idx && last.kind == kind && last.phase == rt.phase && last.end == b && same_data_kind) {
       last.end = e;
+      if (d != nullptr) w.insert(w.end(), d, d + (e - b));
       return;
     }
   }
-  v.push_back(GmAccess{b, e, rt.block_idx, kind, rt.phase});
+  uint64_t off = GmAccess::kNoData;
+  if (d != nullptr) {
+    off = w.size();
+    w.insert(w.end(), d, d + (e - b));
+  }
+  v.push_back(GmAccess{b, e, rt.block_idx, kind, rt.phase, off});
 }
 
 // ---- GM bounds (only when the launcher registered the argument buffers) and access recording ----
-inline void CheckGm(const char* api, const void* p, uint64_t bytes, bool write = false) {
+// `data` (writes only): the source bytes the write stores, for the race check's identical-bytes rule.
+inline void CheckGm(const char* api, const void* p, uint64_t bytes, bool write = false, const void* data = nullptr) {
   const auto& regions = RT().gm_regions;
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   if (bytes == 0) return;
-  RecordGm(a, a + bytes, !write ? GmKind::kRead : (RT().atomic_type ? GmKind::kAtomicWrite : GmKind::kWrite));
+  RecordGm(a, a + bytes, !write ? GmKind::kRead : (RT().atomic_type ? GmKind::kAtomicWrite : GmKind::kWrite), data);
   if (regions.empty()) return;
   for (const auto& r : regions)
     if (a >= r.begin && a + bytes <= r.end) return;
@@ -254,6 +274,16 @@ inline std::string DescribeGm(uintptr_t b, uintptr_t e) {
 
 // Blocks run in parallel on the NPU. Two blocks touching the same GM bytes where at least one
 // writes (atomic adds among themselves excepted) is a race the sequential emulation would hide.
+// Plain writes of identical bytes are not: whichever lands last, GM holds the same bytes (cann-ops
+// sasum/scasum zero their one output from every block before a SyncAll; gather and reshape write the
+// whole output from every block).
+inline bool SameBytesWritten(const Runtime& rt, const GmAccess& a, const GmAccess& c, uintptr_t lo, uintptr_t hi) {
+  if (a.kind != GmKind::kWrite || c.kind != GmKind::kWrite) return false;
+  if (a.data == GmAccess::kNoData || c.data == GmAccess::kNoData) return false;
+  return std::memcmp(rt.gm_written.data() + a.data + (lo - a.begin), rt.gm_written.data() + c.data + (lo - c.begin),
+                     hi - lo) == 0;
+}
+
 inline std::string FindBlockRace() {
   const Runtime& rt = RT();
   auto rt_before = [&rt](const GmAccess& x, const GmAccess& y) { return rt.Before(x, y); };
@@ -270,6 +300,7 @@ inline std::string FindBlockRace() {
       const bool both_atomic = a.kind == GmKind::kAtomicWrite && cur.kind == GmKind::kAtomicWrite;
       if (both_read || both_atomic) continue;
       const uintptr_t lo = cur.begin, hi = std::min(a.end, cur.end);
+      if (SameBytesWritten(rt, a, cur, lo, hi)) continue;
       std::ostringstream os;
       os << "cross-block GM race: block " << a.block << " " << kVerb[static_cast<int>(a.kind)] << " and block "
          << cur.block << " " << kVerb[static_cast<int>(cur.kind)] << " " << DescribeGm(lo, hi)

@@ -82,7 +82,7 @@ class GlobalTensor {
     return addr_[offset];
   }
   void SetValue(uint64_t offset, const T& value) const {
-    trex_emu::CheckGm("GlobalTensor::SetValue", addr_ + offset, sizeof(T), true);
+    trex_emu::CheckGm("GlobalTensor::SetValue", addr_ + offset, sizeof(T), true, &value);
     trex_emu::RT().counters.scalar_ops += 1;
     addr_[offset] = value;
   }
