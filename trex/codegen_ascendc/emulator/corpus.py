@@ -80,7 +80,7 @@ def _gen(shape, dtype, lo=-2.0, hi=2.0, seed=0):
 
 
 TOL = {torch.float16: (2e-3, 2e-3), torch.float32: (1e-5, 1e-5), torch.bfloat16: (1e-2, 1e-2),
-       torch.complex64: (1e-5, 1e-5)}  # complex64: two float32 parts
+       torch.complex64: (1e-5, 1e-5), torch.float64: (1e-12, 1e-12)}  # complex64: two float32 parts
 
 
 def elementwise(fn: Callable, n_in: int, dtypes=(torch.float16, torch.float32), shapes=((64, 2048), (3, 333)),

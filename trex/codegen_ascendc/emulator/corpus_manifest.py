@@ -538,7 +538,17 @@ CANN_OPS_ENTRIES = [
     cann_ops("eye", _eye, [spec([("y", (3, 4, 18, 10), (0, 0))], [("y", (3, 4, 18, 10))],
                                 {"num_rows": 18, "num_columns": 10, "batch_shape": [3, 4], "dtype": 0},
                                 types=("float16", "float", "int32"))], st_files=False),
-    cann_ops("eye_fp64"),
+    # EyeFp64: Eye's OpDef with double added; shapes for its three tiling keys (1: small rows, 2: a row over 64 B,
+    # the SliceInfo path; 3: double, columns % 4 == 0, more rows than columns, enough matrices for one block)
+    cann_ops("eye_fp64", _eye, [
+        spec([("y", (2, 5, 6), (0, 0))], [("y", (2, 5, 6))], {"num_rows": 5, "num_columns": 6, "batch_shape": [2],
+                                                            "dtype": 0}, types=("float16", "float", "int32", "float64")),
+        spec([("y", (3, 20, 17), (0, 0))], [("y", (3, 20, 17))], {"num_rows": 20, "num_columns": 17, "batch_shape": [3],
+                                                                "dtype": 0}, types=("float16", "float", "int32", "float64")),
+        # key 3 gives one block 8 * 8 * 8 * 320 B = 160 KB (its host rule would hand 400 matrices, 200 KB, to one block)
+        spec([("y", (320, 12, 8), (0, 0))], [("y", (320, 12, 8))], {"num_rows": 12, "num_columns": 8,
+                                                                  "batch_shape": [320], "dtype": 0}, types=("float64",)),
+    ], st_files=False),
     cann_ops("fast_gelu", fast_gelu, tol_scale=4),
     cann_ops("fast_gelu_grad", lambda dy, x: fast_gelu_grad(dy, x), tol_scale=4),
     # Fill's output shape is the content of dims (its st file draws dims from [0.1, 1]: shape [1])

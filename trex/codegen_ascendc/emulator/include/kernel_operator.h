@@ -20,6 +20,7 @@
 #include "trex_emu/pipe.h"
 #include "trex_emu/bufpool.h"
 #include "trex_emu/copy.h"
+#include "trex_emu/copy_slice.h"
 #include "trex_emu/vec.h"
 #include "trex_emu/vec_misc.h"
 #include "trex_emu/vec_extra.h"
