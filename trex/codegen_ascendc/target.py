@@ -4,8 +4,9 @@
 the runner with `trex.compiler.targets.register_target("emulate", ...)`, so
 ``torch.compile(model, backend="trex", options={"target": "emulate"})`` (or
 ``with trex.compiler.targets.use_target("emulate")`` around eager ``torch.ops.trex.*`` calls) runs each
-fused op through the kernel the AscendC printer emits for its Kernel IR, at the tiling the cost
-model's solver picks for the call's sizes.
+fused op through the kernel the AscendC printer emits for its Kernel IR, at the tiling `trex tune`
+stored for that program and sizes on the executor's hardware (trex.compiler.targets.tuned_config;
+none with TREX_TUNING_STORE=none, as in the test suite), else the one the cost model's solver picks.
 
 How one call runs: the op's kernel spec (``trex.compiler.registry.kernel_spec(op)``, registered by
 the op's package) makes the program's [ROWS, *cols] views and calls the executor here, which picks
@@ -69,9 +70,12 @@ class EmulatorExecutor:
     depth) whose tiling is swapped per call (the printed source depends only on the depth)."""
 
     def __init__(self, hw=None, max_cores: int = DEFAULT_MAX_CORES, depths=(2,), opt: str = DEFAULT_OPT):
-        from trex.cost_models.hardware import ASCEND_910B
+        from trex.cost_models.hardware import ASCEND_910B, ASCEND_TARGETS
         self.hw, self.max_cores, self.depths, self.opt = hw or ASCEND_910B, max_cores, tuple(depths), opt
+        # the tuning target whose stored tilings this executor launches (`trex tune --target`)
+        self.target = next((name for name, h in ASCEND_TARGETS.items() if h is self.hw), None)
         self._models: dict = {}
+        self._tuned: dict = {}
         self._solved: dict = {}
         self._kernels: dict = {}
         self._lock = threading.Lock()
@@ -101,6 +105,19 @@ class EmulatorExecutor:
             self._solved[key] = til
         return til
 
+    def tuned_tiling(self, program: Program, sizes: dict):
+        """`trex tune`'s stored tiling for this program at these sizes on this executor's hardware, when
+        it is feasible here; None without one. Looked up once per (program, sizes) and executor."""
+        from trex.compiler import targets
+        from trex.cost_models.ascend_model import Tiling
+        key = (program, tuple(sorted((str(k), v) for k, v in sizes.items())))
+        if key not in self._tuned:
+            cfg = targets.tuned_config(self.target, program, sizes) if self.target else None
+            til = (Tiling(int(cfg["rows_per_tile"]), cfg.get("col_chunk"), int(cfg["buffer_depth"]), int(cfg["cores"]))
+                   if cfg else None)
+            self._tuned[key] = til if til is not None and not self.model(program).violations(sizes, til) else None
+        return self._tuned[key]
+
     def kernel(self, program: Program, tiling):
         from trex.codegen_ascendc.launch import EmulatedKernel
         base = self._kernels.get((program, tiling.buffer_depth))
@@ -122,7 +139,7 @@ class EmulatorExecutor:
         if sizes[ROWS] == 0:
             raise IRError(f"{program.name}: zero rows; nothing to launch")
         with self._lock:
-            til = choose(self.model(program), sizes) if choose is not None else None
+            til = choose(self.model(program), sizes) if choose is not None else self.tuned_tiling(program, sizes)
             if til is None:
                 til = self.solved_tiling(program, sizes)
             else:

@@ -130,11 +130,15 @@ class Layout:
     views(inputs): this layout's program inputs made from the default layout program's ``inputs``
       (tuning draws inputs for the default layout and views them as the target's runner does, so a
       kernel is verified and profiled on the strides it runs on); None: the same inputs;
-    out_views(inputs): the row outputs the runner preallocates for those inputs; None: none."""
+    out_views(inputs): the row outputs the runner preallocates for those inputs; None: none;
+    programs(dtype, sizes): every program the runner launches, in launch order, ``program``'s first
+      (tuning tunes each: a stored tiling serves the launch whose program it was tuned for); None:
+      ``program`` is the only one."""
     run: Callable[..., object]
     program: Callable[[DType, Mapping[str, int]], Program]
     views: Callable[[dict], dict] | None = None
     out_views: Callable[[dict], dict] | None = None
+    programs: Callable[[DType, Mapping[str, int]], tuple[Program, ...]] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

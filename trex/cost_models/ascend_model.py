@@ -374,6 +374,26 @@ class AscendCostModel:
         i, j = ok[rng.randrange(len(ok))]
         return Tiling(int(T[i, 0]), chunks[j], depth, cores)
 
+    def feasible_tilings(self, sizes: dict, *, max_cores: int | None = None, depths=(1, 2, 3)) -> list:
+        """Every point of the feasible set at ``sizes`` in canonical form: per distinct rows-per-core
+        block (core_rows' front/tail split) the fewest cores that give it, rows_per_tile 1..block, every
+        column chunk `candidates` offers, each depth; points `feasible_mask` rejects left out. These are
+        all the tilings the solver and `trex tune` (depths 1-3) can pick: the fuzz tests launch them all."""
+        rows, chunks, p_max = self.candidates(sizes, max_cores)
+        group = self._group(self._sizes(sizes))
+        blocks: dict = {}
+        for cores in range(1, max(1, p_max) + 1):
+            block = -(-(-(-rows // cores)) // group) * group
+            blocks.setdefault(block, -(-rows // block))
+        C = np.array([c if c is not None else 1 for c in chunks], dtype=np.int64)[None, :]
+        out = []
+        for depth in depths:
+            for block, cores in sorted(blocks.items()):
+                T = np.arange(1, block + 1, dtype=np.int64)[:, None]
+                for i, j in np.argwhere(self.feasible_mask(sizes, depth, T, C)):
+                    out.append(Tiling(int(T[i, 0]), chunks[j], depth, cores))
+        return out
+
     def solve(self, sizes: dict, max_cores: int | None = None, depths=(1, 2)) -> Prediction:
         """Exact search over every feasible integer point (cores, rows_per_tile, col_chunk, depth).
 

@@ -61,11 +61,15 @@ class AscendBackend:
     deterministic = True      # a modeled profile has no timer noise: one profile per node
 
     def __init__(self, target: str, pattern: str, dtype: str, named_sizes: dict, *, opt: str = "-O0",
-                 calibration: AscendCalibration | None = None):
+                 calibration: AscendCalibration | None = None, program_index: int = 0):
         self.target, self.pattern, self.dtype = target, pattern, dtype
         self.hw = ascend_target(target)
-        self.program: Program = harness.build_program(pattern, dtype)
-        self.named_sizes = dict(named_sizes)
+        # program_index: which launch of the pattern's layout (harness.layout_programs) this search tunes;
+        # a later launch is its own store unit, keyed by the sizes it binds (harness.program_sizes)
+        self.program_index = program_index
+        self.program: Program = harness.build_program(pattern, dtype, index=program_index)
+        self.unit = self.program.name if program_index else None
+        self.named_sizes = harness.program_sizes(self.program, dict(named_sizes))
         self.sizes = harness.symbol_sizes(named_sizes)
         self.scalars = harness.scalars_for(pattern, self.program, self.named_sizes)
         self.model = ascend_cost_model(self.program, self.hw)
@@ -139,8 +143,9 @@ class AscendBackend:
         return sorted({r for r in core_rows(self.sizes[ROWS], int(config["cores"]), self._row_group()) if r > 0})
 
     def request(self, art: Artifact, checks: int) -> dict:
-        return {"target": self.target, "pattern": self.pattern, "dtype": self.dtype, "sizes": self.named_sizes,
-                "scalars": self.scalars, "kernel": art.for_verifier(), "checks": checks, "opt": self.opt}
+        return {"target": self.target, "pattern": self.pattern, "program_index": self.program_index,
+                "dtype": self.dtype, "sizes": self.named_sizes, "scalars": self.scalars,
+                "kernel": art.for_verifier(), "checks": checks, "opt": self.opt}
 
     def verify_and_profile(self, art: Artifact, checks: int) -> tuple[dict, dict | None]:
         """(the verdict, the profile or None): the profile's launches are part of the verification (the

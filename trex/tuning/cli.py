@@ -4,7 +4,9 @@
     trex tune --pattern swiglu_limited --shape ROWS=8192,F=3072 --target cuda --max-candidates 40
     trex tune --show                      # what the store holds (configs and skills)
 
-Ascend targets are profiled on the AscendC emulator's counts through the cost model ("modeled");
+Ascend targets are profiled on the AscendC emulator's counts through the cost model ("modeled"); every
+program the pattern's layout launches is tuned, one search and one store entry each (mhc_pre_bwd: its
+coefficient and apply AIV programs);
 --target cuda measures on the GPU and needs Triton + CUDA (otherwise it exits 3 with the reason).
 """
 from __future__ import annotations
@@ -39,7 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--retune", action="store_true", help="search even when the store has this key")
     ap.add_argument("--calibration", help="Ascend: JSON {launch_s, scales{mte2,vec,mte3,scalar,gm}} fitted on an NPU")
     ap.add_argument("--json", dest="json_out", help="write the result (every tree node) to this JSON file")
-    ap.add_argument("--resume", help="a --json result of an earlier search of the same key: continue its tree")
+    ap.add_argument("--resume", help="a --json result of an earlier search of the same key (one program's; of a "
+                                     "pattern with several programs, one entry of its \"programs\"): continue its tree")
     ap.add_argument("--from-node", type=int, help="with --resume: the node to branch from (default: the root)")
     ap.add_argument("--show", action="store_true", help="print the store's configs and skills and exit")
     ap.add_argument("-q", "--quiet", action="store_true", help="no per-candidate log")
@@ -97,29 +100,50 @@ def main(argv: list[str] | None = None) -> int:
         earlier = search.TuneResult.from_dict(json.loads(Path(a.resume).read_text())) if a.resume else None
     except (json.JSONDecodeError, TypeError, KeyError, AttributeError) as e:
         return _fail(f"--resume {a.resume}: not a --json result of trex tune ({type(e).__name__}: {e})")
+    budgets = dict(store=store, use_store=not a.retune, max_candidates=a.max_candidates, time_budget_s=a.time_budget,
+                   patience=a.patience, checks=a.checks, log=log)
     try:
-        res = search.tune(a.target, a.pattern, a.dtype, sizes, store=store, use_store=not a.retune,
-                          backend_kw=backend_kw, branch_from=earlier, node_id=a.from_node,
-                          max_candidates=a.max_candidates, time_budget_s=a.time_budget,
-                          patience=a.patience, checks=a.checks, log=log)
+        if earlier is not None:
+            # a resumed tree is one program's: the launch of the layout whose store key it carries
+            index = _program_index_of(a.target, a.pattern, a.dtype, sizes, earlier.key)
+            kw = dict(backend_kw, **({"program_index": index} if index else {}))
+            results = [search.tune(a.target, a.pattern, a.dtype, sizes, backend_kw=kw, branch_from=earlier,
+                                   node_id=a.from_node, **budgets)]
+        else:
+            # every program the pattern's layout launches (mHC's Ascend backward: two AIV programs)
+            results = search.tune_all(a.target, a.pattern, a.dtype, sizes, backend_kw=backend_kw, **budgets)
     except ValueError as e:
         return _fail(str(e))
-    src = "store" if res.from_store else f"search ({res.compiled} candidates compiled; {res.stop_reason})"
-    print(f"{res.key}: {res.config}  {res.time_s * 1e6:.3f} us [{res.profile_label}] from {src}")
-    print(f"  cost model's choice {res.baseline_config}: {res.baseline_time_s * 1e6:.3f} us; gain {res.gain:.1%}")
-    if not res.from_store:
-        counts: dict = {}
-        for n in res.nodes:
-            counts[n.status] = counts.get(n.status, 0) + 1
-        print("  nodes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + f"; store {store.path}")
+    for res in results:
+        src = "store" if res.from_store else f"search ({res.compiled} candidates compiled; {res.stop_reason})"
+        print(f"{res.key}: {res.config}  {res.time_s * 1e6:.3f} us [{res.profile_label}] from {src}")
+        print(f"  cost model's choice {res.baseline_config}: {res.baseline_time_s * 1e6:.3f} us; gain {res.gain:.1%}")
+        if not res.from_store:
+            counts: dict = {}
+            for n in res.nodes:
+                counts[n.status] = counts.get(n.status, 0) + 1
+            print("  nodes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + f"; store {store.path}")
     if a.json_out:
         p = Path(a.json_out)
         p.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name + ".")
+        # one program: its result (what --resume reads); several: {"programs": [result, ...]} in launch order
+        body = results[0].as_dict() if len(results) == 1 else {"programs": [r.as_dict() for r in results]}
         with os.fdopen(fd, "w") as f:
-            json.dump(res.as_dict(), f, indent=2, default=str)
+            json.dump(body, f, indent=2, default=str)
         os.replace(tmp, p)
     return 0
+
+
+def _program_index_of(target: str, pattern: str, dtype: str, sizes: dict, key: str) -> int:
+    """The launch of `pattern`'s layout whose store key is `key` (a --resume result's), else a ValueError."""
+    from . import harness
+    from .store import store_key
+    programs = harness.layout_programs(pattern, dtype) if space.family(target) == "ascend" else ()
+    for i, p in enumerate(programs):
+        if store_key(pattern, harness.program_sizes(p, sizes), dtype, target, p.name if i else None) == key:
+            return i
+    return 0     # tune's own check names the mismatch
 
 
 if __name__ == "__main__":

@@ -59,14 +59,51 @@ class Artifact:
 _BUILT: dict = {}
 
 
-def build_program(pattern: str, dtype: str, target: str | None = None, named_sizes: dict | None = None) -> Program:
+def build_program(pattern: str, dtype: str, target: str | None = None, named_sizes: dict | None = None, *,
+                  index: int = 0) -> Program:
     """The Kernel IR program `target` runs for `pattern`: its kernel spec's layout for that target (cuda:
     RoPE's register pair swap, mHC per stream for N = named_sizes["N"]), so that a stored configuration
-    is the one the target's launcher looks up (by program fingerprint)."""
+    is the one the target's launcher looks up (by program fingerprint). index: the layout's index-th
+    launch (`layout_programs`; 0 is the layout's program)."""
     spec = kernel_spec(pattern)
-    program = spec.program(dtype, target, named_sizes)
-    _BUILT[program] = (spec, spec.layout_for(target), DType(dtype))
+    layout = spec.layout_for(target)
+    programs = layout_programs(pattern, dtype, target, named_sizes)
+    if not 0 <= index < len(programs):
+        raise IRError(f"pattern {pattern!r} launches {len(programs)} program(s) on {target or 'the default layout'}; "
+                      f"program index {index} does not exist (use 0..{len(programs) - 1})")
+    program = programs[index]
+    _BUILT[program] = (spec, layout, DType(dtype))
     return program
+
+
+def layout_programs(pattern: str, dtype: str, target: str | None = None, named_sizes: dict | None = None
+                    ) -> tuple[Program, ...]:
+    """Every program `target`'s layout of `pattern` launches, in launch order (the Layout's `programs`;
+    just its program when it launches one): what `trex tune` tunes, one search each."""
+    spec = kernel_spec(pattern)
+    layout = spec.layout_for(target)
+    first = spec.program(dtype, target, named_sizes)
+    if layout.programs is None:
+        return (first,)
+    programs = tuple(layout.programs(DType(dtype), named_sizes or spec.sizes["example"]))
+    if not programs or programs[0].fingerprint() != first.fingerprint():
+        raise IRError(f"kernel spec {pattern}: its layout's programs must start with its program {first.name}")
+    return programs
+
+
+def program_sizes(program: Program, named_sizes: dict) -> dict:
+    """The named sizes `program` binds (bind_sizes: ROWS, its tensors' column and row-map symbols, the
+    sizes its scalars set): a later launch of a layout (mHC's backward apply program) does not take
+    every size of its pattern (no ITERS), and its store entry is keyed by the sizes it is launched with."""
+    syms = {ROWS, *(s for s, _ in program.size_params)}
+    for t in program.tensors:
+        for c in t.cols:
+            syms |= sympy.sympify(c).free_symbols
+        if t.kind == TensorKind.ROW and not t.row_map.is_identity:
+            syms |= {*sympy.sympify(t.row_map.div or 1).free_symbols,
+                     *(sympy.sympify(t.row_map.mod).free_symbols if t.row_map.mod is not None else ())}
+    names = {str(s) for s in syms}
+    return {k: v for k, v in named_sizes.items() if k in names}
 
 
 def parse_shape(text: str | dict | None, pattern: str) -> dict:

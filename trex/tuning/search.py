@@ -122,7 +122,8 @@ class Search:
         self.planted = list(planted)
         self.log = log or (lambda s: None)
         self.nodes: list[Node] = []
-        self.key = store_key(backend.pattern, backend.named_sizes, backend.dtype, backend.target)
+        self.key = store_key(backend.pattern, backend.named_sizes, backend.dtype, backend.target,
+                             getattr(backend, "unit", None))
 
     # ------------------------------------------------------------------------------ helpers
     def _evaluate(self, parent: int | None, move: str, config: dict, transform=None) -> Node:
@@ -215,7 +216,8 @@ class Search:
         from one of its nodes (a committed checkpoint or any profiled node) instead of the root."""
         fp = self.b.program.fingerprint()
         if use_store and branch_from is None:
-            hit = self.store.get(self.b.pattern, self.b.named_sizes, self.b.dtype, self.b.target, fp)
+            hit = self.store.get(self.b.pattern, self.b.named_sizes, self.b.dtype, self.b.target, fp,
+                                 getattr(self.b, "unit", None))
             why_not = self.store.why_not_answer(hit, self.made_with()) if hit is not None else "no entry"
             if why_not:
                 self.log(f"{self.key}: searching ({why_not})")
@@ -409,18 +411,20 @@ def tune(target: str, pattern: str, dtype: str, named_sizes: dict, *, store: Sto
          use_store: bool = True, save: bool = True, backend_kw: dict | None = None,
          branch_from: TuneResult | None = None, node_id: int | None = None, **search_kw) -> TuneResult:
     """Tune one (pattern, shape, dtype, target) and record the outcome in the store. branch_from /
-    node_id: continue an earlier result's tree from one of its nodes (Search.run)."""
-    if branch_from is not None and branch_from.key != store_key(pattern, named_sizes, dtype, target):
-        raise ValueError(f"branch_from is a result for {branch_from.key}, not for "
-                         f"{store_key(pattern, named_sizes, dtype, target)}; resume with the same pattern, "
-                         f"shape bucket, dtype and target")
+    node_id: continue an earlier result's tree from one of its nodes (Search.run). backend_kw may name
+    `program_index` (Ascend): which launch of the pattern's layout; `tune_all` tunes every one."""
     store = store or Store()
     backend = make_backend(target, pattern, dtype, named_sizes, **(backend_kw or {}))
+    unit = getattr(backend, "unit", None)
+    if branch_from is not None and branch_from.key != store_key(pattern, backend.named_sizes, dtype, target, unit):
+        raise ValueError(f"branch_from is a result for {branch_from.key}, not for "
+                         f"{store_key(pattern, backend.named_sizes, dtype, target, unit)}; resume with the same "
+                         f"pattern, program, shape bucket, dtype and target")
     s = Search(backend, store, **search_kw)
     res = s.run(use_store=use_store, branch_from=branch_from, node_id=node_id)
     if not res.from_store:
         store.put({"op": pattern, "sizes": dict(backend.named_sizes), "dtype": dtype, "target": target,
-                   "program": backend.program.name, "fingerprint": backend.program.fingerprint(),
+                   "unit": unit, "program": backend.program.name, "fingerprint": backend.program.fingerprint(),
                    "config": res.config, "time_s": res.time_s, "profile": res.profile_label,
                    "baseline": {"config": res.baseline_config, "time_s": res.baseline_time_s},
                    "gain": res.gain, "candidates": res.compiled, "stop_reason": res.stop_reason,
@@ -430,4 +434,20 @@ def tune(target: str, pattern: str, dtype: str, named_sizes: dict, *, store: Sto
     return res
 
 
-__all__ = ["Node", "Planted", "Search", "TuneResult", "make_backend", "tune"]
+def tune_all(target: str, pattern: str, dtype: str, named_sizes: dict, *, backend_kw: dict | None = None,
+             **tune_kw) -> list[TuneResult]:
+    """Tune every program `target`'s layout of `pattern` launches (harness.layout_programs: mHC's Ascend
+    backward runs a coefficient and an apply AIV program around the Cube's GEMMs), one search each with
+    the same budgets, each candidate verified as `tune` does; one store entry per program. cuda tunes
+    its layout's program only (the cuda backend has no program index)."""
+    from . import harness
+    fam = space.family(target)
+    count = len(harness.layout_programs(pattern, dtype)) if fam == "ascend" else 1
+    out = []
+    for index in range(count):
+        kw = dict(backend_kw or {}, **({"program_index": index} if index else {}))
+        out.append(tune(target, pattern, dtype, named_sizes, backend_kw=kw, **tune_kw))
+    return out
+
+
+__all__ = ["Node", "Planted", "Search", "TuneResult", "make_backend", "tune", "tune_all"]

@@ -6,6 +6,7 @@
         "rms_norm|D=256,ROWS<=64|bf16|ascend910b": {
           "op": "rms_norm", "bucket": "D=256,ROWS<=64", "dtype": "bf16", "target": "ascend910b",
           "program": "rms_norm_fwd_bf16_wbf16_obf16", "fingerprint": "…",   # the Kernel IR it was tuned for
+          "unit": null | "<program>",    # a later launch of the op's layout: key "op[program]|…" (store_key)
           "sizes": {"ROWS": 37, "D": 256},                                 # the shape actually searched
           "config": {"rows_per_tile": 2, "buffer_depth": 2, "cores": 19},
           "time_s": 6.1e-06, "profile": "modeled (…)" | "measured (…)",
@@ -76,8 +77,10 @@ def shape_bucket(named_sizes: dict) -> str:
     return ",".join(parts)
 
 
-def store_key(op: str, named_sizes: dict, dtype: str, target: str) -> str:
-    return f"{op}|{shape_bucket(named_sizes)}|{dtype}|{target}"
+def store_key(op: str, named_sizes: dict, dtype: str, target: str, unit: str | None = None) -> str:
+    """unit: the program's name when it is not the first launch of its op's layout (mHC's backward apply
+    program: `op[program]|...`); the first launch keeps the op's own key."""
+    return f"{op if unit is None else f'{op}[{unit}]'}|{shape_bucket(named_sizes)}|{dtype}|{target}"
 
 
 def skill_key(family: str, regime: str, move: str) -> str:
@@ -188,14 +191,15 @@ class Store:
         return ""
 
     # ------------------------------------------------------------------------------ configs
-    def get(self, op: str, named_sizes: dict, dtype: str, target: str, fingerprint: str | None = None) -> dict | None:
-        e = self.data["configs"].get(store_key(op, named_sizes, dtype, target))
+    def get(self, op: str, named_sizes: dict, dtype: str, target: str, fingerprint: str | None = None,
+            unit: str | None = None) -> dict | None:
+        e = self.data["configs"].get(store_key(op, named_sizes, dtype, target, unit))
         if e is None or (fingerprint is not None and e.get("fingerprint") != fingerprint):
             return None
         return e
 
     def put(self, entry: dict) -> str:
-        key = store_key(entry["op"], entry["sizes"], entry["dtype"], entry["target"])
+        key = store_key(entry["op"], entry["sizes"], entry["dtype"], entry["target"], entry.get("unit"))
         entry = dict(entry)
         entry["bucket"] = shape_bucket(entry["sizes"])
         entry.setdefault("tuned_at", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))

@@ -307,7 +307,7 @@ def check_ascend(req: dict, *, profile_rows: tuple = (), rng: random.Random | No
     from trex.cost_models.hardware import ascend_target
 
     from . import sandbox
-    program = harness.build_program(req["pattern"], req["dtype"])
+    program = harness.build_program(req["pattern"], req["dtype"], index=int(req.get("program_index", 0)))
     kernel, sizes0, scalars = req["kernel"], dict(req["sizes"]), dict(req["scalars"])
     config, checks = kernel["config"], int(req.get("checks", 3))
     try:

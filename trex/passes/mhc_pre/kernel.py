@@ -1,17 +1,18 @@
 """The kernels of ``trex::mhc_pre`` and ``trex::mhc_pre_bwd``: programs and runners of ir.py, the inputs they
 do not take, the AscendC layout (the Cube split: the projection GEMMs as the executor's rows_matmul, the row
-work in AIV programs; its program is the first AIV launch: what codegen prints and tuning tunes), the cuda
-layout (one GM tensor per stream; dfn = dh^T x as the executor's rows_matmul) and the example sizes
-(hc_mult 4 streams of d = 7168, 20 Sinkhorn iterations)."""
+work in AIV programs; its program is the first AIV launch, what codegen prints; `programs` lists every AIV
+launch, which tuning tunes one by one), the cuda layout (one GM tensor per stream; dfn = dh^T x as the
+executor's rows_matmul) and the example sizes (hc_mult 4 streams of d = 7168, 20 Sinkhorn iterations)."""
 from __future__ import annotations
 
-from trex.compiler.kernels import EXAMPLE_TOKENS, V4PRO_TOKENS, Guard, KernelSpec, Layout
+from trex.compiler.kernels import EXAMPLE_TOKENS, V4PRO_TOKENS, Guard, KernelSpec, Layout, cached_program
 from trex.compiler.registry import register_kernel_spec
 
-from .ir import (build_mhc_pre_bwd_coeff_cube, build_mhc_pre_bwd_coeff_streams, build_mhc_pre_bwd_streams,
-                 build_mhc_pre_coeff_streams, build_mhc_pre_fwd_cube, build_mhc_pre_fwd_streams, run_mhc_pre,
-                 run_mhc_pre_bwd, run_mhc_pre_bwd_split, run_mhc_pre_bwd_streams, run_mhc_pre_split, run_mhc_pre_streams,
-                 streams_dx_views, streams_from_default)
+from .ir import (build_mhc_pre_bwd_apply_cube, build_mhc_pre_bwd_coeff_cube, build_mhc_pre_bwd_coeff_streams,
+                 build_mhc_pre_bwd_streams, build_mhc_pre_coeff_streams, build_mhc_pre_fwd_cube,
+                 build_mhc_pre_fwd_streams, run_mhc_pre, run_mhc_pre_bwd, run_mhc_pre_bwd_split,
+                 run_mhc_pre_bwd_streams, run_mhc_pre_split, run_mhc_pre_streams, streams_dx_views,
+                 streams_from_default)
 
 SCALARS = {"iters": 20, "hc_eps": 1e-6, "rms_eps": 1e-6}
 
@@ -38,7 +39,9 @@ register_kernel_spec(KernelSpec(
 
 register_kernel_spec(KernelSpec(
     op="mhc_pre_bwd", doc="mHC pre backward (Sinkhorn iterates recomputed in UB, GEMMs on the Cube)",
-    layout=Layout(run=run_mhc_pre_bwd, program=lambda dtype, sizes: build_mhc_pre_bwd_coeff_cube(dtype)),
+    layout=Layout(run=run_mhc_pre_bwd, program=lambda dtype, sizes: build_mhc_pre_bwd_coeff_cube(dtype),
+                  programs=lambda dtype, sizes: (cached_program(build_mhc_pre_bwd_coeff_cube, dtype),
+                                                 cached_program(build_mhc_pre_bwd_apply_cube, dtype))),
     variants={"cuda": Layout(run=run_mhc_pre_bwd_split, views=streams_from_default,
                              program=lambda dtype, sizes: build_mhc_pre_bwd_coeff_streams(dtype, int(sizes["N"]))),
               "cuda_fused": Layout(run=run_mhc_pre_bwd_streams, views=streams_from_default, out_views=streams_dx_views,
