@@ -444,6 +444,13 @@ def _topk_softmax(x, k, **_):
     return v, i.int()
 
 
+def _mul_mul_reduce_mean_d_twice(mul0_input0, mul0_input1, mul1_input0, add_y, gamma, beta, **_):
+    x = mul0_input0.float() * mul0_input1.float() * mul1_input0.float()
+    m = x.mean(-1, keepdim=True)
+    r = gamma.float() / torch.sqrt(((x - m) ** 2).mean(-1, keepdim=True) + add_y.float())
+    return beta.float() - r * m + r * x
+
+
 def _eye(y, num_rows, num_columns, batch_shape, **_):
     return torch.eye(num_rows, num_columns or num_rows).expand(*batch_shape, num_rows, num_columns or num_rows)
 
@@ -622,7 +629,17 @@ CANN_OPS_ENTRIES = [
              reduction=True, tol_scale=4),
     cann_ops("mse_loss_grad_v1", lambda predict, label, dout, reduction: 2 * (predict - label) * dout / predict.numel(),
              tol_scale=2),
-    cann_ops("mul_mul_reduce_mean_d_twice"),
+    # examples/AclNNInvocationNaive/gen_data.py: x = a * b * s, the row mean m, the row mean v of (x - m)^2, then
+    # beta - gamma / sqrt(v + add_y) * m + gamma / sqrt(v + add_y) * x, at [90, 1024] in [0, 1], s = add_y = 1. half
+    # only: the kernel instantiates MulMulReduceMeanDTwice<half> whatever the OpDef's float/bf16 types say
+    cann_ops("mul_mul_reduce_mean_d_twice", _mul_mul_reduce_mean_d_twice, [
+        spec([("mul0_input0", (90, 1024), (0, 1)), ("mul0_input1", (90, 1024), (0, 1)), ("mul1_input0", (1,), (1, 1)),
+              ("add_y", (1,), (1, 1)), ("gamma", (1, 1024), (0, 1)), ("beta", (1, 1024), (0, 1))],
+             [("output", (90, 1024))], types=("float16",)),
+        spec([("mul0_input0", (13, 512), (-2, 2)), ("mul0_input1", (13, 512), (-2, 2)), ("mul1_input0", (1,), (1.5, 1.5)),
+              ("add_y", (1,), (0.5, 0.5)), ("gamma", (1, 512), (-1, 1)), ("beta", (1, 512), (-1, 1))],
+             [("output", (13, 512))], types=("float16",)),
+    ], st_files=False, reduction=True, tol_scale=4),
     cann_ops("mul_sigmoid"),
     # gen_data.py: sigmoid(input * mulscalar1) * mulscalar2 + addscalar3 on 32 x 32 half, the scalars 1.2, 1.3, 1.4
     cann_ops("mul_sigmoid_mul_add_custom", lambda x, m1, m2, a3: torch.sigmoid(x * m1) * m2 + a3,

@@ -28,6 +28,7 @@
 #include "trex_emu/symbol_override.h"
 #include "trex_emu/adv_softmax.h"
 #include "trex_emu/adv_erf.h"
+#include "trex_emu/adv_mean.h"
 #include "trex_emu/gm_fill.h"
 #include "trex_emu/list_tensor.h"
 #include "trex_emu/launch.h"
