@@ -501,7 +501,16 @@ MEAN = {"reduction": "mean"}
 CANN_OPS_ENTRIES = [
     cann_ops("abs", lambda x: x.abs(), [ew_spec((1024, 1024), types=("float", "float16", "int32"))]),
     cann_ops("add_custom", torch.add, [ew_spec((8, 2048), 2, ("float16",), names=["x", "y"], out="z")]),
-    cann_ops("add_sigmoid_mul_reduce_sum_d"),
+    # examples/AclNNInvocationNaive/gen_data.py: sum over axis 1 of sigmoid((a1 + a2) * a3) * a4 * a5, half, values in
+    # [-0.2, 0.2], a3 = -0.1, at [b, 64, 32]. Not its b = 40: 5 batches a block make its Add's repeatTimes
+    # 5 * 64 = 320, which the uint8_t parameter wraps to 64 on the NPU (the emulator raises), so b <= 3 * 8 here
+    cann_ops("add_sigmoid_mul_reduce_sum_d",
+             lambda a1, a2, a3, a4, a5: (torch.sigmoid((a1.float() + a2.float()) * a3.float()) * a4.float()
+                                         * a5.float()).sum(1),
+             [spec([("add_0_input0", (b, 64, 32), (-0.2, 0.2)), ("add_0_input1", (1, 1, 32), (-0.2, 0.2)),
+                    ("mul_0_input1", (1,), (-0.1, -0.1)), ("mult_1_input1", (b, 64, 1), (-0.2, 0.2)),
+                    ("mult_2_input1", (b, 64, 32), (-0.2, 0.2))], [("out", (b, 32))], types=("float16",))
+              for b in (24, 7)], st_files=False, reduction=True),
     cann_ops("addcdiv", lambda input_data, x1, x2, value: input_data + value * x1 / x2,
              [spec([("input_data", (100, 100), (0.1, 1)), ("x1", (100, 100), (0.1, 1)), ("x2", (100, 100), (0.1, 1)),
                     ("value", (1,), (0.1, 1))], [("y", (100, 100))], types=("float16", "float"))], tol_scale=2),
