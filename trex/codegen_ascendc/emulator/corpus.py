@@ -63,6 +63,7 @@ class Entry:
     cases: "Callable[[], list[Case]] | ProjectCases | None" = None
     style: str = "framework"   # framework: op_kernel + op_host (tiling function, DTYPE_*, tiling keys)
     excluded: str | None = None  # why the kernel cannot run anywhere as published
+    cores: int | None = None   # AIV cores its host tiling must see (a kernel written for one chip's count), else --cores
 
 
 def poison(shape, dtype) -> torch.Tensor:
@@ -300,7 +301,7 @@ def run_entry(root: Path, entry: Entry, cores: int = 8) -> Result:
             outputs = case.outputs
             if not outputs and proj.info.outputs:  # in-place op: the OpDef lists the input (var) as its output
                 outputs = [case.inputs[names_in.index(o.name)] for o in proj.info.outputs if o.name in names_in]
-            run = proj.run(case.inputs, outputs, case.attrs, cores=cores)
+            run = proj.run(case.inputs, outputs, case.attrs, cores=entry.cores or cores)
             res.blocks.append(run.block_dim)
             res.keys.append(run.tiling_key)
             pairs = list(zip(case.outputs, case.expected))

@@ -433,10 +433,10 @@ def gelu_grad(dy, x, y=None):
     return xr.grad
 
 
-def cann_ops(op, reference=None, specs=(), **kw) -> Entry:
+def cann_ops(op, reference=None, specs=(), cores=None, **kw) -> Entry:
     """cann-ops' src/math/<op>: kernel op_kernel/<op>.cpp, cases from its tests/st JSON plus `specs`."""
     cases = ProjectCases(reference, list(specs), **kw) if reference else None
-    return Entry(f"cann-ops/{op}", CANN_OPS, f"src/math/{op}/op_kernel/{op}.cpp", cases)
+    return Entry(f"cann-ops/{op}", CANN_OPS, f"src/math/{op}/op_kernel/{op}.cpp", cases, cores=cores)
 
 
 def _topk_softmax(x, k, **_):
@@ -714,7 +714,15 @@ CANN_OPS_ENTRIES = [
              [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("float",))], {"n": k, "incx": 1}, types=("complex64",))
               for k in (2043, 100)], reduction=True, tol_scale=4),
     cann_ops("scopy", lambda x, n, incx, incy: x, [spec([("x", (2048,))], [("y", (2048,))], {"n": 2048, "incx": 1, "incy": 1})]),
-    cann_ops("select_reduce_max_d_sub_exp_reduce_sum_d_real_div"),
+    # examples/AclNNInvocationNaive/gen_data.py: softmax over the last axis of where(sel, input1, input2), [64, 1, 60]
+    # half in [0, 1]: the kernel is written for that shape only (its WholeReduceMax/Sum counts 64 and 60, <bool, half>)
+    # and for 910B's 48 AIV cores: 32 blocks of 120 elements, tiles of 60 (with 8 cores its tile is 240, whose bool
+    # mask rows are 240 B, against Select's 32-B rule)
+    cann_ops("select_reduce_max_d_sub_exp_reduce_sum_d_real_div",
+             lambda sel, a, b: torch.softmax(torch.where(sel.bool(), a.float(), b.float()), -1),
+             [spec([("sel", (64, 1, 60), (0, 1), ("bool",)), ("input1", (64, 1, 60), (0, 1)),
+                    ("input2", (64, 1, 60), (0, 1))], [("ouput", (64, 1, 60))], types=("float16",))],
+             st_files=False, reduction=True, cores=48),
     cann_ops("sin", torch.sin, [ew_spec((1024, 1024), rng=(-5, 5))], tol_scale=4),
     cann_ops("snrm2", lambda x, n, incx: x.norm().reshape(1),
              [spec([("x", (2046,))], [("result", (1,))], {"n": 2046, "incx": 1})], reduction=True, tol_scale=4),

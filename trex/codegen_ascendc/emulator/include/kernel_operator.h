@@ -31,6 +31,7 @@
 #include "trex_emu/adv_mean.h"
 #include "trex_emu/adv_broadcast.h"
 #include "trex_emu/adv_select.h"
+#include "trex_emu/adv_exp.h"
 #include "trex_emu/gm_fill.h"
 #include "trex_emu/list_tensor.h"
 #include "trex_emu/launch.h"
