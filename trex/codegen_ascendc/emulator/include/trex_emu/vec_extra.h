@@ -1,4 +1,4 @@
-// trex AscendC emulator: LocalMemAllocator, Broadcast, Sigmoid (count form).
+// trex AscendC emulator: LocalMemAllocator, Sigmoid (count form).
 #pragma once
 #include <cmath>
 #include <string>
@@ -37,35 +37,7 @@ class LocalMemAllocator : public trex_emu::TPipeBase {
   int n_ = 0;
 };
 
-// Broadcast<T, dim, axis>(dst, src, dstShape, srcShape[, tmp]) (adv API): src of srcShape (dim 1 or 2,
-// row-major) repeated along `axis` to dstShape; srcShape[axis] must be 1 and the other extents equal.
-template <class T, int32_t dim, int32_t axis, bool isReuseSource = false>
-inline void Broadcast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t dstShape[dim],
-                      const uint32_t srcShape[dim], const LocalTensor<uint8_t>& = LocalTensor<uint8_t>()) {
-  static_assert(dim == 1 || dim == 2, "Broadcast: dim must be 1 or 2");
-  static_assert(axis >= 0 && axis < dim, "Broadcast: axis must be < dim");
-  for (int32_t d = 0; d < dim; ++d) {
-    if (d == axis && srcShape[d] != 1)
-      trex_emu::Fail("Broadcast: srcShape[", axis, "] = ", srcShape[d], " must be 1 (the broadcast axis)");
-    if (d != axis && srcShape[d] != dstShape[d])
-      trex_emu::Fail("Broadcast: srcShape[", d, "] = ", srcShape[d], " differs from dstShape[", d, "] = ", dstShape[d]);
-  }
-  const uint32_t rows = dim == 2 ? dstShape[0] : 1, cols = dstShape[dim - 1];
-  const uint64_t n = uint64_t{rows} * cols;
-  trex_emu::CheckUbAlign("Broadcast", "dst", dst.addr_);
-  trex_emu::CheckUbAlign("Broadcast", "src", src.addr_);
-  trex_emu::CheckUbRange("Broadcast", "dst", dst.buf_, dst.addr_, dst.addr_ + n);
-  const uint64_t sn = uint64_t{srcShape[0]} * (dim == 2 ? srcShape[1] : 1);
-  trex_emu::CheckUbRange("Broadcast", "src", src.buf_, src.addr_, src.addr_ + sn);
-  std::vector<T> in(src.addr_, src.addr_ + sn);  // dst may alias src
-  for (uint32_t r = 0; r < rows; ++r)
-    for (uint32_t c = 0; c < cols; ++c) {
-      const uint32_t sr = (dim == 2 && axis == 0) ? 0 : r;
-      const uint32_t sc = (axis == dim - 1) ? 0 : c;
-      dst.addr_[uint64_t{r} * cols + c] = in[uint64_t{sr} * (dim == 2 ? srcShape[1] : 1) + sc];
-    }
-  trex_emu::CountRepeats("Broadcast", trex_emu::CountFormRepeats(n, sizeof(T)));
-}
+// Broadcast / BroadCast (adv API): trex_emu/adv_broadcast.h.
 
 // Sigmoid(dst, src[, sharedTmpBuffer], count) (adv API): 1 / (1 + exp(-x)), computed in float and rounded
 // once (the NPU composes Exp/Adds/Reciprocal, so its last bits can differ).
