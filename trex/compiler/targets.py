@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import warnings
 from importlib.metadata import entry_points
 from typing import Any, Callable
@@ -242,11 +243,19 @@ _WARNED: set = set()
 _TUNED_GROUP = "trex.tuned_configs"
 
 
+@functools.cache
+def _tuned_providers(list_entry_points: Callable) -> tuple:
+    """The group's entry points, listed once per lister (importlib's `entry_points`, or a test's
+    replacement): listing scans every installed distribution (~4 ms), and the emulate target asks
+    once per (program, sizes) it launches."""
+    return tuple(list_entry_points(group=_TUNED_GROUP))
+
+
 def tuned_config(target: str, program: Any, sizes: dict) -> dict | None:
     """The tuned knob values for ``program`` (a Kernel IR Program) at ``sizes`` ({size: int}) on
     ``target`` from the first provider of the ``trex.tuned_configs`` group that has one, else None.
     A provider that fails is skipped with a warning: a broken store never breaks compilation."""
-    for ep in entry_points(group=_TUNED_GROUP):
+    for ep in _tuned_providers(entry_points):
         try:
             cfg = ep.load()(target, program, sizes)
         except Exception as e:  # noqa: BLE001 - fall back to the cost model's choice
