@@ -3,6 +3,7 @@
 #include "ref_scale_tiling.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "register/op_def_registry.h"
+#include "register/op_impl_registry.h"  // CANN op_host files include either (cann-ops pows_tiling.cc)
 #include "tiling/tiling_api.h"
 
 namespace optiling {
