@@ -95,6 +95,26 @@ inline uint16_t SliceBursts(const AscendC::SliceInfo& s0) {
   return static_cast<uint16_t>((uint64_t{s0.endIndex} - s0.startIndex + 1 + s0.stride) / one);
 }
 
+// What both directions of the slice copy derive from their SliceInfo arrays: the pieces' element offsets,
+// the slices' start elements, and the bursts of dimension 0 (the arguments checked first).
+struct SlicePlan {
+  std::vector<uint64_t> src_off, dst_off;
+  uint64_t src_start, dst_start;
+  uint16_t bursts, burst_blocks;
+};
+
+template <class T>
+inline SlicePlan PlanSlices(const char* api, const AscendC::SliceInfo dstSliceInfo[],
+                            const AscendC::SliceInfo srcSliceInfo[], uint32_t dimValue) {
+  CheckSliceArgs<T>(api, dstSliceInfo, srcSliceInfo, dimValue);
+  SlicePlan plan{SliceOffsets(api, "src", srcSliceInfo, dimValue), SliceOffsets(api, "dst", dstSliceInfo, dimValue),
+                 SliceStart(srcSliceInfo, dimValue), SliceStart(dstSliceInfo, dimValue),
+                 SliceBursts<T>(srcSliceInfo[0]), static_cast<uint16_t>(srcSliceInfo[0].burstLen)};
+  if (plan.dst_off.size() < plan.src_off.size())
+    Fail(api, ": the src slices give ", plan.src_off.size(), " pieces but the dst slices only ", plan.dst_off.size());
+  return plan;
+}
+
 }  // namespace trex_emu
 
 namespace AscendC {
@@ -104,14 +124,10 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
                      const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1) {
   using namespace trex_emu;
   const char* api = "DataCopy(GM->UB, SliceInfo)";
-  CheckSliceArgs<T>(api, dstSliceInfo, srcSliceInfo, dimValue);
-  const std::vector<uint64_t> src_off = SliceOffsets(api, "src", srcSliceInfo, dimValue);
-  const std::vector<uint64_t> dst_off = SliceOffsets(api, "dst", dstSliceInfo, dimValue);
-  if (dst_off.size() < src_off.size())
-    Fail(api, ": the src slices give ", src_off.size(), " pieces but the dst slices only ", dst_off.size());
-  const uint64_t src_start = SliceStart(srcSliceInfo, dimValue), dst_start = SliceStart(dstSliceInfo, dimValue);
-  const uint16_t bursts = SliceBursts<T>(srcSliceInfo[0]);
-  const uint16_t burst_blocks = static_cast<uint16_t>(srcSliceInfo[0].burstLen);
+  const SlicePlan plan = PlanSlices<T>(api, dstSliceInfo, srcSliceInfo, dimValue);
+  const std::vector<uint64_t>&src_off = plan.src_off, &dst_off = plan.dst_off;
+  const uint64_t src_start = plan.src_start, dst_start = plan.dst_start;
+  const uint16_t bursts = plan.bursts, burst_blocks = plan.burst_blocks;
   const uint64_t src_gap_bytes = uint64_t{srcSliceInfo[0].stride} * sizeof(T);
   const uint16_t dst_gap_blocks = static_cast<uint16_t>(uint64_t{dstSliceInfo[0].stride} * sizeof(T) / 32u);
   for (size_t i = 0; i < src_off.size(); ++i) {
@@ -131,14 +147,10 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
                      const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1) {
   using namespace trex_emu;
   const char* api = "DataCopy(UB->GM, SliceInfo)";
-  CheckSliceArgs<T>(api, dstSliceInfo, srcSliceInfo, dimValue);
-  const std::vector<uint64_t> src_off = SliceOffsets(api, "src", srcSliceInfo, dimValue);
-  const std::vector<uint64_t> dst_off = SliceOffsets(api, "dst", dstSliceInfo, dimValue);
-  if (dst_off.size() < src_off.size())
-    Fail(api, ": the src slices give ", src_off.size(), " pieces but the dst slices only ", dst_off.size());
-  const uint64_t src_start = SliceStart(srcSliceInfo, dimValue), dst_start = SliceStart(dstSliceInfo, dimValue);
-  const uint16_t bursts = SliceBursts<T>(srcSliceInfo[0]);
-  const uint16_t burst_blocks = static_cast<uint16_t>(srcSliceInfo[0].burstLen);
+  const SlicePlan plan = PlanSlices<T>(api, dstSliceInfo, srcSliceInfo, dimValue);
+  const std::vector<uint64_t>&src_off = plan.src_off, &dst_off = plan.dst_off;
+  const uint64_t src_start = plan.src_start, dst_start = plan.dst_start;
+  const uint16_t bursts = plan.bursts, burst_blocks = plan.burst_blocks;
   const uint16_t src_gap_blocks = static_cast<uint16_t>(uint64_t{srcSliceInfo[0].stride} * sizeof(T) / 32u);
   const uint64_t dst_gap_bytes = uint64_t{dstSliceInfo[0].stride} * sizeof(T);
   for (size_t i = 0; i < src_off.size(); ++i) {
