@@ -19,6 +19,15 @@ os.environ.setdefault("TREX_TUNING_STORE", "none")
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
+# Under pytest-xdist (scripts/test.sh runs two workers) each worker gets its share of the cores for
+# torch's intra-op threads and for the OpenMP of the processes it starts: two workers with two threads
+# each on CI's 2 cores spin-wait against each other (see one_intra_op_thread below).
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _workers > 1:
+    _threads = max(1, (os.cpu_count() or 1) // _workers)
+    torch.set_num_threads(_threads)
+    os.environ.setdefault("OMP_NUM_THREADS", str(_threads))
+
 settings.register_profile("dev", max_examples=20, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("ci", max_examples=200, deadline=None, derandomize=True, print_blob=True,

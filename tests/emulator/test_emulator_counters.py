@@ -52,8 +52,13 @@ def test_isolated_launch_gives_same_results_and_counters(api):
     assert c1 == c2
 
 
-def test_disk_cache_reuses_the_library(api, kernels_dir, monkeypatch):
-    assert api.path.parent == cache_dir() and api.path.exists()
+def test_disk_cache_reuses_the_library(kernels_dir, monkeypatch, tmp_path):
+    # A private cache: the shared one is bounded (LRU), so another process's compiles may evict this
+    # file between the compile and the check (a 2-worker run did: the library was gone).
+    monkeypatch.setenv("TREX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(runner, "_LOADED", {})
+    first = compile_kernel(kernels_dir / "api_kernels.cpp")
+    assert first.path.parent == cache_dir() and first.path.exists()
     monkeypatch.setattr(runner, "_LOADED", {})
 
     def no_compiler(*args, **kwargs):
@@ -61,7 +66,7 @@ def test_disk_cache_reuses_the_library(api, kernels_dir, monkeypatch):
 
     monkeypatch.setattr(runner.subprocess, "run", no_compiler)
     again = compile_kernel(kernels_dir / "api_kernels.cpp")
-    assert again.path == api.path
+    assert again.path == first.path
 
 
 def test_cache_dir_follows_trex_cache_dir(monkeypatch, tmp_path):
