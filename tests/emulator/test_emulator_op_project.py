@@ -134,6 +134,13 @@ def test_framework_kernel_without_host_code(key, dtype, expected):
     assert torch.equal(y, torch.full_like(x, expected))
 
 
+def test_arch_macros_follow_the_first_known_soc():
+    from trex.codegen_ascendc.emulator.op_project import arch_defines
+    assert arch_defines() == arch_defines(("ascend910b",)) == ["-D__CCE_AICORE__=220", "-D__NPU_ARCH__=2201"]
+    assert arch_defines(("nosuch", "ascend310p", "ascend910b")) == ["-D__CCE_AICORE__=200", "-D__NPU_ARCH__=2002"]
+    assert arch_defines(("ascend910",)) == ["-D__CCE_AICORE__=100", "-D__NPU_ARCH__=1001"]
+
+
 def test_unsupported_api_is_one_named_line():
     _require_compiler()
     src = ('#include "kernel_operator.h"\nusing namespace AscendC;\n'

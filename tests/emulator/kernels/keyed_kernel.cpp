@@ -2,6 +2,10 @@
 // (run_kernel_with_tiling): GET_TILING_DATA from a tiling header, DTYPE_X, TILING_KEY_IS.
 #include "kernel_operator.h"
 using namespace AscendC;
+// CANN's build for ascend910b defines these (kernels choose code paths on them, e.g. DataCopyPad under 220)
+#if __CCE_AICORE__ != 220 || __NPU_ARCH__ != 2201
+#error "a framework kernel compiles with ascend910b's __CCE_AICORE__ 220 and __NPU_ARCH__ 2201"
+#endif
 
 extern "C" __global__ __aicore__ void keyed(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling) {
   GET_TILING_DATA(t, tiling);

@@ -45,6 +45,21 @@ DEFAULT_CORES = 8
 # Ascend310B to 3002): 910B/910_93 (2201) 192 KB; 910 (1001), 310P (2002) and 310B (3002, Atlas 200I/500 A2) 256 KB.
 UB_BYTES: dict[str, int] = {"ascend910b": 192 * 1024, "ascend910_93": 192 * 1024, "ascend910": 256 * 1024,
                             "ascend310p": 256 * 1024, "ascend310b": 256 * 1024}
+# The architecture macros CANN's kernel build defines per SoC (kernels pick code paths on them, e.g.
+# `#if __CCE_AICORE__ == 220` for DataCopyPad): asc-devkit's impl headers switch on __CCE_AICORE__
+# 100 (dav_c100, 910), 200 (dav_m200, 310P), 220 (dav_c220, 910B / 910_93) and 300 (dav_m300, 310B);
+# __NPU_ARCH__ is the dav number as UB_BYTES's comment lists it. Undefined, both read as 0 in `#if`,
+# which sends a 910B kernel down its pre-200 (Atlas 310-class) branches.
+ARCH_MACROS: dict[str, tuple[int, int]] = {"ascend910b": (220, 2201), "ascend910_93": (220, 2201),
+                                           "ascend910": (100, 1001), "ascend310p": (200, 2002),
+                                           "ascend310b": (300, 3002)}
+
+
+def arch_defines(socs: Sequence[str] = ()) -> list[str]:
+    """-D__CCE_AICORE__=.. -D__NPU_ARCH__=.. of the first SoC in `socs` that ARCH_MACROS knows (910B's when none)."""
+    aicore, npu_arch = next((ARCH_MACROS[s] for s in socs if s in ARCH_MACROS), ARCH_MACROS["ascend910b"])
+    return [f"-D__CCE_AICORE__={aicore}", f"-D__NPU_ARCH__={npu_arch}"]
+
 
 # torch dtype name -> (C type of DTYPE_*, ge::DataType value). A table so that an unsupported dtype
 # fails naming the ones supported.
@@ -347,7 +362,7 @@ class OpProject:
                                                        for p in self.info.outputs]
         firsts = [self._instances(p, t)[0] for p, t in zip(self.info.inputs, inputs)]
         dts = [None if t is None else _dtype_name(t) for t in [*firsts, *outputs]]
-        return compile_kernel(self.kernel, extra_flags=[self.opt, *dtype_defines(names, dts)],
+        return compile_kernel(self.kernel, extra_flags=[self.opt, *arch_defines(self.info.socs), *dtype_defines(names, dts)],
                               include_dirs=[self.host_dir], prelude=prelude_for(self.headers, self.struct))
 
     def run(self, inputs: Sequence[Any], outputs: Sequence[Any], attrs: dict | None = None,
@@ -430,6 +445,6 @@ def run_kernel_with_tiling(kernel: str | os.PathLike, block_dim: int, *args: Any
     unknown = [v for v in dts.values() if v not in DTYPES]
     if unknown:
         raise OpProjectError(f"dtypes {unknown} have no DTYPE_* mapping; use one of {', '.join(DTYPES)}")
-    lib = compile_kernel(kernel, extra_flags=[opt, *dtype_defines(list(dts), list(dts.values()))],
+    lib = compile_kernel(kernel, extra_flags=[opt, *arch_defines(), *dtype_defines(list(dts), list(dts.values()))],
                          include_dirs=[h.parent for h in headers], prelude=prelude_for(headers, struct))
     return lib.launch(None, block_dim, *args, tiling_key=tiling_key, **launch_options)
