@@ -8,17 +8,18 @@
 # Needs .whl/ carried (highspy wheel for the sandbox, bubblewrap's .deb, or_benchmarks/ for NL4OPT and
 # Mamo easy: bench/fetch_device_wheels.sh). The experiment's own guard (--time-budget-s, below the
 # call's 600 s) cuts decoding, never training, and records the cut. Back: the run JSON, its per-item
-# JSON, the plot, and the log + GPU samples in h19f_<arm>.tgz.
+# JSON, the plot, and the log + GPU samples in h19f_<arm>.tgz. Measured (session 11): 514-538 s a call.
 set -uo pipefail
 arm=${1:?usage: bench/h200_h19f.sh sft_only|cpt_pure_sft|cpt_balanced_sft}
 case "$arm" in sft_only|cpt_pure_sft|cpt_balanced_sft) ;; *) echo "bench/h200_h19f.sh: unknown arm '$arm' (sft_only|cpt_pure_sft|cpt_balanced_sft)"; exit 2 ;; esac
 OUT=${OUT:?set OUT to the folder whose files come back}
 t0=$(date +%s)
 . bench/_device_setup.sh && device_setup or
-# The lent image runs bubblewrap but gives no writable memory/pids cgroup (call 1: the preflight
+# The lent image runs bubblewrap but gives no writable memory/pids cgroup (session 11, call 1: the preflight
 # refused); the weak-sandbox opt-in lets scoring run and the run's JSON records which layers held.
 export TREX_ALLOW_WEAK_SANDBOX=1
 WORK=/tmp/h19f_$arm
+rm -rf "$WORK" "/tmp/h19f_work_$arm"   # a warm machine keeps /tmp: never send back an earlier call's files
 mkdir -p "$WORK"
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used,power.draw --format=csv,noheader -lms 1000 > "$WORK/smi.csv" 2>&1 &
 smi=$!

@@ -10,8 +10,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test || exit 1
 workers=${TREX_TEST_WORKERS:-2}
+case "$workers" in ''|*[!0-9]*) echo "TREX_TEST_WORKERS=$workers: give a number of workers (0: one process)" >&2; exit 2 ;; esac
 parallel=(); [ "$workers" != 0 ] && parallel=(-n "$workers" --dist loadfile)
-python -m pytest -q "${parallel[@]}" -m "not slow and not nightly" "$@"
+python -m pytest -q ${parallel[@]+"${parallel[@]}"} -m "not slow and not nightly" "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi
 exit "$rc"

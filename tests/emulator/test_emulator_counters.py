@@ -54,10 +54,12 @@ def test_isolated_launch_gives_same_results_and_counters(api):
 
 def test_disk_cache_reuses_the_library(kernels_dir, monkeypatch, tmp_path):
     # A private cache: the shared one is bounded (LRU), so another process's compiles may evict this
-    # file between the compile and the check (a 2-worker run did: the library was gone).
+    # file between the compile and the check (a 2-worker run did: the library was gone). A 27-line
+    # kernel without the PCH keeps the cold compile short (api_kernels.cpp plus a PCH: ~12 s).
     monkeypatch.setenv("TREX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TREX_EMU_NO_PCH", "1")
     monkeypatch.setattr(runner, "_LOADED", {})
-    first = compile_kernel(kernels_dir / "api_kernels.cpp")
+    first = compile_kernel(kernels_dir / "queue_requeue.cpp", extra_flags=("-O0",))
     assert first.path.parent == cache_dir() and first.path.exists()
     monkeypatch.setattr(runner, "_LOADED", {})
 
@@ -65,7 +67,7 @@ def test_disk_cache_reuses_the_library(kernels_dir, monkeypatch, tmp_path):
         raise AssertionError(f"g++ must not run for a cached kernel: {args}")
 
     monkeypatch.setattr(runner.subprocess, "run", no_compiler)
-    again = compile_kernel(kernels_dir / "api_kernels.cpp")
+    again = compile_kernel(kernels_dir / "queue_requeue.cpp", extra_flags=("-O0",))
     assert again.path == first.path
 
 

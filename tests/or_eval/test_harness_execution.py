@@ -156,3 +156,16 @@ def test_or_data_gold_formulations_score_correct(executor):
     # (scaling the objective leaves an infeasible instance infeasible, hence still correct)
     optimal = [item for item in report["items"] if item["reference_status"] == "optimal"]
     assert optimal and not any(item["correct"]["strict_1e-6"] for item in optimal), report["items"]
+
+
+def test_a_statically_rejected_program_leaves_the_recorded_layers_alone():
+    """A program the static check rejects never reaches the sandbox, so the layers every run had are
+    those of the runs that did (session 11's ablation JSONs had recorded ["static_check"] alone)."""
+    p = ORProblem(id="s", benchmark="optmath_bench", question="maximise x, x >= 0",
+                  reference_objective=None, reference_status=RefStatus.UNBOUNDED)
+    with SandboxExecutor(workers=1) as ex:
+        evaluate([p], lambda qs: [as_response(UNBOUNDED)], ex)
+        ran = ex.isolation["enforced_in_every_run"]
+        evaluate([p], lambda qs: [as_response("import os\nos.system('true')\n")], ex)
+        assert ex.isolation["enforced_in_every_run"] == ran
+    assert len(ran) > 1 and "static_check" in ran, ran

@@ -23,11 +23,29 @@ SHIPPED_DATA = (
 )
 
 
+def _source_copy(dst: Path) -> Path:
+    """The checkout's tracked files (all of it without git), copied: building in place rewrites the
+    checkout's build/ and trex.egg-info/, whose entry points another pytest worker and every `trex`
+    subprocess started from the checkout read while setuptools writes them."""
+    import shutil
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, timeout=60)
+    if listed.returncode != 0:
+        shutil.copytree(ROOT, dst, ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__"))
+        return dst
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        src = ROOT / name
+        if src.is_file():
+            (dst / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / name)
+    return dst
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> zipfile.ZipFile:
     out = tmp_path_factory.mktemp("wheel")
+    source = _source_copy(tmp_path_factory.mktemp("source"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(out), str(ROOT)], check=True, capture_output=True, timeout=600)
+                    "-w", str(out), str(source)], check=True, capture_output=True, timeout=600)
     (path,) = out.glob("trex-*.whl")
     return zipfile.ZipFile(path)
 

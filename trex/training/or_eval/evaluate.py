@@ -108,7 +108,10 @@ class SandboxExecutor:
             self.infra_retries_used += 1
             result = self._execute(code, **kwargs)
         layers = set(getattr(result, "enforced", None) or ())
-        if layers:
+        # A program the static check rejected never reached the sandbox (its result names only
+        # "static_check"): it says nothing about the layers, and must not empty the intersection
+        # (the session-11 ablation JSONs recorded ["static_check"] alone that way).
+        if layers and not getattr(result, "violations", None):
             with self._enforced_lock:
                 self._enforced = layers if self._enforced is None else self._enforced & layers
         return Outcome.from_execution(result)
