@@ -439,6 +439,10 @@ def cann_ops(op, reference=None, specs=(), cores=None, **kw) -> Entry:
     return Entry(f"cann-ops/{op}", CANN_OPS, f"src/math/{op}/op_kernel/{op}.cpp", cases, cores=cores)
 
 
+def _tf_clip_by_value(x, clip_value_min, clip_value_max, **_):
+    return torch.maximum(torch.minimum(x, clip_value_max), clip_value_min)
+
+
 def _topk_softmax(x, k, **_):
     v, i = torch.softmax(x, -1).topk(k, -1)
     return v, i.int()
@@ -528,10 +532,10 @@ CANN_OPS_ENTRIES = [
     # launches every core (n below 8 floats, n over 8 x 8 floats: its three branches)
     cann_ops("ccopy", lambda x, n, incx, incy: x,
              [spec([("x", (k,), (-1, 1))], [("y", (k,))], {"n": k, "incx": 1, "incy": 1}, types=("complex64",)) for k in (2048, 3, 29, 1000)]),
-    cann_ops("clip_by_value", lambda x, clip_value_min, clip_value_max: torch.minimum(torch.maximum(x, clip_value_min),
-                                                                                      clip_value_max)),
-    cann_ops("clip_by_value_v2", lambda x, clip_value_min, clip_value_max: torch.minimum(
-        torch.maximum(x, clip_value_min), clip_value_max)),
+    # Both ops' tests take tf.clip_by_value as the golden: maximum(minimum(x, max), min), which gives `min` where
+    # the drawn bounds cross (min > max; their JSON draws both from [0.1, 1]).
+    cann_ops("clip_by_value", _tf_clip_by_value),
+    cann_ops("clip_by_value_v2", _tf_clip_by_value),
     # elementwise complex product (docs/aclnnComplexMatDot.md; gen_data.py: golden x * y on [156, 1024] COMPLEX64)
     cann_ops("complex_mat_dot", lambda matx, maty, m, n: matx * maty,
              [spec([("matx", (m, n), (-1, 1)), ("maty", (m, n), (-1, 1))], [("result", (m, n))], {"m": m, "n": n},
