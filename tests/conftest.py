@@ -24,7 +24,9 @@ if not torch.cuda.is_available():
 # each on CI's 2 cores spin-wait against each other (see one_intra_op_thread below).
 _workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 if _workers > 1:
-    _threads = max(1, len(os.sched_getaffinity(0)) // _workers)   # the cores this process may use, not the host's
+    # the cores this process may use, not the host's (no affinity call on macOS: its count)
+    _cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    _threads = max(1, _cores // _workers)
     torch.set_num_threads(_threads)
     os.environ.setdefault("OMP_NUM_THREADS", str(_threads))
 
