@@ -48,11 +48,7 @@ inline void BroadCastImpl(const AscendC::LocalTensor<T>& dst, const AscendC::Loc
   }
   for (uint64_t r = 0; r < rows; ++r)
     for (uint64_t c = 0; c < cols; ++c) dst.addr_[r * cols + c] = src.addr_[dim == 1 ? 0 : (axis == 1 ? r : c)];
-  if (tmp != nullptr) std::memset(tmp->addr_, RT().ub_fill, tmp->GetSize());  // scratch: garbage afterwards
-  Runtime& rt = RT();
-  rt.mask_counter_mode = false;
-  rt.mask_bits[0] = rt.mask_bits[1] = ~uint64_t{0};
-  CountRepeats(api, CountFormRepeats(dst_n, sizeof(T)));
+  EndAdvancedApi(api, tmp, CountFormRepeats(dst_n, sizeof(T)));
 }
 }  // namespace trex_emu
 

@@ -129,11 +129,7 @@ inline void ErfFamily(const char* api, const AscendC::LocalTensor<T>& dst, const
     if constexpr (std::is_same<T, half>::value) dst.addr_[i] = CastValue<half>(y, half_round);
     else dst.addr_[i] = y;
   }
-  if (tmp != nullptr) std::memset(tmp->addr_, RT().ub_fill, tmp->GetSize());  // scratch: garbage afterwards
-  Runtime& rt = RT();
-  rt.mask_counter_mode = false;
-  rt.mask_bits[0] = rt.mask_bits[1] = ~uint64_t{0};
-  CountRepeats(api, CountFormRepeats(count, sizeof(float)));
+  EndAdvancedApi(api, tmp, CountFormRepeats(count, sizeof(float)));
 }
 }  // namespace trex_emu
 

@@ -96,11 +96,7 @@ inline void MeanImpl(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTen
     if constexpr (kCast) dst.addr_[r] = CastValue<half>(mean, AscendC::RoundMode::CAST_NONE);
     else dst.addr_[r] = mean;
   }
-  if (tmp != nullptr) std::memset(tmp->addr_, RT().ub_fill, tmp->GetSize());  // scratch: garbage afterwards
-  Runtime& rt = RT();
-  rt.mask_counter_mode = false;
-  rt.mask_bits[0] = rt.mask_bits[1] = ~uint64_t{0};
-  CountRepeats(api, uint64_t{p.outter} * repeats);
+  EndAdvancedApi(api, tmp, uint64_t{p.outter} * repeats);
 }
 }  // namespace trex_emu
 

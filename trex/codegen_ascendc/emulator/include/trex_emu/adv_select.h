@@ -69,11 +69,7 @@ inline void SelectBytesMask(const AscendC::LocalTensor<T>& dst, const AscendC::L
       const T v = src.addr_[r * cols + c];
       dst.addr_[r * cols + c] = kTensorFirst ? (zero ? v : scalar) : (zero ? scalar : v);
     }
-  if (tn) std::memset(tmp.addr_, RT().ub_fill, tn);  // scratch: garbage afterwards
-  Runtime& rt = RT();
-  rt.mask_counter_mode = false;
-  rt.mask_bits[0] = rt.mask_bits[1] = ~uint64_t{0};
-  CountRepeats(api, CountFormRepeats(rows * cols, sizeof(T)));
+  EndAdvancedApi(api, tmp.addr_, tn, CountFormRepeats(rows * cols, sizeof(T)));
 }
 }  // namespace trex_emu
 

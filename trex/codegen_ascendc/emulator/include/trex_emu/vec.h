@@ -105,6 +105,20 @@ namespace trex_emu {
 
 using AscendC::LocalTensor;
 
+// The state an advanced API (Exp, Erf, Mean, Select, BroadCast) leaves on the NPU: its shared tmp buffer
+// holds garbage (scribbled, so a kernel that reads it afterwards is caught), the vector mask is back in
+// normal mode with every lane on, and its vector work counts as `repeats` of `api`.
+inline void EndAdvancedApi(const char* api, uint8_t* scratch, size_t scratch_bytes, uint64_t repeats) {
+  if (scratch != nullptr && scratch_bytes) std::memset(scratch, RT().ub_fill, scratch_bytes);
+  Runtime& rt = RT();
+  rt.mask_counter_mode = false;
+  rt.mask_bits[0] = rt.mask_bits[1] = ~uint64_t{0};
+  CountRepeats(api, repeats);
+}
+inline void EndAdvancedApi(const char* api, const LocalTensor<uint8_t>* tmp, uint64_t repeats) {
+  EndAdvancedApi(api, tmp != nullptr ? tmp->addr_ : nullptr, tmp != nullptr ? tmp->GetSize() : 0, repeats);
+}
+
 template <class T>
 struct Identity {
   using type = T;
