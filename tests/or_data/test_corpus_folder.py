@@ -56,7 +56,11 @@ def _descendants(pid: int) -> set[int]:
     found, todo = set(), [pid]
     while todo:
         p = todo.pop()
-        for task in Path(f"/proc/{p}/task").glob("*"):
+        try:                                         # a worker may exit between the scan and the read
+            tasks = list(Path(f"/proc/{p}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
             try:
                 children = (task / "children").read_text().split()
             except OSError:
