@@ -389,6 +389,114 @@ def non_finite_check_cases():
     return cases
 
 
+def mse_loss_cases():
+    """MseLoss (torch.nn.MSELoss; attr reduction "mean" (the OpDef default), "sum" or "none"). Its test
+    (KernelLaunch/MseLossKernelInvocation/scripts/gen_data.py): [8, 2048] float in [0, 1], nn.MSELoss(reduction="sum"),
+    a one-float golden. "sum"/"mean" write the scalar to out[0] (a 1-element out here: MSELoss's scalar); the
+    framework kernel reduces within its block only (each block stores its partial at its own slice's out[0], and
+    the host-side sum of its KernelLaunch main.cpp is absent), so these cases stay at sizes its tiling gives one
+    block (totalLengthAligned <= 332 x 64 floats at 310B's 256 KB UB) and a multiple of its 256-B align (mean
+    divides by the aligned length)."""
+    cases = []
+    for si, (shape, dt, reduction) in enumerate((((8, 2048), F32, "sum"), ((8, 2048), F32, "mean"),
+                                                 ((4096,), F16, "mean"), ((64, 128), F16, "sum"))):
+        x, y = _gen(shape, dt, 0, 1, seed=2 * si), _gen(shape, dt, 0, 1, seed=2 * si + 1)
+        ref = torch.nn.functional.mse_loss(x.float(), y.float(), reduction=reduction).reshape(1)
+        atol, rtol = TOL[dt]
+        cases.append(Case([x, y], [poison((1,), dt)], [ref.to(dt)], {"reduction": reduction}, atol * 4,
+                          HALF_REDUCTION_RTOL if dt == F16 else rtol * 4))
+    return cases
+
+
+def nms_reference(boxes, scores, max_per_class, iou_threshold, score_threshold):
+    """ONNX NonMaxSuppression (onnx.ai/onnx/operators/onnx__NonMaxSuppression.html), center_point_box 0: boxes
+    [num_batches, num_boxes, 4] as [y1, x1, y2, x2] (any diagonal pair of corners), scores [num_batches,
+    num_classes, num_boxes]; per batch and class, greedily in descending score, a box whose score exceeds
+    score_threshold is selected unless its IOU with an already selected box is strictly greater than
+    iou_threshold, at most max_per_class boxes; selected_indices [num_selected, 3] rows (batch, class, box)."""
+    b64 = boxes.double()
+    lo, hi = torch.minimum(b64[..., :2], b64[..., 2:]), torch.maximum(b64[..., :2], b64[..., 2:])
+    area = (hi - lo).prod(-1)
+    rows = []
+    for b in range(scores.shape[0]):
+        for c in range(scores.shape[1]):
+            picked = []
+            for i in torch.argsort(scores[b, c].double(), descending=True, stable=True).tolist():
+                if len(picked) == max_per_class or scores[b, c, i] <= score_threshold:
+                    break
+                inter = (torch.minimum(hi[b, i], hi[b, picked]) - torch.maximum(lo[b, i], lo[b, picked])).clamp(min=0).prod(-1)
+                union = area[b, i] + area[b, picked] - inter
+                iou = torch.where((area[b, i] > 0) & (area[b, picked] > 0) & (union > 0), inter / union, 0.0)
+                if not bool((iou > iou_threshold).any()):
+                    picked.append(i)
+            rows += [[b, c, i] for i in picked]
+    return torch.tensor(rows, dtype=I32).reshape(-1, 3)
+
+
+def non_max_suppression_cases():
+    """The project has no test, README or doc (basic/non_max_suppression holds only op_host/ and op_kernel/); its
+    OpDef is ONNX NonMaxSuppression's (inputs boxes, scores, max_output_boxes_per_class, iou_threshold,
+    score_threshold; output selected_indices; attr center_point_box, spelt cneter_point_box and unused by the
+    kernel: corners), int32 where ONNX has int64: nms_reference is ONNX's documented contract. The output is
+    [num_selected, 3], as ONNX returns it (the kernel stores row k at int32 offset 3k, 32 B a row: its last
+    store runs 20 B into the allocation's padding). Scores in [0, 1]: the kernel marks taken boxes -1."""
+    cases = []
+    for si, (nb, nc, n, max_out, iou, score) in enumerate(((1, 1, 50, 50, 0.5, 0.2), (2, 3, 100, 8, 0.3, 0.5),
+                                                            (1, 2, 37, 20, 0.6, 0.0))):
+        g = torch.Generator().manual_seed(si)
+        centre = torch.rand(nb, n, 2, generator=g)
+        half = torch.rand(nb, n, 2, generator=g) * 0.15 + 0.02
+        flip = torch.rand(nb, n, 1, generator=g) < 0.5  # either diagonal pair of corners
+        a, z = centre - half, centre + half
+        boxes = torch.where(flip, torch.cat([z, a], -1), torch.cat([a, z], -1))
+        scores = torch.rand(nb, nc, n, generator=g)
+        ref = nms_reference(boxes, scores, max_out, iou, score)
+        cases.append(Case([boxes, scores, torch.tensor([max_out], dtype=I32), torch.tensor([iou]), torch.tensor([score])],
+                          [poison(ref.shape, I32)], [ref], {}, 0, 0))
+    return cases
+
+
+def radius_reference(x, y, ptr_x, ptr_y, r, max_num_neighbors, ignore_same_index):
+    """examples/AclNNInvocationNaive/gen_data.py radius_numpy (also its tests/st golden): per batch b (ptr_x/ptr_y
+    bound x and y rows), per y row i, the x rows j of the batch with ||x_j - y_i|| <= r (in float32), j != i
+    if ignore_same_index, the first max_num_neighbors of them; out [2, K] rows (j, i), in x's dtype."""
+    x, y = x.float(), y.float()
+    pairs = []
+    for b in range(len(ptr_x) - 1):
+        xs, xe, ys, ye = int(ptr_x[b]), int(ptr_x[b + 1]), int(ptr_y[b]), int(ptr_y[b + 1])
+        if xs == xe or ys == ye:
+            continue
+        for i in range(ys, ye):
+            near = (torch.linalg.vector_norm(x[xs:xe] - y[i], dim=1) <= r).nonzero().flatten() + xs
+            if ignore_same_index:
+                near = near[near != i]
+            pairs += [(j, i) for j in near[:max_num_neighbors].tolist()]
+    return torch.tensor(pairs, dtype=torch.float64).reshape(-1, 2).T
+
+
+def radius_cases():
+    """Radius at its example's form (x [N, 2], y [M, 2] uniform, gen_data.py's reference), over its three dtypes,
+    with ptr_x/ptr_y given (the emulator's host has no absent optional input; [0, N], [0, M] is gen_data's
+    default) and batched. Every y row here has at least max_num_neighbors neighbours, so K = max_num_neighbors
+    * M: the kernel stores row 1 at out[max_num_neighbors * M + k] and moves it to out[K + k] at the end
+    (radius.cpp:87-90), so an out of [2, K] with K < max_num_neighbors * M, as its example allocates it
+    (gen_data.py: [100, 2], [50, 2], r 1, 10 neighbours, K ~ 160 of 500), is written past its end (a kernel
+    finding, /work/helpers/h23n_findings.md)."""
+    cases = []
+    for si, (dt, n, m, ptr_x, ptr_y, lo, hi, r, k, ignore) in enumerate((
+            (F32, 100, 50, [0, 100], [0, 50], 0.1, 1.0, 0.7, 10, False),
+            (F16, 100, 50, [0, 60, 100], [0, 20, 50], -1.0, 1.0, 1.3, 6, True),
+            (I32, 80, 30, [0, 80], [0, 30], -5, 5, 6.5, 8, False),
+            (F32, 64, 64, [0, 32, 64], [0, 32, 64], 0.0, 1.0, 0.9, 5, True))):
+        x, y = _gen((n, 2), dt, lo, hi, seed=si), _gen((m, 2), dt, lo, hi, seed=si + 10)
+        px, py = torch.tensor(ptr_x, dtype=I32), torch.tensor(ptr_y, dtype=I32)
+        ref = radius_reference(x, y, px, py, r, k, ignore)
+        assert ref.shape[1] == k * m, f"radius case {si}: a y row has fewer than {k} neighbours; widen r"
+        cases.append(Case([x, y, px, py], [poison(ref.shape, dt)], [ref.to(dt)],
+                          {"r": r, "max_num_neighbors": k, "ignore_same_index": ignore}, 0, 0))
+    return cases
+
+
 def nll_loss_cases():
     cases = []
     for si, (n, c) in enumerate(((32, 16), (64, 100))):
@@ -681,7 +789,7 @@ CANN_OPS_ENTRIES = [
              tol_scale=4),
     cann_ops("pre_layer_norm", lambda x, y, gamma, beta, epsilon: torch.nn.functional.layer_norm(
         x + y, gamma.shape, gamma, beta, epsilon), tol_scale=8),
-    cann_ops("radius"),
+    Entry("cann-ops/radius", CANN_OPS, "src/math/radius/op_kernel/radius.cpp", radius_cases),
     cann_ops("reciprocal", torch.reciprocal, [ew_spec((100, 100), rng=(0.1, 1))], tol_scale=2),
     # gen_data.py: float [8, 47, 123, 1023] to shape [123, 47, 8, 1023] (axis 0, num_axes -1: the whole shape)
     cann_ops("reshape", lambda x, shape, axis, num_axes: x.reshape(shape.tolist()),
@@ -767,8 +875,7 @@ CORPUS: list[Entry] = [
           compare_cases(torch.le, dtypes=(F16,), shapes=((1, 2048),), lo=1, hi=100)),
     Entry("contest/less_equal_v2", CONTEST, "04LessEqual/FrameworkLaunch/LessEqualV2/op_kernel/less_equal.cpp",
           compare_cases(torch.le, dtypes=(F16,), shapes=((1, 2048),), lo=1, hi=100)),
-    # mse_loss writes per-block partial results whose output layout the project does not document
-    Entry("contest/mse_loss", CONTEST, "05MseLoss/FrameworkLaunch/MseLoss/op_kernel/mse_loss.cpp"),
+    Entry("contest/mse_loss", CONTEST, "05MseLoss/FrameworkLaunch/MseLoss/op_kernel/mse_loss.cpp", mse_loss_cases),
     Entry("contest/mse_loss_grad", CONTEST, "06MseLossGrad/FrameworkLaunch/MseLossGrad/op_kernel/mse_loss_grad.cpp",
           lambda: mse_grad_cases((F16,), ((1024,),), 1, 10)),
     Entry("contest/clip_by_value", CONTEST, "07ClipByValue/FrameworkLaunch/ClipByValue/op_kernel/clip_by_value.cpp",
@@ -794,7 +901,7 @@ CORPUS: list[Entry] = [
     Entry("s3-linnlh/log_sum_exp", S3, "basic/logsum_exp/logsum_exp/op_kernel/log_sum_exp.cpp",
           logsumexp_cases(lambda nd: {"dim": [nd - 1], "keep_dim": False})),
     Entry("s3-linnlh/non_max_suppression", S3,
-          "basic/non_max_suppression/non_max_suppression/op_kernel/non_max_suppression.cpp"),
+          "basic/non_max_suppression/non_max_suppression/op_kernel/non_max_suppression.cpp", non_max_suppression_cases),
     Entry("s3-linnlh/not_equal", S3, "basic/not_equal/not_equal/op_kernel/not_equal.cpp", s3_not_equal_cases),
     Entry("s3-linnlh/replication_pad2d", S3, "basic/replication_pad2d/replication_pad2d/op_kernel/replication_pad2d.cpp",
           replication_pad_cases()),
