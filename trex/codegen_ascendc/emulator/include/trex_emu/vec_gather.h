@@ -242,8 +242,8 @@ inline void Sort32(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const 
 // register the last ReduceMax/ReduceMin/WholeReduceMax/WholeReduceMin of this block set — the extremum and its
 // index, the index's integer bits stored in a T (read them back with reinterpret_cast<uint16_t/uint32_t*>).
 // The emulator's model: ReduceMax/ReduceMin (count and mask/repeat forms) set the overall extremum with the
-// index they write to dst[1]; WholeReduceMax/Min set their last repeat's result (index inside the repeat),
-// which for the documented single-repeat use is the exact index. The value-only prototype is not supported on
+// index they write to dst[1]; WholeReduceMax/Min set the extremum over all their repeats with its first
+// index counted from src's start (GetReduceRepeatMaxMinSpr page; see ReduceRepeatImpl in vec_misc.h). The value-only prototype is not supported on
 // Atlas A2/A3 (the page; the impl reports it), so it raises; so does a read before any such reduction.
 }  // namespace AscendC
 namespace trex_emu {

@@ -247,6 +247,13 @@ inline void ReduceRepeatImpl(const char* api, const LocalTensor<T>& dst, const L
   const int per = static_cast<int>(kRepeatBytes / sizeof(T));
   const Opnd<T> os = MakeOpnd(src, srcBlkStride, srcRepStride, "src");
   using IndexT = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
+  // MAX_MIN_CNT after ReduceRepeat<MAX/MIN> (WholeReduceMax/Min) holds the extremum over ALL repeats and the
+  // index of its first occurrence counted from src's start, r * per + i (asc-devkit GetReduceRepeatMaxMinSpr
+  // page: "所有repeat内的最值及其索引"; asc_get_reduce_max_cnt page: 256 halves in 2 repeats give index 255).
+  // The page supports only the continuous case (srcRepStride 8, srcBlkStride 1), where r * per + i is the
+  // element offset; the same rule serves the counter mode cann-ops' i?amax read it after.
+  [[maybe_unused]] T overall{};
+  [[maybe_unused]] int64_t overall_at = -1;
   for (int r = 0; r < repeat; ++r) {
     T v[128];
     int best = -1;
@@ -272,8 +279,15 @@ inline void ReduceRepeatImpl(const char* api, const LocalTensor<T>& dst, const L
       CheckUbRange(api, "dst", dst.buf_, d, d + 1);
       *d = s;
     } else {
+      if (best < 0) continue;  // a repeat with no active element writes nothing
       IndexT idx = static_cast<IndexT>(best);
-      SetMaxMinCnt(v[0], static_cast<uint32_t>(best));  // the last repeat's result stays in MAX_MIN_CNT
+      const float fv = ToF(v[0]), fo = ToF(overall);
+      const bool beats = overall_at < 0 ||
+                         (fo == fo && (fv != fv || (RT_ == AscendC::ReduceType::MAX ? fv > fo : fv < fo)));
+      if (beats) {
+        overall = v[0];
+        overall_at = int64_t(r) * per + best;
+      }
       T idx_as_t;
       std::memcpy(&idx_as_t, &idx, sizeof(T));
       using AscendC::ReduceOrder;
@@ -293,6 +307,8 @@ inline void ReduceRepeatImpl(const char* api, const LocalTensor<T>& dst, const L
       }
     }
   }
+  if constexpr (RT_ != AscendC::ReduceType::SUM)
+    if (overall_at >= 0) SetMaxMinCnt(overall, static_cast<uint32_t>(overall_at));
   CountRepeats(api, static_cast<uint64_t>(repeat));
 }
 
