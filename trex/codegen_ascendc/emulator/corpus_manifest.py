@@ -706,14 +706,17 @@ CANN_OPS_ENTRIES = [
                    [("y", (10,), (0, 0), ("int32",))], {"bins": 10}),
               spec([("x", (64, 100), (-3, 3)), ("min", (1,), (0, 0), None, [-2.0]), ("max", (1,), (0, 0), None, [2.5])],
                    [("y", (100,), (0, 0), ("int32",))], {"bins": 100}, types=("float", "float16"))]),
+    # The i?amax/i?amin tilings (op_host GetNeedVecCoreNum) split n into up to 40 blocks of >= 64 elements whatever
+    # GetCoreNumAiv says, while SetBlockDim launches GetCoreNumAiv blocks: written for 910B's 48 AIV cores (at 8,
+    # blocks 8..needVecCoreNum-1 never run and their slices are never searched)
     # BLAS icamax (docs/aclnnIcamax.md, gen_data.py golden: the 1-based index of the first argmax |re| + |im|); gen_data.py: 2046
     cann_ops("icamax", lambda x, n, incx: ((x.real.abs() + x.imag.abs()).argmax() + 1).reshape(1),
              [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("int32",))], {"n": k, "incx": 1}, types=("complex64",))
-              for k in (2046, 100, 9000)]),
+              for k in (2046, 100, 9000)], cores=48),
     # BLAS icamin (docs/aclnnIcamin.md, gen_data.py golden: the 1-based index of the first argmin |re| + |im|); gen_data.py: 2046
     cann_ops("icamin", lambda x, n, incx: ((x.real.abs() + x.imag.abs()).argmin() + 1).reshape(1),
              [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("int32",))], {"n": k, "incx": 1}, types=("complex64",))
-              for k in (2046, 100, 9000)]),
+              for k in (2046, 100, 9000)], cores=48),
     # softmax over the last axis written back into x (the OpDef has no output); gen_data.py: [8, 50000] float, golden
     # nn.Softmax(dim=-1); its tiling keys are per dtype (fp16, bf16, fp32)
     cann_ops("inplace_attn_softmax", lambda x: torch.softmax(x, -1),
@@ -721,14 +724,17 @@ CANN_OPS_ENTRIES = [
               spec([("x", (64, 1024), (-3, 3))], [("x", (64, 1024))], types=("float16", "bfloat16", "float"))], tol_scale=4),
     cann_ops("is_finite", torch.isfinite, [ew_spec((8, 2048), out_types=("bool", "bool"))]),
     cann_ops("is_inf", torch.isinf, [ew_spec((8, 2048), out_types=("bool", "bool"))]),
+    # The i?amax/i?amin tilings (op_host GetNeedVecCoreNum) split n into up to 40 blocks of >= 64 elements whatever
+    # GetCoreNumAiv says, while SetBlockDim launches GetCoreNumAiv blocks: written for 910B's 48 AIV cores (at 8,
+    # blocks 8..needVecCoreNum-1 never run and their slices are never searched)
     # BLAS isamax (docs/aclnnIsamax.md, gen_data.py golden: the 1-based index of the first argmax |x|); gen_data.py: 2046
     cann_ops("isamax", lambda x, n, incx: (x.abs().argmax() + 1).reshape(1),
              [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("int32",))], {"n": k, "incx": 1}, types=("float",))
-              for k in (2046, 100, 9000)]),
+              for k in (2046, 100, 9000)], cores=48),
     # BLAS isamin (docs/aclnnIsamin.md, gen_data.py golden: the 1-based index of the first argmin |x|); gen_data.py: 2046
     cann_ops("isamin", lambda x, n, incx: (x.abs().argmin() + 1).reshape(1),
              [spec([("x", (k,), (-1, 1))], [("result", (1,), (0, 0), ("int32",))], {"n": k, "incx": 1}, types=("float",))
-              for k in (2046, 100, 9000)]),
+              for k in (2046, 100, 9000)], cores=48),
     # KlDivTargetBackward (aclnnKlDivTargetBackward, its gen_data.py): log_target: grad_output * (target + 1 - self) *
     # exp(target); else grad_output * (log(target) + 1 - self), 0 where target == 0; reduction 1 (mean) divides by the
     # element count. aclnn broadcasts the three inputs to one shape before the kernel: same-shape inputs here
