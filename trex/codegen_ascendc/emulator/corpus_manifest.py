@@ -705,7 +705,7 @@ CANN_OPS_ENTRIES = [
              [spec([("x", (10, 10), (-100, 100)), ("min", (1,), (0, 0), None, [-100.0]), ("max", (1,), (0, 0), None, [100.0])],
                    [("y", (10,), (0, 0), ("int32",))], {"bins": 10}),
               spec([("x", (64, 100), (-3, 3)), ("min", (1,), (0, 0), None, [-2.0]), ("max", (1,), (0, 0), None, [2.5])],
-                   [("y", (100,), (0, 0), ("int32",))], {"bins": 100}, types=("float", "float16"))]),
+                   [("y", (100,), (0, 0), ("int32", "int32"))], {"bins": 100}, types=("float", "float16"))]),
     # The i?amax/i?amin tilings (op_host GetNeedVecCoreNum) split n into up to 40 blocks of >= 64 elements whatever
     # GetCoreNumAiv says, while SetBlockDim launches GetCoreNumAiv blocks: written for 910B's 48 AIV cores (at 8,
     # blocks 8..needVecCoreNum-1 never run and their slices are never searched)

@@ -86,6 +86,29 @@ class OpParam:
     name: str
     option: str              # required / optional / dynamic
     dtypes: tuple[int, ...]  # ge::DataType values the OpDef lists
+    # OpDef InitValue: ("zero", 0) for InitValue(uint64_t); ("list", (v, ...)) for a ScalarVar (one value)
+    # or a ScalarVar list (one per DataType entry); None when the output has none
+    init: tuple[str, Any] | None = None
+
+    def init_value(self, ge_dtype: int) -> float | int | None:
+        """The value the output is set to before the launch (asc-devkit OpParamDef/InitValue.md), for an
+        output of this ge::DataType; None without InitValue."""
+        if self.init is None:
+            return None
+        form, value = self.init
+        if form == "zero":
+            if value != 0:
+                raise OpProjectError(f"output {self.name}: InitValue(uint64_t) takes only 0 (CANN zeroes the output); "
+                                     f"got {value}: use InitValue(ScalarVar) for another value")
+            return 0
+        if len(value) == 1:
+            return value[0]
+        if len(value) != len(self.dtypes):
+            raise OpProjectError(f"output {self.name}: InitValue lists {len(value)} values for {len(self.dtypes)} "
+                                 "DataType entries; the list needs one value per entry")
+        if ge_dtype not in self.dtypes:
+            raise OpProjectError(f"output {self.name}: ge dtype {ge_dtype} is not among its DataType list {self.dtypes}")
+        return value[self.dtypes.index(ge_dtype)]
 
 
 @dataclass(frozen=True)
@@ -129,6 +152,11 @@ def _parse_ops(text: str) -> dict[str, OpInfo]:
             parts = rest.split()
             dts = tuple(int(x) for x in parts[2].split(",")) if len(parts) > 2 else ()
             cur[kind + "s"].append(OpParam(parts[0], parts[1], dts))
+        elif kind == "init" and cur is not None and cur["outputs"]:
+            form, _, values = rest.partition(" ")
+            parsed: Any = int(values) if form == "zero" else tuple(_scalar_var(v) for v in values.split(";"))
+            last = cur["outputs"][-1]
+            cur["outputs"][-1] = OpParam(last.name, last.option, last.dtypes, (form, parsed))
         elif kind == "attr" and cur is not None:
             name, akind, option, *value = rest.split(" ")
             text_value = " ".join(value)
@@ -146,6 +174,14 @@ def _parse_ops(text: str) -> dict[str, OpInfo]:
             for n, d in ops.items()}
 
 
+def _scalar_var(text: str) -> float | int:
+    """A ScalarVar as abi.h writes it: "f 0.5", "i -3", "u 7"."""
+    kind, _, value = text.partition(" ")
+    if kind not in ("f", "i", "u"):
+        raise OpProjectError(f"InitValue's ScalarVar has no valid ScalarType ({text!r}); use one of UINT64..FLOAT16")
+    return float(value) if kind == "f" else int(value)
+
+
 class _TensorArg(ctypes.Structure):
     _fields_ = [("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32), ("dims", ctypes.c_int64 * 25),
                 ("data", ctypes.c_void_p)]
@@ -153,7 +189,8 @@ class _TensorArg(ctypes.Structure):
 
 class _TilingResult(ctypes.Structure):
     _fields_ = [("block_dim", ctypes.c_uint32), ("status", ctypes.c_uint32), ("tiling_key", ctypes.c_uint64),
-                ("tiling_size", ctypes.c_uint64), ("workspace_bytes", ctypes.c_uint64), ("error", ctypes.c_char * 1024)]
+                ("tiling_size", ctypes.c_uint64), ("workspace_bytes", ctypes.c_uint64), ("error", ctypes.c_char * 1024),
+                ("need_atomic", ctypes.c_uint32)]
 
 
 @dataclass
@@ -164,6 +201,7 @@ class Tiling:
     tiling: bytes          # the raw tiling buffer (TILING_CAPACITY bytes; `size` of them set)
     size: int
     workspace_bytes: int
+    need_atomic: bool = False  # SetNeedAtomic(true): the outputs' InitValue applies
 
 
 @dataclass
@@ -339,7 +377,8 @@ class OpProject:
             raise OpProjectError(f"op {info.name}: host tiling failed: {res.error.decode(errors='replace')}")
         if res.block_dim == 0:
             raise OpProjectError(f"op {info.name}: the tiling function set no block dim (SetBlockDim)")
-        return Tiling(res.block_dim, res.tiling_key, bytes(buf), res.tiling_size, res.workspace_bytes)
+        return Tiling(res.block_dim, res.tiling_key, bytes(buf), res.tiling_size, res.workspace_bytes,
+                      bool(res.need_atomic))
 
     @staticmethod
     def _instances(param: OpParam, value: Any) -> list:
@@ -368,13 +407,20 @@ class OpProject:
     def run(self, inputs: Sequence[Any], outputs: Sequence[Any], attrs: dict | None = None,
             cores: int = DEFAULT_CORES, **launch_options: Any) -> OpRun:
         """Tile on the host, then launch the kernel on the chosen block count and tiling key. Outputs are
-        written in place; the workspace the tiling function asked for is allocated (zeroed)."""
+        written in place; the workspace the tiling function asked for is allocated (zeroed). An output with
+        an OpDef InitValue is set to it first when the tiling function called SetNeedAtomic(true), as CANN's
+        runtime does (a memset before the kernel); without SetNeedAtomic the InitValue does not apply."""
         import torch
         launch_options.setdefault("ub_bytes", self.info.ub_bytes)
         tiling = self.tile(inputs, outputs, attrs, cores, launch_options["ub_bytes"])
         lib = self.library(inputs, outputs)
         kernel = self.info.kernel_name if self.info.kernel_name in lib.kernels else None
         workspace = torch.zeros(max(tiling.workspace_bytes, 32), dtype=torch.uint8)
+        if tiling.need_atomic:
+            for param, out in zip(self.info.outputs, outputs):
+                value = None if out is None else param.init_value(DTYPES[_dtype_name(out)][1])
+                if value is not None:
+                    out.fill_(value)
         kernel_inputs = [TensorList(self._instances(p, t)) if p.option == "dynamic" else t
                          for p, t in zip(self.info.inputs, inputs)]
         args = [*kernel_inputs, *outputs, workspace, bytearray(tiling.tiling)]

@@ -16,6 +16,45 @@ enum class ItemFindStatus { ITEM_FIND = 0, ITEM_NOEXIST = 1 };
 // The emulator hands every tiling function its inputs' host data either way.
 enum class DependScope : uint32_t { ALL = 0, TILING = 1, INVALID_SCOPE };
 
+// InitValue's scalar (asc-devkit OpParamDef/InitValue.md: ScalarType, ScalarNum, ScalarVar).
+enum class ScalarType : uint32_t {
+  UINT64 = 0, INT64 = 1, UINT32 = 2, INT32 = 3, UINT16 = 4, INT16 = 5, UINT8 = 6, INT8 = 7, FLOAT32 = 8,
+  FLOAT16 = 9, INVALID_DTYPE = static_cast<uint32_t>(-1),
+};
+union ScalarNum {
+  uint64_t value_u64;
+  int64_t value_i64;
+  float value_f32;
+  ScalarNum() : value_u64(0) {}
+  explicit ScalarNum(uint64_t value) : value_u64(value) {}
+  explicit ScalarNum(int64_t value) : value_i64(value) {}
+  explicit ScalarNum(float value) : value_f32(value) {}
+};
+struct ScalarVar {
+  ScalarType scalar_type = ScalarType::INVALID_DTYPE;
+  ScalarNum scalar_num;
+  ScalarVar() = default;
+  ScalarVar(ScalarType type, uint64_t num) : scalar_type(type), scalar_num(num) {}
+  ScalarVar(ScalarType type, int64_t num) : scalar_type(type), scalar_num(num) {}
+  ScalarVar(ScalarType type, int num) : scalar_type(type), scalar_num(static_cast<int64_t>(num)) {}
+  ScalarVar(ScalarType type, unsigned int num) : scalar_type(type), scalar_num(static_cast<uint64_t>(num)) {}
+  ScalarVar(ScalarType type, float num) : scalar_type(type), scalar_num(num) {}
+  ScalarVar(ScalarType type, double num) : scalar_type(type), scalar_num(static_cast<float>(num)) {}
+  bool operator==(const ScalarVar& other) const {
+    return scalar_type == other.scalar_type && scalar_num.value_u64 == other.scalar_num.value_u64;
+  }
+  // The value as text for the runner: "u 5", "i -3" or "f 0.5" by the type's kind.
+  std::string Text() const {
+    switch (scalar_type) {
+      case ScalarType::FLOAT32: case ScalarType::FLOAT16: return "f " + std::to_string(scalar_num.value_f32);
+      case ScalarType::UINT64: case ScalarType::UINT32: case ScalarType::UINT16: case ScalarType::UINT8:
+        return "u " + std::to_string(scalar_num.value_u64);
+      case ScalarType::INVALID_DTYPE: return "invalid";
+      default: return "i " + std::to_string(scalar_num.value_i64);
+    }
+  }
+};
+
 class OpParamDef {
  public:
   explicit OpParamDef(const char* name) : name(name) {}
@@ -34,13 +73,19 @@ class OpParamDef {
   OpParamDef& ScalarList() { return *this; }
   OpParamDef& To(ge::DataType) { return *this; }
   OpParamDef& To(const char*) { return *this; }
-  OpParamDef& InitValue(uint64_t) { return *this; }
-  OpParamDef& InitValue(double) { return *this; }
+  // The output's GM initial value, set before the kernel runs when the tiling function calls
+  // SetNeedAtomic(true) (asc-devkit OpParamDef/InitValue.md): uint64_t takes only 0 (zero the output);
+  // a ScalarVar gives one value; a list, one value per DataType entry.
+  OpParamDef& InitValue(uint64_t v) { init_values = {ScalarVar(ScalarType::UINT64, v)}; init_zero_form = true; return *this; }
+  OpParamDef& InitValue(const ScalarVar& v) { init_values = {v}; init_zero_form = false; return *this; }
+  OpParamDef& InitValue(const std::vector<ScalarVar>& v) { init_values = v; init_zero_form = false; return *this; }
   OpParamDef& OutputShapeDependOnCompute() { return *this; }
   OpParamDef& Follow(const char*) { return *this; }
   std::string name;
   Option param_type = REQUIRED;
   std::vector<ge::DataType> dtypes;
+  std::vector<ScalarVar> init_values;  // empty: no InitValue
+  bool init_zero_form = false;         // set by InitValue(uint64_t)
 };
 
 class OpAttrDef {

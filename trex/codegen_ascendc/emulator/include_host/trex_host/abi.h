@@ -22,6 +22,7 @@ struct TrexTilingResult {
   uint64_t tiling_size;
   uint64_t workspace_bytes;
   char error[1024];
+  uint32_t need_atomic;  // SetNeedAtomic(true): apply the outputs' InitValue before the launch
 };
 
 namespace trex_host {
@@ -88,6 +89,11 @@ extern "C" __attribute__((visibility("default"))) const char* trex_host_ops() {
     for (const auto& p : op->outputs) {
       os << "output " << p.name << " " << trex_host::OptionName(p.param_type);
       for (size_t i = 0; i < p.dtypes.size(); ++i) os << (i ? "," : " ") << static_cast<int>(p.dtypes[i]);
+      os << "\n";
+      if (p.init_values.empty()) continue;  // "init zero" or "init list <kind value>;<kind value>..."
+      os << "init " << (p.init_zero_form ? "zero " : "list ");
+      if (p.init_zero_form) os << p.init_values[0].scalar_num.value_u64;
+      else for (size_t i = 0; i < p.init_values.size(); ++i) os << (i ? ";" : "") << p.init_values[i].Text();
       os << "\n";
     }
     for (const auto& a : op->attrs) {
@@ -157,6 +163,7 @@ extern "C" __attribute__((visibility("default"))) int trex_host_tiling(
   res->status = st;
   res->block_dim = ctx.block_dim;
   res->tiling_key = ctx.tiling_key;
+  res->need_atomic = ctx.need_atomic ? 1 : 0;
   gert::TilingData* raw = ctx.GetRawTilingData();
   res->tiling_size = raw->GetDataSize();
   uint64_t ws = 0;

@@ -260,7 +260,9 @@ class TilingContext {
   }
   size_t GetWorkspaceNum() const { return workspace.size(); }
   ge::graphStatus SetScheduleMode(uint32_t) { return ge::GRAPH_SUCCESS; }
-  ge::graphStatus SetNeedAtomic(bool) { return ge::GRAPH_SUCCESS; }
+  // With an output's OpDef InitValue, the output is initialised before the launch only when this is
+  // true (asc-devkit OpParamDef/InitValue.md: InitValue works together with SetNeedAtomic(true)).
+  ge::graphStatus SetNeedAtomic(bool v) { need_atomic = v; return ge::GRAPH_SUCCESS; }
   const fe::PlatFormInfos* GetPlatformInfo() const { return &call_->platform; }
   const char* GetNodeName() const { return call_->node_name.c_str(); }
   const char* GetNodeType() const { return call_->node_name.c_str(); }
@@ -268,6 +270,7 @@ class TilingContext {
 
   uint32_t block_dim = 0;
   uint64_t tiling_key = 0;
+  bool need_atomic = false;
   std::vector<size_t> workspace;
  private:
   OpCall* call_;
