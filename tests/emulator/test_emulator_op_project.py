@@ -175,3 +175,13 @@ def test_ascendc_assert_and_scalar_min_max(conventions):
     assert y.tolist() == [-3, 7]
     with pytest.raises(EmulatorError, match=r"ASSERT\(a != 99\) failed at .*cann_conventions.cpp"):
         conventions.launch("assert_minmax", 1, y, 99, 0)
+
+
+@pytest.mark.parametrize("bounds", ["strict", "device"])
+def test_framework_launch_takes_the_bounds_mode(scale_add, bounds):
+    """bounds= reaches the launch; a kernel inside its buffers has no device-bounds finding either way."""
+    x, bias = torch.randn(3, 333), torch.randn(3, 333)
+    y = torch.full((3, 333), float("nan"))
+    run = scale_add.run([x, bias], [y], {"alpha": 0.5}, cores=8, bounds=bounds)
+    assert run.counters["blocks_run"] == 8 and run.counters["findings"] == {}
+    torch.testing.assert_close(y, x * 0.5 + bias)

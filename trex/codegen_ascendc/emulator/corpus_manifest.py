@@ -991,6 +991,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--report", help="print the summary and table of a --json file of an earlier run, run nothing")
     ap.add_argument("--cores", type=int, default=8, help="AIV cores the host tiling functions see (default 8)")
+    ap.add_argument("--bounds", choices=("device", "strict"), default="device",
+                    help="the emulator's bounds mode (default device: what faults on the NPU fails, the rest of "
+                         "what CANN's CPU-debug build refuses is listed per kernel; strict: that refuses it)")
     a = ap.parse_args(argv)
     if a.report:
         results = [corpus.Result(**r) for r in json.loads(Path(a.report).read_text())]
@@ -1015,7 +1018,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results = []
     for e in entries:
-        r = run_entry(root, e, a.cores)
+        r = run_entry(root, e, a.cores, a.bounds)
         results.append(r)
         print(f"{r.id:28s} {r.result:10s} {r.seconds:5.1f}s {r.detail[:150]}", flush=True)
     print()

@@ -30,9 +30,15 @@ from typing import Any, Iterable, Sequence
 from .signature import KernelSignature, parse_kernel_signatures
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
-ABI_VERSION = 4
+ABI_VERSION = 5
 DEFAULT_UB_BYTES = 192 * 1024
 DEFAULT_UB_FILL = 0xFF
+# bounds="device": poisoned bytes after each argument's allocation that a kernel may read without a fault
+# (the NPU reads whatever follows inside its mapped pool; here NaN / -1, so a result that depends on them
+# shows up as wrong), and the strictness of each bounds mode (launch's docstring).
+GM_GUARD_BYTES = 32 * 1024
+GM_GUARD_FILL = 0xFF
+BOUNDS_MODES = ("strict", "device")
 BASE_FLAGS = ("-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden")
 
 
@@ -385,7 +391,9 @@ class KernelLibrary:
         self._dll = ctypes.CDLL(str(self.path))
         self._dll.trex_emu_last_error.restype = ctypes.c_char_p
         self._dll.trex_emu_counters_json.restype = ctypes.c_char_p
-        self._dll.trex_emu_add_gm_region.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_uint64]
+        self._dll.trex_emu_add_gm_region.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_uint64,
+                                                     ctypes.c_uint64]
+        self._dll.trex_emu_set_device_bounds.argtypes = [ctypes.c_int]
         self._dll.trex_emu_configure.argtypes = [ctypes.c_uint32, ctypes.c_int, ctypes.c_int, ctypes.c_int]
         self._dll.trex_emu_set_tiling_key.argtypes = [ctypes.c_uint64]
         self._dll.trex_emu_convert.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
@@ -397,7 +405,8 @@ class KernelLibrary:
     # ---- launching ----
     def launch(self, kernel: str | None, block_dim: int, *args: Any, ub_bytes: int = DEFAULT_UB_BYTES,
                ub_fill: int = DEFAULT_UB_FILL, isolate: bool = False, check_races: bool = True,
-               check_sync: bool = False, tiling_key: int = 0, gm_padding: bool = True) -> dict[str, Any]:
+               check_sync: bool = False, tiling_key: int = 0, gm_padding: bool = True,
+               bounds: str = "strict") -> dict[str, Any]:
         """Run `kernel` on `block_dim` blocks (one after another) and return the counters.
 
         GM_ADDR/pointer parameters take torch CPU tensors (contiguous), numpy arrays, bytearray /
@@ -410,6 +419,12 @@ class KernelLibrary:
         gm_padding: each buffer is bounds-checked as the device allocation aclrtMalloc makes for it
         (size rounded up to 32 B, plus 32 B; the kernel runs on a zero-padded copy, copied back after);
         False checks the exact byte size.
+        bounds: "strict" (default) refuses every access outside the buffer it belongs to and every UB
+        allocation past the UB, as CANN's CPU-debug build asserts. "device" fails only on what faults or
+        corrupts memory on the NPU (a UB access past the physical UB, a GM write outside an allocation);
+        a TPipe handing out more than the UB, a UB operand running into a neighbouring buffer and a GM
+        read of up to GM_GUARD_BYTES past an allocation (poisoned bytes) are returned as counters
+        ["findings"], and the kernel's output decides.
         """
         sig = self._signature(kernel)
         if not isinstance(block_dim, int) or block_dim < 1:
@@ -418,8 +433,10 @@ class KernelLibrary:
             raise TypeError(f"kernel {sig.describe()} takes {len(sig.params)} arguments, got {len(args)}")
         if not isinstance(tiling_key, int) or not 0 <= tiling_key < 1 << 64:
             raise ValueError(f"tiling_key must be an int in [0, 2**64), got {tiling_key!r}")
+        if bounds not in BOUNDS_MODES:
+            raise ValueError(f"bounds must be one of {BOUNDS_MODES}, got {bounds!r}")
         options = (int(ub_bytes), int(ub_fill), int(bool(check_races)), int(bool(check_sync)), tiling_key,
-                   int(bool(gm_padding)))
+                   int(bool(gm_padding)), int(bounds == "device"))
         if isolate:
             return self._launch_isolated(sig, block_dim, args, options)
         return self._launch(sig, block_dim, args, options)
@@ -434,33 +451,39 @@ class KernelLibrary:
         return self.kernels[kernel]
 
     def _launch(self, sig: KernelSignature, block_dim: int, args: Sequence[Any],
-                options: tuple[int, int, int, int, int, int]) -> dict[str, Any]:
+                options: tuple[int, ...]) -> dict[str, Any]:
         keep_alive: list[Any] = []
         slots: list[Any] = []
-        regions: list[tuple[str, int, int]] = []
-        copies: list[tuple[int, Any, int]] = []  # (caller address, padded copy, bytes) to copy back
+        regions: list[tuple[str, int, int, int]] = []  # (name, address, bytes, poisoned guard bytes after)
+        copies: list[tuple[int, Any, int, int]] = []  # (caller address, padded copy, bytes, allocation) to copy back
+        padding, device_bounds = bool(options[5]), bool(options[6])
+        guard = GM_GUARD_BYTES if device_bounds else 0
         def gm_buffer(name: str, value: Any) -> int:
             address, nbytes, owner = _buffer_address(name, value)
             keep_alive.append(owner)
-            if address and nbytes is not None and options[5]:
+            guarded = 0  # poisoned bytes after this buffer's copy (only copies have them)
+            if address and nbytes is not None and (padding or device_bounds):
                 # One padded copy per distinct buffer: a tensor passed twice (an in-place op's input and
                 # output, CANN's "ref" tensors) stays one allocation the two pointers alias, as on the NPU.
                 shared = next((c for c in copies if c[0] == address and c[2] == nbytes), None)
                 if shared is None:
-                    copy = (ctypes.c_char * device_allocation_bytes(nbytes))()
+                    allocation = device_allocation_bytes(nbytes) if padding else nbytes
+                    copy = (ctypes.c_char * (allocation + guard))()
+                    if guard:
+                        ctypes.memset(ctypes.addressof(copy) + allocation, GM_GUARD_FILL, guard)
                     ctypes.memmove(copy, address, nbytes)
-                    shared = (address, copy, nbytes)
+                    shared = (address, copy, nbytes, allocation)
                     copies.append(shared)
-                address, nbytes = ctypes.addressof(shared[1]), ctypes.sizeof(shared[1])
+                address, nbytes, guarded = ctypes.addressof(shared[1]), shared[3], guard
             if address and nbytes is not None:
-                regions.append((name, address, nbytes))
+                regions.append((name, address, nbytes, guarded))
             return address
 
         for param, value in zip(sig.params, args):
             if param.is_pointer and isinstance(value, TensorList):
                 block = value.block([gm_buffer(f"{param.name}[{i}]", t) for i, t in enumerate(value.tensors)])
                 keep_alive.append(block)
-                regions.append((param.name, ctypes.addressof(block), ctypes.sizeof(block)))
+                regions.append((param.name, ctypes.addressof(block), ctypes.sizeof(block), 0))
                 slot = ctypes.c_void_p(ctypes.addressof(block))
             elif param.is_pointer:
                 slot = ctypes.c_void_p(gm_buffer(param.name, value))
@@ -479,13 +502,14 @@ class KernelLibrary:
         with self._lock:
             self._dll.trex_emu_configure(*options[:4])
             self._dll.trex_emu_set_tiling_key(options[4])
+            self._dll.trex_emu_set_device_bounds(options[6])
             self._dll.trex_emu_reset_counters()
             self._dll.trex_emu_clear_gm_regions()
-            for name, address, nbytes in regions:
-                self._dll.trex_emu_add_gm_region(name.encode(), address, nbytes)
+            for name, address, nbytes, guard_bytes in regions:
+                self._dll.trex_emu_add_gm_region(name.encode(), address, nbytes, guard_bytes)
             rc = fn(block_dim, argv)
             self._dll.trex_emu_clear_gm_regions()
-            for address, copy, nbytes in copies:
+            for address, copy, nbytes, _ in copies:
                 ctypes.memmove(address, copy, nbytes)
             if rc != 0:
                 message = self._dll.trex_emu_last_error().decode(errors="replace")
@@ -496,7 +520,7 @@ class KernelLibrary:
             return json.loads(self._dll.trex_emu_counters_json().decode())
 
     def _launch_isolated(self, sig: KernelSignature, block_dim: int, args: Sequence[Any],
-                         options: tuple[int, int, int, int, int, int]) -> dict[str, Any]:
+                         options: tuple[int, ...]) -> dict[str, Any]:
         """Fork; the child runs on shared-memory copies of every buffer; results are copied back."""
         shared: list[tuple[Any, mmap.mmap, int]] = []
         child_args: list[Any] = []

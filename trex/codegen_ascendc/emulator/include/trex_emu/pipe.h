@@ -106,10 +106,17 @@ class TPipeBase {
                        const char* call, uint32_t total_request) {
     Runtime& rt = RT();
     const uint32_t rounded = (bytes + kUbAlign - 1) / kUbAlign * kUbAlign;
-    if (uint64_t{used_} + rounded > rt.ub_bytes) {
+    const bool over = uint64_t{used_} + rounded > rt.ub_bytes;
+    if (over && rt.device_bounds && uint64_t{used_} + rounded <= rt.UbAddressSpace()) {
+      // The NPU hands out the addresses without a check; nothing faults until an access leaves the UB.
+      NoteFinding(kFindingUbOverallocation, std::string(file) + ":" + std::to_string(line) + " pipe.InitBuffer(" +
+                                                FirstArgName(call) + ") ends at " + std::to_string(used_ + rounded) +
+                                                " B of " + std::to_string(rt.ub_bytes));
+    } else if (over) {
       std::ostringstream os;
       os << "UB overflow: " << file << ":" << line << ": pipe.InitBuffer(" << call << ") asks for " << total_request
-         << " B for buffer '" << FirstArgName(call) << "', but only " << (rt.ub_bytes - used_) << " B of the "
+         << " B for buffer '" << FirstArgName(call) << "', but only " << (used_ < rt.ub_bytes ? rt.ub_bytes - used_ : 0)
+         << " B of the "
          << rt.ub_bytes << " B unified buffer remain (" << used_ << " B already allocated";
       if (!allocations_.empty()) {
         os << ":";

@@ -31,8 +31,11 @@ inline std::string JsonEscape(const std::string& s) {
 // inside std::ostream::_M_insert<unsigned long> called from here (a null locale facet: two libstdc++
 // copies in one process, see docs/emulator.md); the counters path now touches no iostream state.
 inline void AppendU64(std::string& out, const char* key, uint64_t v) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "\"%s\":%llu", key, static_cast<unsigned long long>(v));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(v));
+  out += '"';
+  out += key;  // any length (findings name file paths)
+  out += "\":";
   out += buf;
 }
 
@@ -65,6 +68,8 @@ inline std::string CountersJson() {
   AppendMap(out, "vector_repeats", c.vector_repeats);
   out += ',';
   AppendMap(out, "vector_calls", c.vector_calls);
+  out += ',';
+  AppendMap(out, "findings", c.findings);
   out += '}';
   return out;
 }
@@ -85,7 +90,7 @@ inline void ConvertArray(const void* src, void* dst, uint64_t n, AscendC::RoundM
 
 extern "C" {
 
-TREX_EMU_EXPORT int trex_emu_abi_version() { return 4; }
+TREX_EMU_EXPORT int trex_emu_abi_version() { return 5; }
 TREX_EMU_EXPORT const char* trex_emu_last_error() { return trex_emu::LastError().c_str(); }
 TREX_EMU_EXPORT const char* trex_emu_counters_json() {
   static std::string s;
@@ -95,10 +100,12 @@ TREX_EMU_EXPORT const char* trex_emu_counters_json() {
 TREX_EMU_EXPORT void trex_emu_set_tiling_key(uint64_t key) { trex_emu::RT().tiling_key = key; }
 TREX_EMU_EXPORT void trex_emu_reset_counters() { trex_emu::RT().counters = trex_emu::Counters(); }
 TREX_EMU_EXPORT void trex_emu_clear_gm_regions() { trex_emu::RT().gm_regions.clear(); }
-TREX_EMU_EXPORT void trex_emu_add_gm_region(const char* name, const void* p, uint64_t bytes) {
+// guard: poisoned bytes the caller placed after the region (read without a fault under device bounds).
+TREX_EMU_EXPORT void trex_emu_add_gm_region(const char* name, const void* p, uint64_t bytes, uint64_t guard) {
   const uintptr_t b = reinterpret_cast<uintptr_t>(p);
-  trex_emu::RT().gm_regions.push_back(trex_emu::GmRegion{name, b, b + bytes});
+  trex_emu::RT().gm_regions.push_back(trex_emu::GmRegion{name, b, b + bytes, guard});
 }
+TREX_EMU_EXPORT void trex_emu_set_device_bounds(int on) { trex_emu::RT().device_bounds = on != 0; }
 TREX_EMU_EXPORT void trex_emu_configure(uint32_t ub_bytes, int ub_fill, int check_races, int check_sync) {
   trex_emu::RT().ub_bytes = ub_bytes;
   trex_emu::RT().ub_fill = ub_fill;

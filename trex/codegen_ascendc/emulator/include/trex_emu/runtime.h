@@ -53,7 +53,18 @@ struct Counters {
   uint64_t blocks_run = 0;
   std::map<std::string, uint64_t> vector_repeats;  // instruction name -> repeats
   std::map<std::string, uint64_t> vector_calls;    // instruction name -> calls
+  // Device bounds (Runtime::device_bounds): what the strict checks would have refused but the NPU runs
+  // without a fault, "<kind>: <where>" -> times seen (kinds: kFinding* below).
+  std::map<std::string, uint64_t> findings;
 };
+
+// Finding kinds under device bounds: each is an error under strict bounds (the default).
+constexpr const char* kFindingUbOverallocation = "UB over-allocation";
+constexpr const char* kFindingUbBufferOverrun = "UB access past its buffer";
+constexpr const char* kFindingGmOverread = "GM read past the allocation";
+// Device bounds map UB addresses up to this many times the UB size (a TPipe may hand out more than the
+// UB holds; the buffers past its end are legal as long as nothing touches them).
+constexpr uint32_t kUbAddressSpaceFactor = 4;
 
 // One UB allocation (a TQue buffer or a TBuf): LocalTensors remember which one they live in so
 // that every access can be bounds-checked against it.
@@ -67,6 +78,7 @@ struct BufferInfo {
 struct GmRegion {
   std::string name;
   uintptr_t begin, end;
+  uint64_t guard = 0;  // poisoned bytes the launcher placed after `end` (device bounds read them)
 };
 
 // One GM access by one block, for the cross-block race check.
@@ -109,6 +121,12 @@ struct Runtime {
   std::vector<GmAccess> gm_accesses;
   std::vector<uint8_t> gm_written;  // the bytes of the recorded plain writes (GmAccess::data)
   bool check_sync = false;  // model AscendC's pipe synchronisation rules (sync_check.h)
+  // Bounds model. Strict (false, the default): every access stays inside the buffer it was obtained from
+  // and every allocation inside the UB, as CANN's CPU-debug build asserts. Device (true): only what faults
+  // or corrupts on the NPU fails (UB accesses past the physical UB, GM writes outside an allocation); an
+  // over-allocated TPipe, a UB operand running into a neighbouring buffer and a GM read past an argument's
+  // allocation (its poisoned guard) are recorded in counters.findings, and the result decides.
+  bool device_bounds = false;
   bool pad_value_set = false;  // SetPadValue: fill for DataCopyPad paddings when isPad is false
   uint64_t pad_value_bits = 0;
   uint64_t tiling_key = 0;  // TILING_KEY_IS(k): the key the op's host tiling function set
@@ -150,11 +168,12 @@ struct Runtime {
   void BeginBlock(uint32_t idx, uint32_t num) {
     block_idx = idx;
     block_num = num;
-    if (ub_storage.size() != ub_bytes + 64u) ub_storage.assign(ub_bytes + 64u, 0);
+    const size_t storage = size_t{UbAddressSpace()} + 64u;
+    if (ub_storage.size() != storage) ub_storage.assign(storage, 0);
     // 64-byte aligned base so that UB offsets and host addresses agree on 32-byte alignment.
     uintptr_t p = reinterpret_cast<uintptr_t>(ub_storage.data());
     ub = reinterpret_cast<uint8_t*>((p + 63u) & ~uintptr_t{63});
-    std::fill(ub, ub + ub_bytes, static_cast<uint8_t>(ub_fill));
+    std::fill(ub, ub + UbAddressSpace(), static_cast<uint8_t>(ub_fill));
     buffers.clear();
     current_pipe = nullptr;
     std::fill(&flags[0][0], &flags[0][0] + sizeof(flags) / sizeof(int), 0);
@@ -173,6 +192,8 @@ struct Runtime {
     buffers.clear();
     current_pipe = nullptr;
   }
+  // Bytes of host storage behind `ub`: the UB, or under device bounds the addresses a TPipe may hand out.
+  uint32_t UbAddressSpace() const { return device_bounds ? ub_bytes * kUbAddressSpaceFactor : ub_bytes; }
   uint32_t UbOffset(const void* p) const {
     return static_cast<uint32_t>(static_cast<const uint8_t*>(p) - ub);
   }
@@ -195,6 +216,8 @@ inline void SetMaxMinCnt(T value, uint32_t index) {
   RT().max_min_cnt = bits | (uint64_t{index} << 32);
   RT().max_min_set = true;
 }
+
+inline void NoteFinding(const char* kind, const std::string& where) { RT().counters.findings[std::string(kind) + ": " + where] += 1; }
 
 inline std::string BlockTag() {
   std::ostringstream os;
@@ -251,6 +274,12 @@ inline void CheckGm(const char* api, const void* p, uint64_t bytes, bool write =
   if (regions.empty()) return;
   for (const auto& r : regions)
     if (a >= r.begin && a + bytes <= r.end) return;
+  if (RT().device_bounds && !write)
+    for (const auto& r : regions)
+      if (a >= r.begin && a + bytes <= r.end + r.guard) {  // the NPU reads what follows; here: poison
+        NoteFinding(kFindingGmOverread, std::string(api) + " of " + r.name);
+        return;
+      }
   std::ostringstream os;
   os << api << " touches GM bytes [0x" << std::hex << a << ", 0x" << a + bytes << std::dec << ") ("
      << bytes << " B) outside every kernel argument buffer:";
@@ -258,6 +287,9 @@ inline void CheckGm(const char* api, const void* p, uint64_t bytes, bool write =
     os << " " << r.name << "=[0x" << std::hex << r.begin << ", 0x" << r.end << std::dec << ")";
     if (a >= r.begin && a < r.end) os << " (starts inside " << r.name << ", overruns it by " << (a + bytes - r.end) << " B)";
   }
+  if (RT().device_bounds)
+    os << (write ? " (device bounds: a write past an allocation corrupts its neighbour)"
+                 : " (device bounds: past the poisoned guard after the allocation too)");
   Fail(os.str());
 }
 
@@ -317,16 +349,27 @@ inline std::string FindBlockRace() {
 
 inline void CheckUbRange(const char* api, const char* operand, const BufferInfo* buf, const void* lo,
                          const void* hi) {
-  if (RT().check_sync && lo != hi) NoteUbAccess(api, operand, lo, hi);
   if (buf == nullptr) Fail(api, ": ", operand, " is a LocalTensor that was never obtained from a TQue/TBuf");
   const uint8_t* l = static_cast<const uint8_t*>(lo);
   const uint8_t* h = static_cast<const uint8_t*>(hi);
-  if (l < buf->begin || h > buf->end) {
-    const Runtime& rt = RT();
-    Fail(api, ": ", operand, " accesses UB bytes [", rt.UbOffset(l), ", ", rt.UbOffset(h), ") outside its buffer ",
-         buf->name, " = [", rt.UbOffset(buf->begin), ", ", rt.UbOffset(buf->end), ") (", buf->end - buf->begin,
-         " B)");
+  const Runtime& rt = RT();
+  const bool in_buffer = l >= buf->begin && h <= buf->end;
+  const bool in_ub = l >= rt.ub && h <= rt.ub + rt.ub_bytes;  // device bounds: a buffer may run past it
+  if (!in_buffer || !in_ub) {
+    if (rt.device_bounds && in_ub) {
+      NoteFinding(kFindingUbBufferOverrun, std::string(api) + " " + operand + " past " + buf->name);
+    } else if (in_buffer) {
+      Fail(api, ": ", operand, " accesses UB bytes [", rt.UbOffset(l), ", ", rt.UbOffset(h), ") of its buffer ",
+           buf->name, " = [", rt.UbOffset(buf->begin), ", ", rt.UbOffset(buf->end), "), past the end of the ",
+           rt.ub_bytes, " B unified buffer, which faults on the NPU (the TPipe handed out more than the UB holds)");
+    } else {
+      Fail(api, ": ", operand, " accesses UB bytes [", rt.UbOffset(l), ", ", rt.UbOffset(h), ") outside its buffer ",
+           buf->name, " = [", rt.UbOffset(buf->begin), ", ", rt.UbOffset(buf->end), ") (", buf->end - buf->begin,
+           " B)", rt.device_bounds ? "; device bounds: past the end of the " : "",
+           rt.device_bounds ? std::to_string(rt.ub_bytes) + " B unified buffer, which faults on the NPU" : "");
+    }
   }
+  if (rt.check_sync && lo != hi) NoteUbAccess(api, operand, lo, hi);
 }
 
 inline void CheckUbAlign(const char* api, const char* operand, const void* p, uint32_t align = kUbAlign) {

@@ -124,8 +124,11 @@ class LocalTensor {
     expr.Process(*this);
   }
   LocalTensor operator[](uint32_t offset) const {
-    if (buf_ != nullptr && reinterpret_cast<const uint8_t*>(addr_ + offset) > buf_->end)
-      trex_emu::Fail("LocalTensor::operator[]: offset ", offset, " lies beyond the end of buffer ", buf_->name);
+    if (buf_ != nullptr && reinterpret_cast<const uint8_t*>(addr_ + offset) > buf_->end) {
+      if (!trex_emu::RT().device_bounds)
+        trex_emu::Fail("LocalTensor::operator[]: offset ", offset, " lies beyond the end of buffer ", buf_->name);
+      trex_emu::NoteFinding(trex_emu::kFindingUbBufferOverrun, "LocalTensor::operator[] past " + buf_->name);
+    }
     return LocalTensor(addr_ + offset, offset < size_ ? size_ - offset : 0, buf_);
   }
   T GetValue(uint32_t index) const {
