@@ -390,13 +390,14 @@ def non_finite_check_cases():
 
 
 def mse_loss_cases():
-    """MseLoss (torch.nn.MSELoss; attr reduction "mean" (the OpDef default), "sum" or "none"). Its test
+    """MseLoss (torch.nn.MSELoss; attr reduction "mean", the OpDef default, or "sum"). Its test
     (KernelLaunch/MseLossKernelInvocation/scripts/gen_data.py): [8, 2048] float in [0, 1], nn.MSELoss(reduction="sum"),
     a one-float golden. "sum"/"mean" write the scalar to out[0] (a 1-element out here: MSELoss's scalar); the
     framework kernel reduces within its block only (each block stores its partial at its own slice's out[0], and
     the host-side sum of its KernelLaunch main.cpp is absent), so these cases stay at sizes its tiling gives one
     block (totalLengthAligned <= 332 x 64 floats at 310B's 256 KB UB) and a multiple of its 256-B align (mean
-    divides by the aligned length)."""
+    divides by the aligned length). No "none" case: its CopyOut stores this->blockLength elements from one tile
+    (mse_loss.cpp:335-336: 64 KB out of a 32-KB buffer at [8, 2048]; key 2 never sets blockLength)."""
     cases = []
     for si, (shape, dt, reduction) in enumerate((((8, 2048), F32, "sum"), ((8, 2048), F32, "mean"),
                                                  ((4096,), F16, "mean"), ((64, 128), F16, "sum"))):
@@ -658,9 +659,13 @@ CANN_OPS_ENTRIES = [
               spec([("x", (33, 17), (-100, 100))], [("y", (17,))], {"diagonal": -3}, types=("float16", "int8", "int32")),
               spec([("x", (64, 64), (-100, 100))], [("y", (64,))], {"diagonal": 0}, types=("int64", "int16"))]),
     cann_ops("equal", torch.eq, [ew_spec((100, 100), 2, ("int32", "float16", "float"), out_types=("bool",) * 3)]),
-    # examples/AclNNInvocation gen_data.py: int64 [0, 1, 2, 3] broadcast to shape [4, 4] (ExpandV2 = numpy broadcast_to)
+    # ExpandV2 = numpy broadcast_to (docs/ExpandV2.md). examples/AclNNInvocationNaive: gen_data.py's int64 [0, 1, 2, 3]
+    # as an aclTensor of shape [1, 4] (main.cpp:161) broadcast to [4, 4]; docs/ExpandV2.md's example [3] -> [2, 2];
+    # [1, 37] -> [40, 37]. (x [4] -> [4, 4] is no case of the project: its host multiplies shape[0..dimDelta] inclusive,
+    # 16 repeats, and writes 384 B past y.)
     cann_ops("expand_v2", lambda x, shape: x.expand(shape),
-             [spec([("x", (4,), (0, 3))], [("y", (4, 4))], {"shape": [4, 4]}, types=("int64",)),
+             [spec([("x", (1, 4), (0, 0), ("int64",), [0, 1, 2, 3])], [("y", (4, 4))], {"shape": [4, 4]}, types=("int64",)),
+              spec([("x", (1,), (0, 0), ("int64",), [3])], [("y", (2, 2))], {"shape": [2, 2]}, types=("int64",)),
               spec([("x", (1, 37), (-9, 9))], [("y", (40, 37))], {"shape": [40, 37]}, types=("int64",))]),
     # Eye writes only the ones, into a y that aclnnEye zero-fills first (its st file draws y from [0.1, 1])
     cann_ops("eye", _eye, [spec([("y", (3, 4, 18, 10), (0, 0))], [("y", (3, 4, 18, 10))],
