@@ -85,3 +85,11 @@ def test_what_faults_on_the_npu_still_fails(lib, which):
 def test_bad_bounds_mode_is_one_clear_error(lib):
     with pytest.raises(ValueError, match=r"bounds must be one of \('strict', 'device'\), got 'loose'"):
         lib.launch("device_bounds", 1, torch.zeros(64), torch.zeros(64), 64, 0, bounds="loose")
+
+
+@pytest.mark.parametrize("bounds", ["strict", "device"])
+def test_queue_knows_a_tensor_by_its_buffer(lib, bounds):
+    x = torch.randn(192)
+    y = torch.full((192,), float("nan"))
+    counters = lib.launch("queue_by_buffer", 3, x, y, bounds=bounds)
+    assert torch.equal(y, x) and counters["blocks_run"] == 3 and counters["findings"] == {}

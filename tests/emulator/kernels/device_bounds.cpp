@@ -46,3 +46,26 @@ extern "C" __global__ __aicore__ void device_bounds(GM_ADDR x, GM_ADDR y, uint32
   }
   qout.FreeTensor(out);
 }
+
+// A queue buffer of 0 B (a tiling that sized it for an empty tile) still goes through Alloc/EnQue/DeQue/Free
+// (the tensor is known by its buffer, not its address, as on the NPU), and a sub-tensor y[k] of a queue
+// buffer is enqueued as that buffer; each block copies its 64 floats of x to y through one of them.
+extern "C" __global__ __aicore__ void queue_by_buffer(GM_ADDR x, GM_ADDR y) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> empty, qin;
+  GlobalTensor<float> gx, gy;
+  gx.SetGlobalBuffer((__gm__ float*)x + GetBlockIdx() * kSlice);
+  gy.SetGlobalBuffer((__gm__ float*)y + GetBlockIdx() * kSlice);
+  pipe.InitBuffer(empty, 1, 0);
+  pipe.InitBuffer(qin, 1, kSlice * sizeof(float));
+  LocalTensor<float> none = empty.AllocTensor<float>();
+  empty.EnQue(none);
+  none = empty.DeQue<float>();
+  empty.FreeTensor(none);
+  LocalTensor<float> in = qin.AllocTensor<float>();
+  DataCopy(in, gx, kSlice);
+  qin.EnQue(in[8]);  // the buffer, whichever element the view starts at
+  in = qin.DeQue<float>();
+  DataCopy(gy, in, kSlice);
+  qin.FreeTensor(in);
+}

@@ -163,7 +163,12 @@ class QueBase {
        << bufs_.size() << " buffer(s) of " << buf_bytes_ << " B)";
     return os.str();
   }
-  int FindBuffer(const void* p) const {
+  // The queue buffer a tensor belongs to. By its buffer, as the NPU's LocalTensor carries its buffer handle
+  // (a sub-tensor t[k] keeps it, even past the buffer's end; a 0-B buffer has no address of its own), else
+  // by address (a LocalTensor built over the same UB bytes).
+  int FindBuffer(const void* p, const BufferInfo* owner) const {
+    for (size_t i = 0; i < bufs_.size(); ++i)
+      if (owner != nullptr && bufs_[i] == owner) return static_cast<int>(i);
     for (size_t i = 0; i < bufs_.size(); ++i)
       if (p >= bufs_[i]->begin && p < bufs_[i]->end) return static_cast<int>(i);
     return -1;
@@ -187,9 +192,9 @@ class QueBase {
          " buffers are in use (allocated, enqueued or dequeued without FreeTensor); on the NPU this deadlocks. "
          "FreeTensor each tensor before allocating again, or InitBuffer with more buffers");
   }
-  void Enque(const void* p) {
+  void Enque(const void* p, const BufferInfo* owner) {
     RequireInit("TQue::EnQue");
-    const int i = FindBuffer(p);
+    const int i = FindBuffer(p, owner);
     if (i < 0) Fail(Describe(), ": EnQue of a tensor that does not belong to this queue");
     // CANN's TQueBind::EnQue asserts the buffer is OCCUPIED (allocated) or DEQUE: a dequeued tensor may be
     // enqueued again (the DeQue -> modify -> EnQue hand-back many kernels use); free or queued ones may not.
@@ -211,9 +216,9 @@ class QueBase {
     SyncBufferHandoff(bufs_[i]);  // EnQue -> DeQue orders the producer before the consumer
     return i;
   }
-  void Free(const void* p) {
+  void Free(const void* p, const BufferInfo* owner) {
     RequireInit("TQue::FreeTensor");
-    const int i = FindBuffer(p);
+    const int i = FindBuffer(p, owner);
     if (i < 0) Fail(Describe(), ": FreeTensor of a tensor that does not belong to this queue");
     if (state_[i] == BufState::kFree) Fail(Describe(), ": FreeTensor of buffer ", i, " which is already free (double free)");
     if (state_[i] == BufState::kQueued)
@@ -256,7 +261,7 @@ class TQue : public trex_emu::QueBase {
   }
   template <class T>
   bool EnQue(const LocalTensor<T>& t) {
-    Enque(t.addr_);
+    Enque(t.addr_, t.buf_);
     return true;
   }
   template <class T>
@@ -265,7 +270,7 @@ class TQue : public trex_emu::QueBase {
   }
   template <class T>
   void FreeTensor(LocalTensor<T>& t) {
-    Free(t.addr_);
+    Free(t.addr_, t.buf_);
   }
   bool VacantInQue() const { return static_cast<int>(fifo_.size()) < depth_; }
   bool HasTensorInQue() const { return !fifo_.empty(); }
