@@ -3,14 +3,15 @@ extremum over ALL repeats and the index of its first occurrence counted from src
 GetReduceRepeatMaxMinSpr(ISASI): "所有repeat内的最值及其索引"; asc_get_reduce_max_cnt: 256 halves in 2 repeats give
 index 255), while dst still gets one (value, in-repeat index) pair per repeat. cann-ops' isamax/isamin/icamax/
 icamin read it after a counter-mode WholeReduceMax over a block's whole slice. Several blocks, half and float,
-counter and normal mask modes, the extremum placed in a non-last repeat, ties across repeats; outputs poisoned."""
+counter and normal mask modes, the extremum placed in a non-last repeat, ties across repeats; outputs poisoned.
+GetReduceRepeatMaxMinSpr (the 9.1 name) reads the same register; its value-only prototype raises (not on A2/A3)."""
 import pytest
 import torch
 
-from trex.codegen_ascendc.emulator import compile_kernel
+from trex.codegen_ascendc.emulator import EmulatorError, compile_kernel
 from trex.codegen_ascendc.emulator.runner import compiler_available
 
-COUNTER_MAX, NORMAL_MIN = range(2)
+COUNTER_MAX, NORMAL_MIN, VALUE_ONLY_9_1 = range(3)
 TILE = 2048
 
 SOURCE = r"""
@@ -41,6 +42,8 @@ __aicore__ inline void Body(GM_ADDR x, GM_ADDR out, GM_ADDR pairs, uint32_t coun
     WholeReduceMax<T, false>(dst, src, MASK_PLACEHOLDER, 1, 1, 1, 8);
     SetMaskNorm();
     ResetMask();
+  } else if (mode == 2) {
+    WholeReduceMax(dst, src, (int32_t)per, 1, 1, 1, 8);
   } else {  // normal mode: a full mask, count / per repeats, continuous (srcRepStride 8)
     WholeReduceMin(dst, src, (int32_t)per, (int32_t)(count / per), 1, 1, 8);
   }
@@ -49,6 +52,13 @@ __aicore__ inline void Body(GM_ADDR x, GM_ADDR out, GM_ADDR pairs, uint32_t coun
   WaitFlag<HardEvent::V_S>(e);
   uint32_t value = 0, index = 0;
   GetReduceMaxMinCount<T>(value, index);
+  T value9, index9;  // the 9.1 name reads the same register
+  GetReduceRepeatMaxMinSpr<T>(value9, index9);
+  uint32_t value9Bits = 0, index9Bits = 0;
+  std::memcpy(&value9Bits, &value9, sizeof(T));
+  std::memcpy(&index9Bits, &index9, sizeof(T));
+  if (value9Bits != value || index9Bits != index) index = 0xFFFFFFFFu;
+  if (mode == 2) GetReduceRepeatMaxMinSpr<T>(value9);  // the value-only prototype: not on A2/A3
   og.SetValue(0, value);
   og.SetValue(1, index);
   event_t v2m = static_cast<event_t>(GetTPipePtr()->FetchEventID(HardEvent::S_MTE3));
@@ -121,3 +131,8 @@ def test_ties_across_repeats_keep_the_first(lib, dtype):
     x[:, [per + 3, 3 * per + 1]] = 300.0  # the same maximum in repeats 1 and 3
     out, _ = launch(lib, x, 4 * per, COUNTER_MAX)
     assert torch.equal(out[:, 1], torch.tensor([per + 3] * 2))
+
+
+def test_value_only_9_1_prototype_is_not_on_a2(lib):
+    with pytest.raises(EmulatorError, match="value-only prototype is not supported on Atlas A2/A3"):
+        launch(lib, draw(torch.float32, 1, 3), 64, VALUE_ONLY_9_1)

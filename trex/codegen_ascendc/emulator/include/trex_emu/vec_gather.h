@@ -278,5 +278,18 @@ inline void GetReduceMaxMinCount(T& maxMinValue) {
   trex_emu::Fail("GetReduceMaxMinCount(value): the value-only prototype is not supported on Atlas A2/A3 "
                  "(asc-devkit GetReduceMaxMinCount page); call GetReduceMaxMinCount<T>(value, index)");
 }
+// The 9.1 name (asc-devkit 归约计算辅助配置接口/GetReduceRepeatMaxMinSpr(ISASI); impl
+// kernel_operator_vec_reduce_intf_impl.h: "GetReduceMaxMinCount has been updated, please use
+// GetReduceRepeatMaxMinSpr instead"): the same register, the same A2/A3 prototypes.
+template <class T>
+inline void GetReduceRepeatMaxMinSpr(T& maxMinValue, T& maxMinIndex) {
+  GetReduceMaxMinCount<T>(maxMinValue, maxMinIndex);
+}
+template <class T>
+inline void GetReduceRepeatMaxMinSpr(T& maxMinValue) {
+  (void)maxMinValue;
+  trex_emu::Fail("GetReduceRepeatMaxMinSpr(value): the value-only prototype is not supported on Atlas A2/A3 "
+                 "(asc-devkit GetReduceRepeatMaxMinSpr page); call GetReduceRepeatMaxMinSpr<T>(value, index)");
+}
 
 }  // namespace AscendC
