@@ -74,3 +74,42 @@ def test_cmake_host_sources_are_the_op_host_targets_files(tmp_path):
     assert cmake_host_sources(tmp_path) is None
     cmake.unlink()
     assert cmake_host_sources(tmp_path) is None
+
+
+def test_nms_reference_follows_onnx_greedy_suppression():
+    """ONNX NonMaxSuppression: descending score, suppressed when IOU > threshold strictly (equal is kept), boxes as
+    any diagonal pair of corners, zero-area boxes never suppress, scores at or below score_threshold dropped."""
+    from trex.codegen_ascendc.emulator.corpus_manifest import nms_reference
+    boxes = torch.tensor([[[0, 0, 1, 1], [0, 0.1, 1, 1.1], [2, 2, 3, 3], [1, 1, 0, 0], [0, 0.5, 1, 1.5], [0, 0, 0, 1]]],
+                         dtype=torch.float32)  # B: IOU 0.9/1.1 with A; D = A reversed; E: IOU 1/3 with A and D; F: no area
+    scores = torch.tensor([[[0.9, 0.8, 0.7, 0.6, 0.5, 0.4], [0.1, 0.2, 0.3, 0.4, 0.5, 0.95]]])
+    assert nms_reference(boxes, scores, 10, 1 / 3, 0.0).tolist() == [
+        [0, 0, 0], [0, 0, 2], [0, 0, 4], [0, 0, 5], [0, 1, 5], [0, 1, 4], [0, 1, 3], [0, 1, 2]]
+    assert nms_reference(boxes, scores, 2, 1 / 3, 0.0).tolist() == [[0, 0, 0], [0, 0, 2], [0, 1, 5], [0, 1, 4]]
+    assert nms_reference(boxes, scores, 10, 0.95, 0.75).tolist() == [[0, 0, 0], [0, 0, 1], [0, 1, 5]]
+    assert nms_reference(boxes, scores, 0, 0.5, 0.0).shape == (0, 3)
+
+
+def test_radius_reference_is_gen_data_radius_numpy():
+    """examples/AclNNInvocationNaive/gen_data.py radius_numpy: pairs (x row, y row) with distance <= r, per batch of
+    ptr_x/ptr_y, x rows in order, at most max_num_neighbors per y row, the y row's own index skipped on request."""
+    from trex.codegen_ascendc.emulator.corpus_manifest import radius_reference
+    x = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [3.0, 3.0]])
+    y = torch.tensor([[0.0, 0.0], [0.0, 1.5]])
+    one = (torch.tensor([0, 4]), torch.tensor([0, 2]))
+    assert radius_reference(x, y, *one, 1.0, 5, False).tolist() == [[0, 1, 2], [0, 0, 1]]  # distance 1 is in
+    assert radius_reference(x, y, *one, 1.0, 1, False).tolist() == [[0, 2], [0, 1]]
+    assert radius_reference(x, y, *one, 1.0, 5, True).tolist() == [[1, 2], [0, 1]]
+    # batches: y row 1 only sees x rows 2, 3; an empty batch is skipped
+    batched = (torch.tensor([0, 2, 2, 4]), torch.tensor([0, 1, 1, 2]))
+    assert radius_reference(x, y, *batched, 2.5, 5, False).tolist() == [[0, 1, 2], [0, 0, 1]]
+
+
+def test_new_reference_cases_build():
+    from trex.codegen_ascendc.emulator import corpus_manifest as m
+    assert [c.attrs["reduction"] for c in m.mse_loss_cases()] == ["sum", "mean", "mean", "sum"]
+    for case in m.non_max_suppression_cases():
+        (ref,) = case.expected
+        assert ref.dtype == torch.int32 and ref.shape[1] == 3 and case.outputs[0].shape == ref.shape
+    for case in m.radius_cases():  # every y row has its max_num_neighbors neighbours (the builder asserts it)
+        assert case.expected[0].shape == (2, case.attrs["max_num_neighbors"] * case.inputs[1].shape[0])
