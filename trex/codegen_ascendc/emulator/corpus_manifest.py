@@ -921,6 +921,9 @@ CORPUS: list[Entry] = [
     Entry("s3-linnlh/softmax", S3, "basic/softmax/softmax/op_kernel/softmax.cpp", softmax_cases()),
     Entry("s3-linnlh/nll_loss", S3, "perf/nll_loss/nll_loss/op_kernel/nll_loss.cpp", nll_loss_cases),
     # --- KiaraStark/ascendc-homework: another author's season 3 entries, course homework, samples
+    # Kernel finding (h23w): its half path DataCopies `width` halves per row; at width 40 (80 B) the asc-devkit
+    # DataCopy page rounds the move DOWN to 64 B, so x[32:40] of each row is never loaded and y[32:40] never
+    # stored, while Cast/Exp/ReduceSum/Div run over all 40 (softmax.cpp:141-164): wrong on the NPU too. float passes.
     Entry("s3-kiara/softmax", HOMEWORK, "Ascend_S3-main/01Softmax/op_kernel/softmax.cpp", softmax_cases()),
     Entry("s3-kiara/div", HOMEWORK, "Ascend_S3-main/02Div/op_kernel/div.cpp", ew(torch.div, 2, lo=0.5, hi=2.0)),
     Entry("s3-kiara/not_equal", HOMEWORK, "Ascend_S3-main/03NotEqual/op_kernel/not_equal.cpp", s3_not_equal_cases),
@@ -943,6 +946,9 @@ CORPUS: list[Entry] = [
           scatter_cases("sub", out_listed=False)),
     # --- xsh20021105/AscendC-S3: a third author's season 3 entries
     Entry("s3-xsh/softmax", XSH, "01-Softmax/op_kernel/softmax.cpp", softmax_cases()),
+    # Kernel finding (h23w): Compare's count form over a tail of count*sizeof(T) % 256 != 0 (not_equal.cpp:79-96;
+    # (64,) half is 128 B): the Compare page computes whole 256-B blocks only and CANN's CPU-debug build asserts;
+    # the emulator raises as that build does (docs/emulator.md, Compare's count form and 256 B).
     Entry("s3-xsh/not_equal", XSH, "03-NotEqual/op_kernel/not_equal.cpp", s3_not_equal_cases),
     Entry("s3-xsh/asinh", XSH, "04-Asinh/op_kernel/asinh.cpp", ew(torch.asinh, 1, tol_scale=4)),
     Entry("s3-xsh/scatter_elements", XSH, "06-ScatterElements/op_kernel/scatter_elements.cpp", scatter_elements_cases()),
@@ -950,13 +956,22 @@ CORPUS: list[Entry] = [
           logsumexp_cases(lambda nd: {"dim": [nd - 1], "keep_dim": False})),
     # --- Youshikawa/ascendC-S2: season 2 entries
     Entry("s2/as_strided", S2, "ascends2/AsStrided/AsStrided/op_kernel/as_strided.cpp", as_strided_cases),
+    # h23w: at (8, 128) half the kernel's running sum is a half tensor (cumsum.cpp:167-168, one rounding per step);
+    # the emulator's output equals that sequential half sum bit for bit; partial sums reach |11| in row 0, so
+    # 0.039 at a final value of -0.37 is the kernel's half accumulation, above rtol relative to the final value.
     Entry("s2/cumsum", S2, "ascends2/Cumsum/Cumsum/op_kernel/cumsum.cpp", cumsum_cases),
+    # Kernel finding (h23w): SetGlobalBuffer(x) / (y) without a GetBlockIdx offset (gelu.cpp:23-24): each of the
+    # 6 blocks computes y[0:blockLength), y[22272:] stays unwritten at (64, 2048); its float path's ErfCustom
+    # adds 1 to a y it never computed (the erf polynomial is commented out, gelu.cpp:290-300).
     Entry("s2/gelu", S2, "ascends2/Gelu/Gelu/op_kernel/gelu.cpp", ew(tanh_gelu, 1, tol_scale=4)),
     Entry("s2/global_avg_pool", S2, "ascends2/GlobalAvgPool/GlobalAvgPool/op_kernel/global_avg_pool.cpp",
           global_avg_pool_cases),
     Entry("s2/histogram", S2, "ascends2/Histogram/Histogram/op_kernel/histogram.cpp", histogram_cases),
     Entry("s2/lerp", S2, "ascends2/Lerp/Lerp/op_kernel/lerp.cpp", ew(lambda s, e, w: s + w * (e - s), 3, tol_scale=2)),
     Entry("s2/reduce_sum", S2, "ascends2/ReduceSum/ReduceSum/op_kernel/reduce_sum.cpp", reduce_sum_cases),
+    # Kernel finding (h23w): op_host builds tileMask/finalMask in locals and never calls set_tileMask/set_finalMask
+    # (three_nn.cpp:51-68), so the kernel's masks are 0 and ReduceMin writes nothing (the index read is y data);
+    # Compute never stores c_min*/min*_pos into min1..3/idx1..3 either (op_kernel/three_nn.cpp:128-150): unfinished.
     Entry("s2/three_nn", S2, "ascends2/ThreeNN/ThreeNN/op_kernel/three_nn.cpp", three_nn_cases),
     Entry("s2/tril", S2, "ascends2/Tril/Tril/op_kernel/tril.cpp", tri_cases(torch.tril)),
     Entry("s2/triu", S2, "ascends2/Triu/Triu/op_kernel/triu.cpp", tri_cases(torch.triu)),
