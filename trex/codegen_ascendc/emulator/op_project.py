@@ -67,6 +67,7 @@ DTYPES: dict[str, tuple[str, int]] = {
     "float32": ("float", 0), "float16": ("half", 1), "int8": ("int8_t", 2), "int32": ("int32_t", 3),
     "uint8": ("uint8_t", 4), "int16": ("int16_t", 6), "int64": ("int64_t", 9), "float64": ("double", 11),
     "bool": ("bool", 12), "bfloat16": ("bfloat16_t", 27), "complex64": ("complex64", 16),
+    "uint16": ("uint16_t", 7), "uint32": ("uint32_t", 8), "uint64": ("uint64_t", 10),
 }
 
 
