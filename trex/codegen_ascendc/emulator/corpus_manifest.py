@@ -762,7 +762,11 @@ CANN_OPS_ENTRIES = [
     cann_ops("lerp", torch.lerp, tol_scale=2),
     cann_ops("less", torch.lt, [ew_spec((100, 100), 2, ("int32", "int8"), rng=(1, 100), out_types=("bool", "bool"))]),
     cann_ops("less_equal", torch.le),
-    cann_ops("lin_space"),
+    # examples/AclNNInvocationNaive gen_data.py: torch.linspace(0.0, 1.0, 8) float; plus counts over several blocks
+    cann_ops("lin_space", lambda start, stop, num: torch.linspace(start.item(), stop.item(), int(num.item())),
+             [spec([("start", (1,), (0, 0), None, [a]), ("stop", (1,), (0, 0), None, [b]),
+                    ("num", (1,), (0, 0), ("int64",), [n])], [("output", (n,))])
+              for a, b, n in ((0.0, 1.0, 8), (-3.0, 5.0, 1000), (2.0, -7.0, 4099))]),
     cann_ops("logical_not", torch.logical_not, [ew_spec((1, 1024), types=("bool",))]),
     cann_ops("logical_or", torch.logical_or, [ew_spec((2, 20), 2, ("bool",))]),
     cann_ops("moe_init_routing_v2"),

@@ -294,14 +294,81 @@ def tiling_struct_for(op: str, headers: Sequence[Path]) -> str | None:
     return None
 
 
-def prelude_for(headers: Sequence[Path], struct: str | None) -> str:
-    """Kernel prelude: the emulator headers, the op_host tiling headers, their structs at global scope too
-    (CANN's kernel build generates them there: kernels name `AddCustomTilingData` unqualified), and the
-    struct GET_TILING_DATA reads."""
+_TILING_BLOCK = re.compile(r"BEGIN_TILING_DATA_DEF\s*\(\s*\w+\s*\).*?END_TILING_DATA_DEF\s*;?", re.S)
+# Integral constants at namespace scope (array sizes such as MAX_ARRAY_NUM) and numeric #defines: what a
+# tiling definition may name besides types.
+_INT_CONST = re.compile(r"^[ \t]*(?:static\s+|inline\s+)*(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+|signed\s+)?"
+                        r"(?:u?int(?:8|16|32|64)_t|int|long(?:\s+long)?|short|size_t|char)\s+\w+\s*=\s*[^;{}]+;", re.M)
+_NUM_DEFINE = re.compile(r"^[ \t]*#\s*define\s+\w+\s+[-+(]*\s*\d[\w\s()*+\-/<>]*$", re.M)
+_NAMESPACE_OPEN = re.compile(r"namespace\s+([\w:]+)?\s*$")
+
+
+def _namespace_paths(text: str, positions: Sequence[int]) -> list[tuple[str, ...] | None]:
+    """For each position (ascending): the namespaces enclosing it, or None inside a class, function or any
+    other non-namespace braces. `text` has comments stripped; string literals with braces are not expected
+    in tiling headers."""
+    out: list[tuple[str, ...] | None] = []
+    stack: list[tuple[str, ...] | None] = []  # per open brace: the namespace names it opened, None: other
+    last_stop, i, todo = 0, 0, list(positions)
+    for i, ch in enumerate(text):
+        while todo and todo[0] == i:
+            todo.pop(0)
+            out.append(None if any(e is None for e in stack) else tuple(n for e in stack for n in e))
+        if ch == "{":
+            m = _NAMESPACE_OPEN.search(text[last_stop:i])
+            stack.append(tuple((m.group(1) or "").split("::")) if m and m.group(1) else (() if m else None))
+        elif ch == "}" and stack:
+            stack.pop()
+        if ch in "{};":
+            last_stop = i + 1
+    out += [None if any(e is None for e in stack) else tuple(n for e in stack for n in e)] * len(todo)
+    return out
+
+
+def kernel_tiling_text(header: Path) -> str:
+    """The kernel's view of an op_host tiling header: its BEGIN_TILING_DATA_DEF structs and the integral
+    constants at namespace scope they may use, each in its namespaces, and nothing else. CANN's kernel
+    build never compiles the op_host header: it generates the tiling classes from the registered
+    definitions (asc-devkit tools/build/asc_op_compile_base/asc_op_compiler/get_op_tiling.py,
+    get_dynamic_tiling_struct), so host code next to them (a gert::TilingContext helper class, includes of
+    host headers) is not the kernel's to compile."""
+    from .signature import strip_comments, strip_disabled_blocks
+    text = strip_disabled_blocks(strip_comments(header.read_text(errors="replace")))
+    items = sorted([(m.start(), m.group(0)) for m in _TILING_BLOCK.finditer(text)]
+                   + [(m.start(), m.group(0).strip()) for m in _INT_CONST.finditer(text)])
+    defines = [m.group(0).strip() for m in _NUM_DEFINE.finditer(text)]
+    lines = ["#pragma once", '#include "kernel_tiling/kernel_tiling.h"', *defines]
+    for (_, body), path in zip(items, _namespace_paths(text, [pos for pos, _ in items])):
+        if path is None:
+            continue  # a class's or function's own constant
+        lines.append("".join(f"namespace {n} {{ " for n in path) + body + " }" * len(path))
+    return "\n".join(lines) + "\n"
+
+
+def kernel_tiling_dir(headers: Sequence[Path]) -> Path | None:
+    """A directory of the kernel views (kernel_tiling_text) of `headers` under their own names, named by
+    their content: on the kernel's include path before op_host, so that a kernel including its tiling
+    header by name gets the same view."""
+    if not headers:
+        return None
+    views = {h.name: kernel_tiling_text(h) for h in headers}
+    digest = hashlib.sha256("\0".join(f"{n}\0{t}" for n, t in sorted(views.items())).encode()).hexdigest()[:16]
+    out = cache_dir() / f"tiling_{digest}"
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in views.items():
+        if not (out / name).exists():
+            _atomic_write(out / name, text.encode())
+    return out
+
+
+def prelude_for(headers: Sequence[Path], struct: str | None, view_dir: Path | None = None) -> str:
+    """Kernel prelude: the emulator headers, the kernel views of the op_host tiling headers (in
+    `view_dir`, see kernel_tiling_dir), their structs at global scope too (CANN's kernel build generates
+    them there: kernels name `AddCustomTilingData` unqualified), and the struct GET_TILING_DATA reads."""
     from .signature import strip_comments, strip_disabled_blocks
     lines = ['#include "kernel_operator.h"']
-    for h in headers:  # the digest puts the header's content into the compile cache key
-        lines.append(f'#include "{h}"  // sha256 {hashlib.sha256(h.read_bytes()).hexdigest()[:16]}')
+    for h in headers:  # the view's directory is named by its content: the compile cache key follows it
+        lines.append(f'#include "{(view_dir / h.name) if view_dir else h}"')
         text = strip_disabled_blocks(strip_comments(h.read_text(errors="replace")))
         if "namespace optiling" in text:
             lines += [f"using optiling::{name};" for name in dict.fromkeys(_TILING_DEF.findall(text))]
@@ -402,8 +469,10 @@ class OpProject:
                                                        for p in self.info.outputs]
         firsts = [self._instances(p, t)[0] for p, t in zip(self.info.inputs, inputs)]
         dts = [None if t is None else _dtype_name(t) for t in [*firsts, *outputs]]
+        views = kernel_tiling_dir(self.headers)
         return compile_kernel(self.kernel, extra_flags=[self.opt, *arch_defines(self.info.socs), *dtype_defines(names, dts)],
-                              include_dirs=[self.host_dir], prelude=prelude_for(self.headers, self.struct))
+                              include_dirs=[*([views] if views else []), self.host_dir],
+                              prelude=prelude_for(self.headers, self.struct, views))
 
     def run(self, inputs: Sequence[Any], outputs: Sequence[Any], attrs: dict | None = None,
             cores: int = DEFAULT_CORES, **launch_options: Any) -> OpRun:
@@ -492,6 +561,8 @@ def run_kernel_with_tiling(kernel: str | os.PathLike, block_dim: int, *args: Any
     unknown = [v for v in dts.values() if v not in DTYPES]
     if unknown:
         raise OpProjectError(f"dtypes {unknown} have no DTYPE_* mapping; use one of {', '.join(DTYPES)}")
+    views = kernel_tiling_dir(headers)
     lib = compile_kernel(kernel, extra_flags=[opt, *arch_defines(), *dtype_defines(list(dts), list(dts.values()))],
-                         include_dirs=[h.parent for h in headers], prelude=prelude_for(headers, struct))
+                         include_dirs=[*([views] if views else []), *[h.parent for h in headers]],
+                         prelude=prelude_for(headers, struct, views))
     return lib.launch(None, block_dim, *args, tiling_key=tiling_key, **launch_options)

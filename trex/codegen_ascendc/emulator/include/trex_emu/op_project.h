@@ -55,16 +55,18 @@ struct NoTilingStruct;  // incomplete: GET_TILING_DATA without an op_host tiling
 #define TILING_KEY_IS(key) (::trex_emu::RT().tiling_key == static_cast<uint64_t>(key))
 #define TILING_KEY_VAR (::trex_emu::RT().tiling_key)
 
-// ASSERT(cond[, fmt, args...]): CANN's kernel assert; here a KernelError naming the condition. It
-// expands to `; check(...)` because CANN's own samples write it after an expression without a
-// semicolon (`this->tileNum = tileNum ASSERT(tileNum != 0 && "...");`), which CANN's device build
-// accepts; a plain `ASSERT(c);` statement works the same. (So `if (x) ASSERT(c);` checks always.)
+// ASSERT(cond[, fmt, args...]): CANN's kernel assert; here a KernelError naming the condition. CANN's
+// device build defines ASSERT(x) as nothing (asc-devkit impl/basic_api/kernel_macros.h), so kernels write
+// it after an expression without a semicolon (`this->tileNum = tileNum ASSERT(tileNum != 0 && "...");`)
+// or as a line of its own with none after it (`ASSERT(n != 0 && "...")` then a declaration, cann-ops
+// mul_sigmoid.cpp:27); it expands to `; check(...);` so that both, and a plain `ASSERT(c);`, compile.
+// (So `if (x) ASSERT(c);` checks always, and `if (x) ASSERT(c); else` does not compile.)
 namespace trex_emu {
 inline void AssertCheck(bool ok, const char* cond, const char* file, int line) {
   if (!ok) Fail("ASSERT(", cond, ") failed at ", file, ":", line);
 }
 }  // namespace trex_emu
-#define ASSERT(cond, ...) ; ::trex_emu::AssertCheck(static_cast<bool>(cond), #cond, __FILE__, __LINE__)
+#define ASSERT(cond, ...) ; ::trex_emu::AssertCheck(static_cast<bool>(cond), #cond, __FILE__, __LINE__);
 // ascendc_assert(cond[, fmt, args...]) (CANN 8.x): the same check; the message names the condition.
 #define ascendc_assert(cond, ...) ::trex_emu::AssertCheck(static_cast<bool>(cond), #cond, __FILE__, __LINE__)
 

@@ -2,8 +2,10 @@
 // OP_ADD(Name) registers the op at load time; the runner reads its inputs, outputs and attributes
 // (names, dtype lists, attribute defaults) and calls the tiling function AICore().SetTiling(...) set.
 #pragma once
+#include <cstdio>
 #include <initializer_list>
 
+#include "graph/operator.h"  // CANN's op_def_registry.h brings ge::Operator in (graph infer helpers)
 #include "register/tilingdata_base.h"
 #include "trex_host/ge_types.h"
 
@@ -33,20 +35,36 @@ union ScalarNum {
 struct ScalarVar {
   ScalarType scalar_type = ScalarType::INVALID_DTYPE;
   ScalarNum scalar_num;
+  // Each constructor stores the number in the union member of the type's kind (value_f32 for FLOAT32/FLOAT16,
+  // value_u64 for the unsigned types, value_i64 for the signed), so {ScalarType::FLOAT16, 3} is 3.0.
   ScalarVar() = default;
-  ScalarVar(ScalarType type, uint64_t num) : scalar_type(type), scalar_num(num) {}
-  ScalarVar(ScalarType type, int64_t num) : scalar_type(type), scalar_num(num) {}
-  ScalarVar(ScalarType type, int num) : scalar_type(type), scalar_num(static_cast<int64_t>(num)) {}
-  ScalarVar(ScalarType type, unsigned int num) : scalar_type(type), scalar_num(static_cast<uint64_t>(num)) {}
-  ScalarVar(ScalarType type, float num) : scalar_type(type), scalar_num(num) {}
-  ScalarVar(ScalarType type, double num) : scalar_type(type), scalar_num(static_cast<float>(num)) {}
+  ScalarVar(ScalarType type, uint64_t num) : scalar_type(type), scalar_num(Store(type, num)) {}
+  ScalarVar(ScalarType type, int64_t num) : scalar_type(type), scalar_num(Store(type, num)) {}
+  ScalarVar(ScalarType type, int num) : scalar_type(type), scalar_num(Store(type, num)) {}
+  ScalarVar(ScalarType type, unsigned int num) : scalar_type(type), scalar_num(Store(type, num)) {}
+  ScalarVar(ScalarType type, float num) : scalar_type(type), scalar_num(Store(type, num)) {}
+  ScalarVar(ScalarType type, double num) : scalar_type(type), scalar_num(Store(type, num)) {}
   bool operator==(const ScalarVar& other) const {
     return scalar_type == other.scalar_type && scalar_num.value_u64 == other.scalar_num.value_u64;
+  }
+  static bool IsFloat(ScalarType t) { return t == ScalarType::FLOAT32 || t == ScalarType::FLOAT16; }
+  static bool IsUnsigned(ScalarType t) {
+    return t == ScalarType::UINT64 || t == ScalarType::UINT32 || t == ScalarType::UINT16 || t == ScalarType::UINT8;
+  }
+  template <class N>
+  static ScalarNum Store(ScalarType t, N num) {
+    if (IsFloat(t)) return ScalarNum(static_cast<float>(num));
+    if (IsUnsigned(t)) return ScalarNum(static_cast<uint64_t>(num));
+    return ScalarNum(static_cast<int64_t>(num));
   }
   // The value as text for the runner: "u 5", "i -3" or "f 0.5" by the type's kind.
   std::string Text() const {
     switch (scalar_type) {
-      case ScalarType::FLOAT32: case ScalarType::FLOAT16: return "f " + std::to_string(scalar_num.value_f32);
+      case ScalarType::FLOAT32: case ScalarType::FLOAT16: {
+        char text[48];
+        std::snprintf(text, sizeof(text), "f %.9g", scalar_num.value_f32);  // round-trips a float
+        return text;
+      }
       case ScalarType::UINT64: case ScalarType::UINT32: case ScalarType::UINT16: case ScalarType::UINT8:
         return "u " + std::to_string(scalar_num.value_u64);
       case ScalarType::INVALID_DTYPE: return "invalid";

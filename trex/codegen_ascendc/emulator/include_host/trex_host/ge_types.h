@@ -25,6 +25,9 @@ using float32_t = float;  // CANN graph/types.h (asc-devkit context_builder_impl
 constexpr graphStatus GRAPH_SUCCESS = 0;
 constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFF;
 constexpr graphStatus GRAPH_PARAM_INVALID = 50331649;
+// Shape dims of an unknown size and of an unknown rank (graph/types.h).
+constexpr int64_t UNKNOWN_DIM = -1;
+constexpr int64_t UNKNOWN_DIM_NUM = -2;
 
 // Numbering of CANN's ge::DataType (graph/types.h).
 enum DataType : int32_t {
@@ -34,6 +37,11 @@ enum DataType : int32_t {
 };
 enum Format : int32_t { FORMAT_NCHW = 0, FORMAT_NHWC = 1, FORMAT_ND = 2, FORMAT_NC1HWC0 = 3, FORMAT_FRACTAL_Z = 4,
                         FORMAT_FRACTAL_NZ = 29, FORMAT_NCDHW = 30, FORMAT_DHWCN = 31, FORMAT_NDHWC = 27 };
+
+// A format value packs a primary format (low 8 bits), a sub-format (the next 16) and C0 (graph/types.h).
+inline int32_t GetPrimaryFormat(int32_t format) { return static_cast<int32_t>(static_cast<uint32_t>(format) & 0xffU); }
+inline int32_t GetSubFormat(int32_t format) { return static_cast<int32_t>((static_cast<uint32_t>(format) >> 8) & 0xffffU); }
+inline bool HasSubFormat(int32_t format) { return GetSubFormat(format) > 0; }
 
 inline int GetSizeByDataType(DataType dt) {
   switch (dt) {
@@ -227,9 +235,46 @@ struct OpCall {
   }
 };
 
+// One IR input's instances: where they start among the inputs and how many (a DYNAMIC input: its list).
+class AnchorInstanceInfo {
+ public:
+  AnchorInstanceInfo(size_t start, size_t num) : start_(start), num_(num) {}
+  size_t GetInstanceStart() const { return start_; }
+  size_t GetInstantiationNum() const { return num_; }
+ private:
+  size_t start_, num_;
+};
+
+// exe_graph/runtime/compute_node_info.h: the node's name, type and its input/output counts (instances;
+// the Ir forms count the OpDef's inputs/outputs) and the attributes, as the runner's OpCall gives them.
+class ComputeNodeInfo {
+ public:
+  explicit ComputeNodeInfo(const OpCall* call) : call_(call) {}
+  const char* GetNodeName() const { return call_->node_name.c_str(); }
+  const char* GetNodeType() const { return call_->node_name.c_str(); }
+  size_t GetInputsNum() const { return call_->inputs.size(); }
+  size_t GetOutputsNum() const { return call_->outputs.size(); }
+  size_t GetIrInputsNum() const { return call_->ir_input_start.empty() ? call_->inputs.size() : call_->ir_input_start.size(); }
+  size_t GetIrOutputsNum() const { return call_->outputs.size(); }
+  const CompileTimeTensorDesc* GetInputTdInfo(size_t i) const { return i < call_->input_descs.size() ? &call_->input_descs[i] : nullptr; }
+  const CompileTimeTensorDesc* GetOutputTdInfo(size_t i) const { return i < call_->output_descs.size() ? &call_->output_descs[i] : nullptr; }
+  const AnchorInstanceInfo* GetInputInstanceInfo(size_t ir) const {
+    if (ir >= GetIrInputsNum()) return nullptr;
+    const size_t start = call_->Instance(ir, 0);
+    const size_t end = ir + 1 < GetIrInputsNum() ? call_->Instance(ir + 1, 0) : call_->inputs.size();
+    instances_.assign(1, AnchorInstanceInfo(start, end - start));
+    return &instances_[0];
+  }
+  const RuntimeAttrs* GetAttrs() const { return &call_->attrs; }
+ private:
+  const OpCall* call_;
+  mutable std::vector<AnchorInstanceInfo> instances_;  // the last GetInputInstanceInfo answer
+};
+
 class TilingContext {
  public:
-  explicit TilingContext(OpCall* call) : call_(call) {}
+  explicit TilingContext(OpCall* call) : call_(call), node_info_(call) {}
+  const ComputeNodeInfo* GetComputeNodeInfo() const { return &node_info_; }
   const StorageShape* GetInputShape(size_t i) const { return i < call_->inputs.size() ? &call_->inputs[i].shape : nullptr; }
   // GetInputShape/GetInputTensor/GetInputDesc take the instance index; the Optional/Dynamic forms the IR
   // index (and the position in a dynamic input's list).
@@ -274,6 +319,7 @@ class TilingContext {
   std::vector<size_t> workspace;
  private:
   OpCall* call_;
+  ComputeNodeInfo node_info_;
   TilingData tiling_;
 };
 
