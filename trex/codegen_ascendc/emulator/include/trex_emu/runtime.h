@@ -90,6 +90,7 @@ struct GmAccess {
   uint32_t phase;  // the block's sync epoch (SyncAll calls it had passed), an index into Runtime::clocks
   // A plain write whose bytes are known: their offset in Runtime::gm_written (kNoData: not recorded).
   uint64_t data = kNoData;
+  uint32_t seq = 0;  // its index in Runtime::gm_accesses: program order within a block
   static constexpr uint64_t kNoData = ~uint64_t{0};
 };
 
@@ -261,7 +262,7 @@ inline void RecordGm(uintptr_t b, uintptr_t e, GmKind kind, const void* data = n
     off = w.size();
     w.insert(w.end(), d, d + (e - b));
   }
-  v.push_back(GmAccess{b, e, rt.block_idx, kind, rt.phase, off});
+  v.push_back(GmAccess{b, e, rt.block_idx, kind, rt.phase, off, static_cast<uint32_t>(v.size())});
 }
 
 // ---- GM bounds (only when the launcher registered the argument buffers) and access recording ----
@@ -316,6 +317,22 @@ inline bool SameBytesWritten(const Runtime& rt, const GmAccess& a, const GmAcces
                      hi - lo) == 0;
 }
 
+// A plain write `a` of bytes [lo, hi) that a later plain write of the same block covers whole: that block
+// leaves the later write's bytes there, and FindBlockRace compares that write on its own, so `a` needs no
+// comparison with other blocks' writes (reads still get it). A covering write holds byte lo, so it is in
+// the sweep's active set or starts at lo (v[from..] with begin == lo).
+inline bool SupersededInBlock(const GmAccess& a, uintptr_t lo, uintptr_t hi, const std::vector<GmAccess>& active,
+                              const std::vector<GmAccess>& v, size_t from) {
+  if (a.kind != GmKind::kWrite) return false;
+  auto covers = [&](const GmAccess& w) {
+    return w.block == a.block && w.kind == GmKind::kWrite && w.seq > a.seq && w.begin <= lo && w.end >= hi;
+  };
+  if (std::any_of(active.begin(), active.end(), covers)) return true;
+  for (size_t j = from; j < v.size() && v[j].begin == lo; ++j)
+    if (covers(v[j])) return true;
+  return false;
+}
+
 inline std::string FindBlockRace() {
   const Runtime& rt = RT();
   auto rt_before = [&rt](const GmAccess& x, const GmAccess& y) { return rt.Before(x, y); };
@@ -323,7 +340,8 @@ inline std::string FindBlockRace() {
   std::sort(v.begin(), v.end(), [](const GmAccess& x, const GmAccess& y) { return x.begin < y.begin; });
   static const char* const kVerb[] = {"reads", "writes", "atomically adds to"};
   std::vector<GmAccess> active;
-  for (const GmAccess& cur : v) {
+  for (size_t ci = 0; ci < v.size(); ++ci) {
+    const GmAccess& cur = v[ci];
     active.erase(std::remove_if(active.begin(), active.end(), [&](const GmAccess& a) { return a.end <= cur.begin; }),
                  active.end());
     for (const GmAccess& a : active) {
@@ -333,6 +351,9 @@ inline std::string FindBlockRace() {
       if (both_read || both_atomic) continue;
       const uintptr_t lo = cur.begin, hi = std::min(a.end, cur.end);
       if (SameBytesWritten(rt, a, cur, lo, hi)) continue;
+      if (a.kind == GmKind::kWrite && cur.kind == GmKind::kWrite &&
+          (SupersededInBlock(a, lo, hi, active, v, ci) || SupersededInBlock(cur, lo, hi, active, v, ci)))
+        continue;
       std::ostringstream os;
       os << "cross-block GM race: block " << a.block << " " << kVerb[static_cast<int>(a.kind)] << " and block "
          << cur.block << " " << kVerb[static_cast<int>(cur.kind)] << " " << DescribeGm(lo, hi)
