@@ -786,7 +786,13 @@ CANN_OPS_ENTRIES = [
               ("add_y", (1,), (0.5, 0.5)), ("gamma", (1, 512), (-1, 1)), ("beta", (1, 512), (-1, 1))],
              [("output", (13, 512))], types=("float16",)),
     ], st_files=False, reduction=True, tol_scale=4),
-    cann_ops("mul_sigmoid"),
+    # examples/AclNNInvocationNaive gen_data.py: s = sigmoid(x1 * t1); where(s < t2, s, 2 s) * x2 (a [1, 256, 128]
+    # row broadcast over x1's [rows, 32768]) * t3, as [rows, 256, 128] half; t1, t2, t3 = 0.3, 0.1, 0.8
+    cann_ops("mul_sigmoid", lambda x1, x2, t1, t2, t3: (
+        torch.where(torch.sigmoid(x1 * t1) < t2, torch.sigmoid(x1 * t1), 2 * torch.sigmoid(x1 * t1))
+        * x2.reshape(1, -1) * t3).reshape(x1.shape[0], 256, 128),
+             [spec([("x1", (rows, 32 * 1024), (-3, 3)), ("x2", (1, 256, 128), (-3, 3))], [("out", (rows, 256, 128))],
+                   {"t1": 0.3, "t2": 0.1, "t3": 0.8}, types=("float16",)) for rows in (25, 7)]),
     # gen_data.py: sigmoid(input * mulscalar1) * mulscalar2 + addscalar3 on 32 x 32 half, the scalars 1.2, 1.3, 1.4
     cann_ops("mul_sigmoid_mul_add_custom", lambda x, m1, m2, a3: torch.sigmoid(x * m1) * m2 + a3,
              [spec([("input", (32, 32), (-3, 3)), ("mulscalar1", (1,), (0, 0), None, [1.2]),
