@@ -49,7 +49,7 @@ class Case:
     outputs: list[torch.Tensor]          # poisoned; the kernel writes them
     expected: list[torch.Tensor | None]  # per output; None: not compared
     attrs: dict = field(default_factory=dict)
-    atol: float = 1e-3
+    atol: "float | torch.Tensor" = 1e-3  # a tensor: per element (broadcast against the output)
     rtol: float = 1e-3
     compare: list[int] | None = None     # indices into inputs to compare too (in-place ops), with expected_inputs
     expected_inputs: list[torch.Tensor] = field(default_factory=list)
@@ -210,7 +210,7 @@ def _variants(spec: dict) -> int:
 HALF_REDUCTION_RTOL = 3e-2
 
 
-def _close(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> tuple[bool, float]:
+def _close(out: torch.Tensor, ref: torch.Tensor, atol: "float | torch.Tensor", rtol: float) -> tuple[bool, float]:
     if out.shape != ref.shape:
         return False, math.inf
     if out.dtype.is_complex:  # each part within tolerance
@@ -222,6 +222,8 @@ def _close(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> tu
     both_nan = torch.isnan(o) & torch.isnan(r)
     err = torch.where(both_nan, torch.zeros_like(o), (o - r).abs())
     err = torch.nan_to_num(err, nan=math.inf)
+    if isinstance(atol, torch.Tensor):
+        atol = atol.double()
     ok = bool((err <= atol + rtol * r.abs().nan_to_num(0)).all())
     return ok, float(err.max()) if err.numel() else 0.0
 
