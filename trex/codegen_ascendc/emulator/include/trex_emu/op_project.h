@@ -21,11 +21,60 @@
 #define __CCE_KT_TEST__ 1
 #endif
 
-// ge::DataType numbering, for kernels that compare ORIG_DTYPE_* against DT_*.
-enum trex_emu_data_type : int {
-  DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 6, DT_UINT16 = 7,
-  DT_UINT32 = 8, DT_INT64 = 9, DT_UINT64 = 10, DT_DOUBLE = 11, DT_BOOL = 12, DT_BF16 = 27
-};
+// ge::DataType numbering as macros, as CANN's kernel_type.h (which kernel_operator.h includes) defines them:
+// kernels compare ORIG_DTYPE_* against DT_* in `#if` (cann-ops non_finite_check, lin_space), where an enum
+// would read as 0 and every such test as true.
+#ifndef DT_FLOAT
+#define DT_FLOAT 0
+#endif
+#ifndef DT_FLOAT16
+#define DT_FLOAT16 1
+#endif
+#ifndef DT_INT8
+#define DT_INT8 2
+#endif
+#ifndef DT_INT32
+#define DT_INT32 3
+#endif
+#ifndef DT_UINT8
+#define DT_UINT8 4
+#endif
+#ifndef DT_INT16
+#define DT_INT16 6
+#endif
+#ifndef DT_UINT16
+#define DT_UINT16 7
+#endif
+#ifndef DT_UINT32
+#define DT_UINT32 8
+#endif
+#ifndef DT_INT64
+#define DT_INT64 9
+#endif
+#ifndef DT_UINT64
+#define DT_UINT64 10
+#endif
+#ifndef DT_DOUBLE
+#define DT_DOUBLE 11
+#endif
+#ifndef DT_BOOL
+#define DT_BOOL 12
+#endif
+#ifndef DT_STRING
+#define DT_STRING 13
+#endif
+#ifndef DT_COMPLEX64
+#define DT_COMPLEX64 16
+#endif
+#ifndef DT_COMPLEX128
+#define DT_COMPLEX128 17
+#endif
+#ifndef DT_BF16
+#define DT_BF16 27
+#endif
+#ifndef DT_UNDEFINED
+#define DT_UNDEFINED 28
+#endif
 
 namespace trex_emu {
 // The tiling struct GET_TILING_DATA reads when the kernel registers none; the runner's prelude

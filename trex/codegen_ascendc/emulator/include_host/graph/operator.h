@@ -4,6 +4,7 @@
 // makes them visible; the emulator runs tiling functions only, never graph inference, so these are plain
 // value types: an Operator has a name and a type, a Tensor its description and bytes.
 #pragma once
+#include "trex_host/dtype_macros_hide.h"  // ge::DataType names, not kernel_operator.h's DT_* macros
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -72,3 +73,4 @@ class Operator {
   AscendString name_, type_;
 };
 }  // namespace ge
+#include "trex_host/dtype_macros_restore.h"

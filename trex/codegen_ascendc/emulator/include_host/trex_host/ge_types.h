@@ -4,6 +4,7 @@
 // tensors, calls the op's registered tiling function and reads back blockDim, tiling key, tiling
 // bytes and workspace size.
 #pragma once
+#include "trex_host/dtype_macros_hide.h"  // ge::DataType names, not kernel_operator.h's DT_* macros
 // CANN's headers pull these in transitively; op_host code relies on it.
 #include <algorithm>
 #include <cmath>
@@ -362,3 +363,4 @@ class TilingParseContext {
   template <class T> T* GetCompiledInfo() { static T t; return &t; }
 };
 }  // namespace gert
+#include "trex_host/dtype_macros_restore.h"

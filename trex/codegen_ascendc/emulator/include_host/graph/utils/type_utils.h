@@ -3,6 +3,7 @@
 // == "ND"). Names are tables over the enums ge_types.h defines; a value outside them prints as CANN's do
 // for an unknown one ("UNDEFINED" / "RESERVED").
 #pragma once
+#include "trex_host/dtype_macros_hide.h"  // ge::DataType names, not kernel_operator.h's DT_* macros
 #include <utility>
 
 #include "trex_host/ge_types.h"
@@ -37,3 +38,4 @@ class TypeUtils {
   }
 };
 }  // namespace ge
+#include "trex_host/dtype_macros_restore.h"
