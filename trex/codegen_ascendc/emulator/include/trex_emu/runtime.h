@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <dlfcn.h>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -265,6 +266,17 @@ inline void RecordGm(uintptr_t b, uintptr_t e, GmKind kind, const void* data = n
   v.push_back(GmAccess{b, e, rt.block_idx, kind, rt.phase, off, static_cast<uint32_t>(v.size())});
 }
 
+// A kernel's `static const __gm__` data (cann-ops diag_v2's assist matrix, lin_space's table) lives in the
+// kernel binary's GM image on the NPU, where reading it is legal; here it is in the loaded kernel library
+// (or ICPU_RUN_KF program), the object this function is compiled into.
+inline bool InKernelImage(const void* p, uint64_t bytes) {
+  Dl_info self{}, lo{}, hi{};
+  if (dladdr(reinterpret_cast<const void*>(&InKernelImage), &self) == 0) return false;
+  const char* c = static_cast<const char*>(p);
+  return dladdr(c, &lo) != 0 && dladdr(c + bytes - 1, &hi) != 0 && lo.dli_fbase == self.dli_fbase &&
+         hi.dli_fbase == self.dli_fbase;
+}
+
 // ---- GM bounds (only when the launcher registered the argument buffers) and access recording ----
 // `data` (writes only): the source bytes the write stores, for the race check's identical-bytes rule.
 inline void CheckGm(const char* api, const void* p, uint64_t bytes, bool write = false, const void* data = nullptr) {
@@ -275,6 +287,7 @@ inline void CheckGm(const char* api, const void* p, uint64_t bytes, bool write =
   if (regions.empty()) return;
   for (const auto& r : regions)
     if (a >= r.begin && a + bytes <= r.end) return;
+  if (!write && InKernelImage(p, bytes)) return;  // a kernel's own `static const __gm__` table
   if (RT().device_bounds && !write)
     for (const auto& r : regions)
       if (a >= r.begin && a + bytes <= r.end + r.guard) {  // the NPU reads what follows; here: poison
