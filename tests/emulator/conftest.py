@@ -39,3 +39,10 @@ def rt():
 @pytest.fixture(scope="session")
 def kernels_dir() -> Path:
     return KERNELS
+
+
+@pytest.fixture(scope="session")
+def compile_source():
+    """compile_kernel, skipping the test where no C++ compiler is found (for tests with their own kernels)."""
+    _require_compiler()
+    return compile_kernel

@@ -9,7 +9,6 @@ import pytest
 import torch
 
 import trex.codegen_ascendc.emulator as emulator
-from trex.codegen_ascendc.emulator import compile_kernel
 
 HOST_INCLUDE = Path(emulator.__file__).parent / "include_host"  # what op-project kernel compiles also see
 
@@ -38,8 +37,8 @@ extern "C" __global__ __aicore__ void dtype_path(GM_ADDR y) {
 # CANN's build passes the symbol (-DORIG_DTYPE_X=DT_FLOAT16, its generated op .py); trex's op projects the number
 @pytest.mark.parametrize("flag, path", [("DT_BF16", 27), ("DT_FLOAT16", 1), ("DT_FLOAT", 100), ("0", 100),
                                         ("27", 27), ("DT_INT32", -1)])
-def test_orig_dtype_selects_the_path_in_the_preprocessor(flag, path):
-    lib = compile_kernel(SOURCE, extra_flags=(f"-DORIG_DTYPE_X={flag}", f"-I{HOST_INCLUDE}"))
+def test_orig_dtype_selects_the_path_in_the_preprocessor(compile_source, flag, path):
+    lib = compile_source(SOURCE, extra_flags=(f"-DORIG_DTYPE_X={flag}", f"-I{HOST_INCLUDE}"))
     y = torch.full((24,), -7, dtype=torch.int32)  # poisoned; each of 3 blocks writes its own 32-B block's head
     lib.launch("dtype_path", 3, y)
     assert y[::8].tolist() == [path, path + 1, path + 2]

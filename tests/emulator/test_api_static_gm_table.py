@@ -4,7 +4,7 @@ not in the kernel's image still fails. Three blocks, poisoned outputs."""
 import pytest
 import torch
 
-from trex.codegen_ascendc.emulator import EmulatorError, compile_kernel
+from trex.codegen_ascendc.emulator import EmulatorError
 
 SOURCE = r"""
 #include "kernel_operator.h"
@@ -29,8 +29,8 @@ extern "C" __global__ __aicore__ void table_rows(GM_ADDR y, uint32_t wild) {
 
 
 @pytest.fixture(scope="module")
-def lib():
-    return compile_kernel(SOURCE)
+def lib(compile_source):
+    return compile_source(SOURCE)
 
 
 @pytest.mark.parametrize("bounds", ["strict", "device"])

@@ -1,16 +1,18 @@
 """bounds="device": what the NPU runs without a fault passes and is reported as a finding; what faults or
 corrupts memory on the NPU still fails; bounds="strict" (the default) refuses all of it, as CANN's CPU-debug
 build does. Multi-block launches over poisoned outputs (tests/emulator/kernels/device_bounds.cpp)."""
+import re
+
 import pytest
 import torch
 
-from trex.codegen_ascendc.emulator import EmulatorError, compile_kernel
+from trex.codegen_ascendc.emulator import EmulatorError
 from trex.codegen_ascendc.emulator.runner import GM_GUARD_BYTES
 
 
 @pytest.fixture(scope="module")
-def lib(kernels_dir):
-    return compile_kernel(kernels_dir / "device_bounds.cpp")
+def lib(compile_source, kernels_dir):
+    return compile_source(kernels_dir / "device_bounds.cpp")
 
 
 def _launch(lib, n, which, bounds):
@@ -40,13 +42,8 @@ def test_what_the_npu_runs_passes_with_a_finding(lib, which):
     assert torch.equal(y, 2 * x)  # every block's slice written, the poison overwritten
     assert len(counters["findings"]) == 1
     (what, times), = counters["findings"].items()
-    assert re_match(finding, what) and times >= 1
+    assert re.match(finding, what) and times >= 1
     assert counters["blocks_run"] == (n + 63) // 64
-
-
-def re_match(pattern, text):
-    import re
-    return re.match(pattern, text) is not None
 
 
 def test_a_clean_kernel_has_no_findings(lib):

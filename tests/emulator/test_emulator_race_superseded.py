@@ -6,8 +6,7 @@ overlapping destinations). A spill that is some block's last write onto another 
 import pytest
 import torch
 
-from trex.codegen_ascendc.emulator import EmulatorError, compile_kernel
-from trex.codegen_ascendc.emulator.runner import compiler_available
+from trex.codegen_ascendc.emulator import EmulatorError
 
 ALL_ROWS_FORWARD, ALL_ROWS_BACKWARD, OWN_ROW = range(3)
 
@@ -40,10 +39,8 @@ extern "C" __global__ __aicore__ void copy_rows(GM_ADDR x, GM_ADDR y, uint32_t r
 
 
 @pytest.fixture(scope="module")
-def lib():
-    if not compiler_available():
-        pytest.skip("no C++ compiler (g++ or $CXX) found: the AscendC emulator needs one")
-    return compile_kernel(SOURCE, extra_flags=("-O1",))
+def lib(compile_source):
+    return compile_source(SOURCE, extra_flags=("-O1",))
 
 
 def _x(rows):
