@@ -25,6 +25,8 @@
 #include "trex_emu/vec_misc.h"
 #include "trex_emu/vec_extra.h"
 #include "trex_emu/vec_gather.h"
+#include "trex_emu/sort.h"
+#include "trex_emu/core_type.h"
 #include "trex_emu/symbol_override.h"
 #include "trex_emu/adv_softmax.h"
 #include "trex_emu/adv_erf.h"
