@@ -560,6 +560,46 @@ def gelu_grad(dy, x, y=None):
     return xr.grad
 
 
+def _moe_init_routing_v2_cases():
+    """MoeInitRoutingV2 (its README and examples: aclnnMoeInitRoutingV2 plus the EP split of expanded_x /
+    expanded_row_idx; dropPadMode 0 only). The contract: the n * k entries of expert_idx sorted by expert, stably
+    (equal experts keep their flat order); expanded_x[j] = x[src_j // k] for the j-th sorted entry src_j,
+    expanded_row_idx[src_j] = j, expert_tokens_count_or_cumsum = the per-expert cumsum (flag 1) of the counts.
+    Device 0 with end_expertId = expert_num - 1 keeps every row (start_row 0, end_row n * k).
+    Cases: the examples' own (AclNNInvocationNaive/main.cpp: x [3, 4] float, expert_idx [[1, 2, 0], [1, 0, 2],
+    [1, 0, 2]], expert_num 3, flag 1; ATBInvocation's gen_data.py has the same case with its golden, checked
+    below), and two more of the OpDef's dtypes at shapes whose n * k is not a multiple of 32 (the Sort tail
+    padded with MIN_FP32) and spans several Sort32 repeats (the full sort's 4-way merges): all stay in the
+    kernel's full-load path (tiling key 20000, n * k <= 6144). expert_tokens_before_capacity is not produced
+    (the example passes nullptr).
+    Its other paths are no case of the project and are not in the manifest; run ad hoc they stop on the kernel's
+    own code: key 10001 (cols > 16376) wraps every AscendC::SyncAll in `#ifndef __CCE_KT_TEST__` (moe_v2_sort_base.h,
+    moe_v2_src_to_dst_op.h), which the emulator defines as CPU-debug does, so block 7's InitGlobalMemory of
+    expert_tokens_count and block 3's later read of it are unordered (the race check reports it; on the NPU the
+    SyncAll orders them); key 10002 (n * k > 6144) calls InitGlobalMemory after its TPipe's InitBuffer
+    (MoeV2SortMultiCore::Process), which the Fill/InitGlobalMemory page forbids and the emulator refuses (the
+    v220 implementation takes PopStackBuffer's leftover UB, 768 B there)."""
+    cases = []
+    specs = [(torch.tensor([[0.1] * 4, [0.2] * 4, [0.3] * 4]), torch.tensor([[1, 2, 0], [1, 0, 2], [1, 0, 2]], dtype=I32), 3),
+             (_gen((50, 33), F16, seed=1), _gen((50, 3), I32, 0, 6, seed=2), 7),
+             (_gen((100, 40), torch.bfloat16, seed=3), _gen((100, 8), I32, 0, 15, seed=4), 16)]
+    for x, idx, experts in specs:
+        n, k = idx.shape
+        order = torch.sort(idx.flatten().long(), stable=True).indices
+        row_idx = torch.empty(n * k, dtype=I32)
+        row_idx[order] = torch.arange(n * k, dtype=I32)
+        cumsum = torch.bincount(idx.flatten().long(), minlength=experts).cumsum(0).to(I32)
+        expanded = x[order // k]
+        attrs = {"active_num": 0, "expert_capacity": 0, "expert_num": experts, "drop_pad_mode": 0,
+                 "expert_tokens_count_or_cumsum_flag": 1, "expert_tokens_before_capacity_flag": False,
+                 "start_expertId": 0, "end_expertId": experts - 1, "device_id": 0}
+        cases.append(Case([x, idx], [poison(expanded.shape, x.dtype), poison((n * k,), I32), poison((experts,), I32), None],
+                          [expanded, row_idx, cumsum, None], attrs, 0, 0))
+    # ATBInvocation/MoeInitRoutingV2OperationTest/script/gen_data.py's golden for the first case
+    assert cases[0].expected[1].tolist() == [3, 6, 0, 4, 1, 7, 5, 2, 8] and cases[0].expected[2].tolist() == [3, 6, 9]
+    return cases
+
+
 def cann_ops(op, reference=None, specs=(), cores=None, **kw) -> Entry:
     """cann-ops' src/math/<op>: kernel op_kernel/<op>.cpp, cases from its tests/st JSON plus `specs`."""
     cases = ProjectCases(reference, list(specs), **kw) if reference else None
@@ -777,7 +817,8 @@ CANN_OPS_ENTRIES = [
               for a, b, n in ((0.0, 1.0, 8), (-3.0, 5.0, 1000), (2.0, -7.0, 4099))]),
     cann_ops("logical_not", torch.logical_not, [ew_spec((1, 1024), types=("bool",))]),
     cann_ops("logical_or", torch.logical_or, [ew_spec((2, 20), 2, ("bool",))]),
-    cann_ops("moe_init_routing_v2"),
+    Entry("cann-ops/moe_init_routing_v2", CANN_OPS, "src/math/moe_init_routing_v2/op_kernel/moe_init_routing_v2.cpp",
+          _moe_init_routing_v2_cases),
     cann_ops("moe_soft_max_topk", _topk_softmax),
     cann_ops("mse_loss", lambda predict, label, reduction: ((predict - label) ** 2).mean().reshape(1),
              reduction=True, tol_scale=4),
