@@ -295,11 +295,34 @@ def scatter_cases(kind: str, out_listed: bool, dtypes=(F32, F16), shapes=((64, 3
     return build
 
 
+# basic/scatter_elements/tests/ScatterElementsCase{1..4}/scripts/gen_data.py (run through AclNN): var shape,
+# indices (= updates) shape, dtype, var range, index range (np.random.uniform(...).astype(np.int32): truncated),
+# updates range, axis, reduction. Their golden is torch.scatter / scatter_add on the same arrays.
+S3_SCATTER_ELEMENTS = [((64,), (32,), F16, (-1, 1), (0, 4), (-10, 10), 0, "add"),
+                       ((4, 8, 12), (2, 4, 6), I32, (-5, 5), (0, 4), (-10, 10), 0, "add"),
+                       ((32, 64, 64), (32, 32, 32), F16, (-1, 1), (0, 30), (-10, 10), 2, "none"),
+                       ((32, 64, 64), (32, 32, 32), F32, (-1, 1), (0, 30), (-10, 10), 2, "none")]
+
+
 def scatter_elements_cases(dtypes=(F32, F16)):
-    """ScatterElements (ONNX, reduce "None"): var[i][index[i][j]] = updates[i][j] along axis 1 (or 0),
-    in place; each row's indices are distinct so the result does not depend on the order."""
+    """ScatterElements (ONNX; torch.scatter / scatter_add), var updated in place. First season 3's own four cases
+    (S3_SCATTER_ELEMENTS: indices with repeats; for "none" the last write of an index wins, as in their torch
+    golden and in every kernel's in-order loop; "add" referenced in float and rounded once), then the manifest's
+    earlier shapes (distinct indices per row, a non-last axis over equal off-axis dims)."""
     def build():
         cases = []
+        for si, (vs, ishape, dt, vr, ir, ur, axis, red) in enumerate(S3_SCATTER_ELEMENTS):
+            var, upd = _gen(vs, dt, *vr, seed=si), _gen(ishape, dt, *ur, seed=si + 20)
+            g = torch.Generator().manual_seed(si + 40)
+            idx = (torch.rand(ishape, generator=g, dtype=torch.float64) * (ir[1] - ir[0]) + ir[0]).to(I32)
+            base = var.double() if dt.is_floating_point else var.long()
+            src = upd.double() if dt.is_floating_point else upd.long()
+            ref = (base.scatter_add(axis, idx.long(), src) if red == "add" else base.scatter(axis, idx.long(), src)).to(dt)
+            atol, rtol = TOL.get(dt, (0, 0))
+            if dt == F16 and red == "add":  # up to 32 adds per slot, |sum| < 64: a kernel adding in half rounds each
+                atol = 2.0 ** -4            # one (their torch golden does too): 4 half ulps at [16, 32)
+            cases.append(Case([var, idx, upd], [], [], {"axis": axis, "reduce": red}, atol, rtol,
+                              compare=[0], expected_inputs=[ref]))
         for dt in dtypes:
             for si, (rows, cols, k, axis) in enumerate(((8, 64, 16, 1), (32, 24, 8, 0))):
                 var = _gen((rows, cols), dt, seed=si)
@@ -985,6 +1008,15 @@ CORPUS: list[Entry] = [
     Entry("s3-linnlh/not_equal", S3, "basic/not_equal/not_equal/op_kernel/not_equal.cpp", s3_not_equal_cases),
     Entry("s3-linnlh/replication_pad2d", S3, "basic/replication_pad2d/replication_pad2d/op_kernel/replication_pad2d.cpp",
           replication_pad_cases()),
+    # Kernel faults (h23s), both in its half specialisation KernelScatterElements<half>, wrong on the NPU too (the
+    # emulator's output equals a replay of the kernel's own steps in its UB layout; the float template passes):
+    # (1) its own Case3 (var [32, 64, 64], indices [32, 32, 32], axis 2, the last): the contiguous path takes
+    # indices' flat row i for var's flat row i (varOffset = i * shapes[0][axis]), i.e. it assumes var and indices
+    # agree off the axis; row i = (a, b) of indices belongs to var row a * 64 + b, so the scatters of all but the
+    # first 32 of its 1024 index rows land in the wrong var rows (max error 19.8). (2) a non-last axis (the manifest's var [32, 24], k = 8, axis 0): CopyOut
+    # writes back shapes[1][axis] = 8 rows, not shapes[0][axis] = 32, so a scatter into row >= 8 is lost; and
+    # varsfp32Buf / updatesfp32Buf hold ceil(n / 8) * 8 floats while Cast writes n * 16 (one per 32-B block), so
+    # the updates' Cast lands on varsfp32's rows 2..9 (strict bounds refuse it; device bounds: max error 3.66).
     Entry("s3-linnlh/scatter_elements", S3, "basic/scatter_elements/scatter_elements/op_kernel/scatter_elements.cpp",
           scatter_elements_cases()),
     Entry("s3-linnlh/softmax", S3, "basic/softmax/softmax/op_kernel/softmax.cpp", softmax_cases()),
@@ -1000,6 +1032,12 @@ CORPUS: list[Entry] = [
     Entry("s3-kiara/asinh_grad", HOMEWORK, "Ascend_S3-main/05AsinhGrad/op_kernel/asinh_grad.cpp", s3_asinh_grad_cases),
     Entry("s3-kiara/scatter_elements", HOMEWORK, "Ascend_S3-main/06ScatterElements/op_kernel/scatter_elements.cpp",
           scatter_elements_cases()),
+    # Kernel fault (h23s): no broadcasting anywhere. Its tiling takes totalLength = x1's element count
+    # (GetInputTensor(0)->GetShapeSize(): 16 for the (16, 1) x (8, 16, 1, 32) uint8 case) and the kernel runs
+    # elementwise over that, padded to 256: it reads 256 B of x1 (its 16 values, then past its 64-B allocation:
+    # device bounds read the guard's poison) against x2's first 256 and writes y's first 256 of 65536; the other
+    # 65280 outputs are never written (an all-False-poisoned run shows it; the first 256 equal an elementwise
+    # isclose of exactly those bytes). Its other three (same-shape) cases pass.
     Entry("s3-kiara/is_close", HOMEWORK, "Ascend_S3-main/08IsClose/op_kernel/is_close.cpp", s3_is_close_cases),
     Entry("s3-kiara/log_sum_exp", HOMEWORK, "Ascend_S3-main/09LogSumExp/op_kernel/log_sum_exp.cpp",
           logsumexp_cases(lambda nd: {"dim": [nd - 1], "keep_dim": False})),
