@@ -145,6 +145,12 @@ extern "C" __attribute__((visibility("default"))) int trex_host_tiling(
   call.platform.aiv_num = aiv_cores;
   call.platform.aic_num = aiv_cores / 2 ? aiv_cores / 2 : 1;
   call.platform.ub_size = ub_bytes;
+  if (ops::OpDef* op = trex_host::FindOp(op_type)) {
+    for (const std::string& soc : op->aicore.socs) {  // op_project.UB_BYTES's SoCs, first known one wins
+      if (soc == "ascend910b" || soc == "ascend910_93") { call.platform.soc_910b = true; break; }
+      if (soc == "ascend910" || soc == "ascend310p" || soc == "ascend310b") { call.platform.soc_910b = false; break; }
+    }
+  }
   call.node_name = op_type;
   size_t start = 0;
   for (size_t c : trex_host::InputCounts()) {

@@ -77,6 +77,9 @@ struct PlatFormInfos {
   uint32_t aiv_num = 8;
   uint32_t aic_num = 4;
   uint64_t ub_size = 192 * 1024;
+  // The op's SoC is Ascend910B or Ascend910_93 (platform_ascendc's SocVersion::ASCEND910B family): the runner takes
+  // the first of the OpDef's AddConfig SoCs it knows, as op_project.UB_BYTES does (910B when none is known).
+  bool soc_910b = true;
 };
 }  // namespace fe
 

@@ -1,11 +1,14 @@
 // tiling/platform/platform_ascendc.h — platform_ascendc::PlatformAscendC: core counts and memory sizes
-// of the emulated chip (the runner sets them: aiv cores, UB bytes; Atlas A2 layout, 2 AIV per AIC).
+// of the emulated chip (the runner sets them: aiv cores, UB bytes, whether the SoC is 910B; Atlas A2 layout,
+// 2 AIV per AIC).
 #pragma once
 #include "trex_host/ge_types.h"
 
 namespace platform_ascendc {
 enum class CoreMemType { L0_A = 0, L0_B = 1, L0_C = 2, L1 = 3, L2 = 4, UB = 5, HBM = 6, RESERVED };
 enum class SocVersion { ASCEND910 = 0, ASCEND910B, ASCEND910_93, ASCEND310P, ASCEND310B, ASCEND910_95, RESERVED_VERSION = 99999 };
+// ReserveLocalMemory's sizes (asc-devkit include/utils/tiling/platform/platform_ascendc.h, ReserveLocalMemory.md)
+enum class ReservedSize { RESERVED_SIZE_8K, RESERVED_SIZE_16K, RESERVED_SIZE_32K };
 
 class PlatformAscendC {
  public:
@@ -15,10 +18,15 @@ class PlatformAscendC {
   uint32_t GetCoreNumAic() const { return info_.aic_num; }
   uint32_t GetCoreNumAiv() const { return info_.aiv_num; }
   uint32_t GetCoreNumVector() const { return info_.aiv_num; }
+  // As asc-devkit's impl/utils/tiling/platform/platform_ascendc.cpp computes it: on Ascend910B / 910_93 UB and L1
+  // report 256 B less than the chip holds (LOCAL_RESERV_SIZE, "only ascend910B need UB/L1 local reserved buf for
+  // kfc"), and UB also less what ReserveLocalMemory reserved. A host-side query only: the emulator's TPipe still hands
+  // out the whole UB, so the reserve changes what tilings sized from this query ask for.
   void GetCoreMemSize(CoreMemType type, uint64_t& size) const {
+    const uint64_t reserve910b = info_.soc_910b ? kLocalReserveBytes : 0;
     switch (type) {
-      case CoreMemType::UB: size = info_.ub_size; break;
-      case CoreMemType::L1: size = 512 * 1024; break;
+      case CoreMemType::UB: size = info_.ub_size > reserve910b + reserved_ ? info_.ub_size - reserve910b - reserved_ : 0; break;
+      case CoreMemType::L1: size = 512 * 1024 - reserve910b; break;
       case CoreMemType::L0_A: case CoreMemType::L0_B: size = 64 * 1024; break;
       case CoreMemType::L0_C: size = 128 * 1024; break;
       case CoreMemType::L2: size = 192ull * 1024 * 1024; break;
@@ -36,9 +44,18 @@ class PlatformAscendC {
     return (slice + ratio - 1) / ratio;
   }
   int64_t GetResGroupBarrierWorkSpaceSize() const { return 0; }
-  void ReserveLocalMemory(int, size_t) const {}
+  // Reserves 8/16/32 KB of UB: later GetCoreMemSize(UB) calls report that much less; the last call wins (the page).
+  void ReserveLocalMemory(ReservedSize size) {
+    switch (size) {
+      case ReservedSize::RESERVED_SIZE_8K: reserved_ = 8 * 1024; break;
+      case ReservedSize::RESERVED_SIZE_16K: reserved_ = 16 * 1024; break;
+      case ReservedSize::RESERVED_SIZE_32K: reserved_ = 32 * 1024; break;
+    }
+  }
  private:
+  static constexpr uint64_t kLocalReserveBytes = 256;
   fe::PlatFormInfos info_;
+  uint32_t reserved_ = 0;
 };
 
 class PlatformAscendCManager {
