@@ -329,12 +329,17 @@ def test_mrgsort_merges_keeping_list_order_for_ties(lib, dtype, suspension):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_basic_mrgsort_repeat_merges_consecutive_groups_of_four(lib, dtype):
-    lists = make_lists([16] * 8, 5, dtype)
-    out, _ = run_merge(lib, dtype, [(lists, None, 0b1111), (make_lists([16] * 8, 6, dtype), None, 0b1111)], 2, repeat=2)
-    for r in range(2):
-        want, _ = merge_ref(lists[4 * r:4 * r + 4], False)
-        got_s, got_i = unpack(dtype, out[0][64 * r * (8 // (4 if dtype == torch.float32 else 2)):], 64)
-        assert got_i.tolist() == [i for _, i in want]
+    per_block = [make_lists([16] * 8, 5, dtype), make_lists([16] * 8, 6, dtype)]
+    out, nums = run_merge(lib, dtype, [(lists, None, 0b1111) for lists in per_block], 2, repeat=2)
+    E = 8 // (4 if dtype == torch.float32 else 2)
+    for b, lists in enumerate(per_block):
+        for r in range(2):  # repeat r merges lists 4r..4r+3 into structures 64r..64r+63
+            want, _ = merge_ref(lists[4 * r:4 * r + 4], False)
+            got_s, got_i = unpack(dtype, out[b][64 * r * E:], 64)
+            assert got_i.tolist() == [i for _, i in want]
+            assert got_s.tolist() == [s for s, _ in want]
+        assert (out[b].view(torch.uint16)[128 * 4:] == 0xBEEF).all()
+        assert nums[b, 4:].tolist() == [16, 16, 16, 16]  # VMS4_SR: the last repeat's counts
 
 
 @pytest.mark.parametrize("name, dtype", [("arith_float", torch.float32), ("arith_half", torch.float16),
