@@ -1,6 +1,6 @@
-"""mHC pre-projection kernels on the GPU, one program at a time (issue 17): the fused per-stream programs
-(reduce and apply pass in one kernel, what the cuda target runs today) against the split ones (reduce
-pass and apply pass as two kernels, each with its own tiling), forward and backward, at the bench shape
+"""mHC pre-projection kernels on the GPU, one program at a time (issue 17): the projection layout (the reduce
+pass as the split-K `mhc_pre_proj` host step, the per-row math as a program of its own: what the cuda target
+runs) against the split one (reduce pass with the row math, apply pass), forward and backward, at the bench shape
 (16384 tokens, 4 streams, d = 7168, 20 Sinkhorn iterations, bf16). Device time per candidate tiling by
 CUDA-graph replay (bench/gpu_patterns.py's graph_ms); every candidate's outputs against the fp64
 reference. Writes $OUT/h17_mhc_kernels.json; prints one line per point and a summary.
@@ -28,6 +28,14 @@ def _tilings(d: int = 7168):
 
     def t(r, c, w, **kw):
         return Tiling(rows_per_tile=r, col_chunk=c, num_warps=w, **kw)
+    # the projection layout's coefficient programs (no pass over x: the per-row math from partial sums)
+    proj = {"coeff_proj": [t(16, None, 1), t(32, None, 2), t(64, None, 4), t(16, None, 2), t(128, None, 4), t(8, None, 1)],
+            "bwd_coeff_proj": [t(16, None, 1, programs=4 * SMS), t(32, None, 2, programs=4 * SMS), t(8, None, 1, programs=8 * SMS),
+                               t(16, None, 2, programs=2 * SMS), t(64, None, 4, programs=2 * SMS), t(4, None, 1, programs=8 * SMS)]}
+    return dict(_split_tilings(d, t), **proj)
+
+
+def _split_tilings(d: int, t):
     dot = dict(prefetch=True, dot_bf16_split=True)
     if d <= 2048:
         # short rows (the e2e model's d = 1024, run 11: 0.38 / 0.98 ms per call against ~20 / 34 us floors at
@@ -57,6 +65,15 @@ def _tilings(d: int = 7168):
         "bwd_coeff": [t(64, 32, 8, programs=2 * SMS, dot_bf16_split=True), t(128, 32, 8, programs=SMS, **dot),
                       t(32, 32, 8, programs=4 * SMS, dot_bf16_split=True), t(64, 32, 8, programs=2 * SMS, **dot)],
     }
+
+
+def _proj_launches(d: int):
+    """mhc_proj_triton launches (block_t, block_k, num_warps, num_stages, slices or None: its own choice)."""
+    if d <= 2048:
+        return [(64, 64, 4, 3, None), (32, 64, 4, 3, None), (128, 64, 8, 3, None), (64, 128, 4, 3, None),
+                (32, 128, 4, 3, 1), (64, 64, 4, 4, 2), (128, 128, 8, 3, 1)]
+    return [(128, 64, 8, 3, None), (128, 64, 4, 3, None), (64, 64, 4, 3, None), (128, 128, 8, 3, None),
+            (64, 128, 4, 4, None), (128, 64, 8, 4, 4), (256, 64, 8, 3, None), (64, 64, 4, 3, 4)]
 
 
 def _wall_ms(fn) -> float:
@@ -108,7 +125,7 @@ def main(argv=None) -> int:
     bwd_args = (dli, dpost, dcomb) + fwd_args
     calls = {"mhc_pre": fwd_args, "mhc_pre_bwd": bwd_args}
     specs = {op: registry.kernel_spec(op) for op in calls}
-    layouts = ("cuda", "cuda_fused")     # split per-stream programs, fused ones (trex/passes/mhc_pre/kernel.py)
+    layouts = ("cuda", "cuda_split")     # the projection layout, the split one (trex/passes/mhc_pre/kernel.py)
     chosen: dict = {}                    # program name -> tiling the runners launch with
 
     def launch(p, i, s, out=None, record=None):
@@ -123,7 +140,7 @@ def main(argv=None) -> int:
             specs[op].run(a, TritonExecutor(lambda p, i, s, out=None: launch(p, i, s, out, programs)), lay)
     extra = _tilings(d)
     role = {"fwd_streams": "fused", "coeff_streams": "coeff", "apply_streams": "apply", "bwd_streams": "bwd_fused",
-            "bwd_coeff_streams": "bwd_coeff"}
+            "bwd_coeff_streams": "bwd_coeff", "coeff_proj": "coeff_proj", "bwd_coeff_proj": "bwd_coeff_proj"}
     report = {"tokens": T, "d": d, "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu (interpreter)",
               "points": {}, "best": {}}
     cands, base_out = {}, {}
@@ -181,6 +198,35 @@ def main(argv=None) -> int:
         pts.append(pt)
         print(json.dumps({"program": "mhc_dx_dfn", **pt}), flush=True)
     report["points"]["mhc_dx_dfn"] = pts
+    # the projection layout's reduce pass (the mhc_pre_proj host step), forward (no dli) and backward, per launch
+    from trex.codegen_triton import target as cuda_target
+    from trex.codegen_triton.mhc_proj import mhc_proj_triton
+    x2, fn2 = x.reshape(T, n * d), fn.float().reshape(m, n * d)
+    for with_dli in (False, True):
+        dl = dli if with_dli else None
+        want = Executor(None).mhc_pre_proj(x2, fn2, n, dl)
+        pts, label = [], "mhc_proj_bwd" if with_dli else "mhc_proj"
+        for bt, bk, w, st, sl in _proj_launches(d):
+            kw = dict(block_t=bt, block_k=bk, num_warps=w, num_stages=st, slices=sl)
+            try:
+                got = mhc_proj_triton(x2, fn2, n, dl, **kw)
+                # the partial sums added: h [T, M], ss [T], d(pre) [T, n]
+                errs = [G.rel_err(got[0].sum(1), want[0].sum(1)), G.rel_err(got[1].sum(1), want[1].sum(1))]
+                if with_dli:
+                    errs.append(G.rel_err(got[2].sum(-1), want[2].sum(-1)))
+                pt = dict(kw, parts=got[1].shape[1], us=G.graph_ms(lambda: mhc_proj_triton(x2, fn2, n, dl, **kw)) * 1e3,
+                          rel_err_vs_torch=errs)
+            except Exception as e:  # noqa: BLE001 - recorded
+                pt = dict(kw, error=f"{type(e).__name__}: {e}"[:300])
+            pts.append(pt)
+            print(json.dumps({"program": label, **pt}), flush=True)
+        report["points"][label] = pts
+        ok = [q for q in pts if "us" in q and max(q["rel_err_vs_torch"]) <= 1e-3]
+        if ok:
+            best = min(ok, key=lambda q: q["us"])
+            report["best"][label] = {"us": best["us"], "tiling": {k: best[k] for k in
+                                                                  ("block_t", "block_k", "num_warps", "num_stages", "slices")}}
+            cuda_target._PROJ_LAUNCH[with_dli] = dict(report["best"][label]["tiling"])
     # end to end through each layout's runner with the best tilings, against the op's fp64 reference
     ex = TritonExecutor(lambda p, i, s, out=None: launch(p, i, s, out))
     e2e = {}

@@ -11,14 +11,17 @@ from trex.tuning import harness
 from trex.tuning.store import Store, backend_lookup
 from trex.tuning.verify import Verifier
 
-TINY = {"ROWS": 13, "N": 4, "HD": 64, "ITERS": 3}
+TINY = {"ROWS": 13, "N": 4, "HD": 64, "ITERS": 3, "PARTS": 4}
 needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not installed")
 
 
 def test_cuda_tunes_the_per_stream_mhc_programs_and_ascend_the_ascendc_ones():
-    # the cuda layout is the split one: its program is the first launch, the reduce kernel
-    assert harness.build_program("mhc_pre", "bf16", "cuda", TINY).name == "mhc_pre_coeff_streams4_bf16"
-    assert harness.build_program("mhc_pre_bwd", "bf16", "cuda", TINY).name == "mhc_pre_bwd_coeff_streams4_bf16"
+    # the cuda layout is the projection one: its program is the first program launch (after the split-K
+    # host step), the per-row math from the partial sums; the split layout's is its reduce kernel
+    assert harness.build_program("mhc_pre", "bf16", "cuda", TINY).name == "mhc_pre_coeff_proj_bf16"
+    assert harness.build_program("mhc_pre_bwd", "bf16", "cuda", TINY).name == "mhc_pre_bwd_coeff_proj_bf16"
+    assert harness.build_program("mhc_pre", "bf16", "cuda_split", TINY).name == "mhc_pre_coeff_streams4_bf16"
+    assert harness.build_program("mhc_pre_bwd", "bf16", "cuda_split", TINY).name == "mhc_pre_bwd_coeff_streams4_bf16"
     assert harness.build_program("mhc_pre", "bf16", "cuda_fused", TINY).name == "mhc_pre_fwd_streams4_bf16"
     # the AscendC layout is the Cube split: its program is the first AIV launch
     assert harness.build_program("mhc_pre", "bf16", "ascend910b", TINY).name == "mhc_pre_fwd_cube_bf16"
@@ -75,8 +78,10 @@ def test_a_stored_per_stream_tuning_is_what_the_cuda_launcher_finds(store_path):
 
 def test_the_tf32_rule_covers_cuda_contractions_only():
     for pattern in ("mhc_pre", "mhc_pre_bwd"):
-        assert harness.tensor_core_contractions(harness.build_program(pattern, "bf16", "cuda", TINY), "cuda")
+        assert harness.tensor_core_contractions(harness.build_program(pattern, "bf16", "cuda_split", TINY), "cuda")
         assert not harness.tensor_core_contractions(harness.build_program(pattern, "bf16"), "ascend910b")
+        # the projection layout's programs read the host step's partial sums: no contraction of their own
+        assert not harness.tensor_core_contractions(harness.build_program(pattern, "bf16", "cuda", TINY), "cuda")
     assert not harness.tensor_core_contractions(harness.build_program("rms_norm", "bf16"), "cuda")
 
 
@@ -94,7 +99,7 @@ def test_tf32_products_round_the_operands_and_leave_the_fp64_reference_exact():
     assert harness.round_tf32(x, "trunc").tolist() == [1.0, 1 + 2 ** -10, -(1 + 2 ** -10)]
     with pytest.raises(ValueError, match="rounding 'rz'"):
         harness.tf32_products("rz")
-    p = harness.build_program("mhc_pre", "bf16", "cuda", TINY)
+    p = harness.build_program("mhc_pre", "bf16", "cuda_split", TINY)
     ins = harness.make_inputs(p, TINY, seed=2)
     sc = harness.scalars_for("mhc_pre", p, TINY)
     ref = harness.reference_fp64(p, ins, sc)
@@ -123,7 +128,7 @@ def test_per_stream_mhc_is_verified_and_a_tail_skipping_candidate_still_rejected
     monkeypatch.setenv("TREX_TRITON_CACHE", str(tmp_path))
     monkeypatch.setenv("TREX_TUNING_STORE", "none")
     from trex.tuning.cuda import CudaBackend
-    b = CudaBackend("cuda", "mhc_pre", "bf16", TINY)
+    b = CudaBackend("cuda", "mhc_pre", "bf16", TINY, layout="cuda_split")
     cfg, _ = b.initial()
     cfg = dict(cfg, rows_per_tile=4)       # 13 rows: a partial last tile the bug skips
     src = b.compile(cfg).source
@@ -131,7 +136,7 @@ def test_per_stream_mhc_is_verified_and_a_tail_skipping_candidate_still_rejected
     wrong = src.replace("row_hi = ROWS\n", "row_hi = ROWS - ROWS % 4\n")
 
     def request(source):
-        return {"target": "cuda", "pattern": "mhc_pre", "dtype": "bf16", "sizes": TINY, "scalars": b.scalars,
+        return {"target": "cuda", "layout": "cuda_split", "pattern": "mhc_pre", "dtype": "bf16", "sizes": TINY, "scalars": b.scalars,
                 "kernel": {"source": source, "config": cfg}, "checks": 2}
     with Verifier() as v:
         assert v.verify(request(src)) == {"ok": True, "checks": 2}
@@ -149,15 +154,16 @@ def test_measured_tilings_are_start_points(monkeypatch):
     monkeypatch.setattr(cuda, "interpreted", lambda: False)
     # the split layout's reduce kernels (H200 run 12): the forward's best without the register prefetch
     for pattern, programs, prefetch in (("mhc_pre", None, False), ("mhc_pre_bwd", 132, True)):
-        b = cuda.CudaBackend("cuda", pattern, "bf16", v4)
+        b = cuda.CudaBackend("cuda", pattern, "bf16", v4, layout="cuda_split")
         (label, cfg), *_ = b.start_points()
         assert label == "measured" and cfg["programs"] == programs and cfg["prefetch"] is prefetch
         assert {k: cfg[k] for k in want} == want
         assert b.infeasible(cfg) == [], pattern
     # under the interpreter (bf16 dots computed wrong there) the same start point without dot_bf16_split
     monkeypatch.setattr(cuda, "interpreted", lambda: True)
-    (label, cfg), *_ = cuda.CudaBackend("cuda", "mhc_pre", "bf16", dict(v4, HD=64, ROWS=32)).start_points()
-    assert label == "measured_other_sizes" and cfg["rows_per_tile"] == 128 and cfg["dot_bf16_split"] is False
+    (label, cfg), *_ = cuda.CudaBackend("cuda", "mhc_pre", "bf16", dict(v4, HD=64, ROWS=32), layout="cuda_split").start_points()
+    # (the nearest measured sizes are the e2e model's d = 1024: 64 rows, session 10's calibration)
+    assert label == "measured_other_sizes" and cfg["rows_per_tile"] == 64 and cfg["dot_bf16_split"] is False
 
 
 @needs_triton
@@ -205,10 +211,10 @@ def test_a_tf32_kernel_passes_the_tf32_rule_and_its_error_is_the_tf32_chains(mon
                                                d.dtype.scalar)
     monkeypatch.setattr(triton_interpreter.InterpreterBuilder, "create_dot", tf32_dot)
     sizes = {"ROWS": 32, "N": 4, "HD": 512, "ITERS": 20}
-    b = CudaBackend("cuda", "mhc_pre", "bf16", sizes)
+    b = CudaBackend("cuda", "mhc_pre", "bf16", sizes, layout="cuda_split")
     cfg, _ = b.initial()
     cfg = dict(cfg, rows_per_tile=16, num_warps=4)        # tl.dot needs >= 16 rows
-    req = {"target": "cuda", "pattern": "mhc_pre", "dtype": "bf16", "sizes": sizes, "scalars": b.scalars,
+    req = {"target": "cuda", "layout": "cuda_split", "pattern": "mhc_pre", "dtype": "bf16", "sizes": sizes, "scalars": b.scalars,
            "kernel": b.compile(cfg).for_verifier(), "checks": 3}
     assert verify.check(req) == {"ok": True, "checks": 3}
     # why an fp32 eager is the wrong yardstick: the kernel's error is the TF32 chain's, hundreds of times

@@ -38,6 +38,10 @@ TARGET_NAME = "cuda"
 _FAILED: dict[tuple, str] = {}
 _DERIVED: collections.OrderedDict = collections.OrderedDict()
 _DERIVED_MAX = 16
+# the mhc_pre_proj launch (block_t, block_k, num_warps, num_stages, slices) without and with dli (forward,
+# backward); empty: mhc_proj_triton's choice. bench/h200_h17_mhc.py sweeps the launches and sets these to
+# run the layout end to end at its best.
+_PROJ_LAUNCH: dict = {False: {}, True: {}}
 
 
 class TritonExecutor(Executor):
@@ -57,6 +61,13 @@ class TritonExecutor(Executor):
         if x.is_cuda and os.environ.get("TRITON_INTERPRET") != "1" and block_k(dli.shape[1]) and dh.shape[1] <= 64:
             return mhc_dx_dfn_triton(x, dli, fn, dh, dss2, pre)
         return super().mhc_pre_dx_dfn(x, dli, fn, dh, dss2, pre)
+
+    def mhc_pre_proj(self, x, fn, n, dli=None):
+        """The reduce pass as a split-K GEMM reading x once (trex/codegen_triton/mhc_proj.py)."""
+        from .mhc_proj import mhc_proj_triton
+        if x.is_cuda and os.environ.get("TRITON_INTERPRET") != "1" and fn.shape[0] <= 64:
+            return mhc_proj_triton(x, fn, n, dli, **_PROJ_LAUNCH[dli is not None])
+        return super().mhc_pre_proj(x, fn, n, dli)
 
     def derived(self, sources, key, compute):
         """Host-derived inputs (RoPE's pair-expanded tables), cached per source tensors, their versions

@@ -107,6 +107,21 @@ class Executor:
         dxf = dxf + dh.float() @ fn.float()
         return dxf.to(x.dtype), dh.float().T @ x.float()
 
+    def mhc_pre_proj(self, x: torch.Tensor, fn: torch.Tensor, n: int, dli: torch.Tensor | None = None
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """mHC's reduce pass as one host step, so a target can run it as a split-K GEMM that reads x once
+        (the per-row coefficient math then runs in a program of its own): x [T, n*d], fn [M, n*d],
+        dli [T, d] or None -> partial sums per row, P of them, P / n per stream (a target's column split;
+        one per stream here): hpart [T, P, M] of h = x fn^T, sspart [T, P] of sum x^2, dppart [T, n, P/n]
+        of d(pre)_s = x_s . dli (None without dli). fp32. This is the reference."""
+        rows, m = x.shape[0], fn.shape[0]
+        xs = x.float().reshape(rows, n, -1)
+        hpart = torch.einsum("tsc,msc->tsm", xs, fn.float().reshape(m, n, -1))
+        sspart = (xs * xs).sum(-1)
+        if dli is None:
+            return hpart, sspart, None
+        return hpart, sspart, (xs * dli.float().reshape(rows, 1, -1)).sum(-1).reshape(rows, n, 1)
+
     def derived(self, sources: tuple[torch.Tensor, ...], key, compute: Callable[[], tuple]) -> tuple:
         """Host-computed inputs that depend on nothing but ``sources`` and ``key`` (RoPE's pair-expanded
         tables): computed on every call here; a target may cache them per source tensor."""

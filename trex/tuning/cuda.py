@@ -63,17 +63,22 @@ class CudaBackend:
     deterministic = False     # measured: a gain is committed only outside the re-measured spread (search)
 
     def __init__(self, target: str, pattern: str, dtype: str, named_sizes: dict, *, reps: int = 50, batches: int = 5,
-                 batch_s: float = 0.01):
+                 batch_s: float = 0.01, layout: str | None = None):
         ok, why = available()
         if not ok:
             raise RuntimeError(f"trex tune --target cuda needs Triton and a CUDA GPU: {why}")
         from trex.codegen_triton import tiling as tiling_mod
         self.tiling_mod = tiling_mod
-        self.target, self.pattern, self.dtype = target, pattern, dtype
-        # the program the cuda target runs (mHC: the per-stream variant, harness.build_program)
-        self.program: Program = harness.build_program(pattern, dtype, target, named_sizes)
-        self.named_sizes = dict(named_sizes)
-        self.sizes = harness.symbol_sizes(named_sizes)
+        self.target, self.pattern, self.dtype, self.layout = target, pattern, dtype, layout
+        # the program the cuda target runs (mHC: the projection layout's, harness.build_program), or that of
+        # another of the spec's cuda layouts (`layout`: mHC's cuda_split / cuda_fused, tuned for the benchmarks)
+        self.program: Program = harness.build_program(pattern, dtype, layout or target, named_sizes)
+        # sizes the program binds that the caller did not name (mHC's PARTS) keep the pattern's example
+        # values, as `trex tune --shape` gives them (harness.parse_shape)
+        self.named_sizes = dict(harness.kernel_spec(pattern).sizes["example"], **named_sizes)
+        self.named_sizes = {k: v for k, v in self.named_sizes.items()
+                            if k in named_sizes or k in harness.program_sizes(self.program, self.named_sizes)}
+        self.sizes = harness.symbol_sizes(self.named_sizes)
         self.scalars = harness.scalars_for(pattern, self.program, self.named_sizes)
         self.reps, self.batches, self.batch_s = reps, batches, batch_s
         self.fixed_knobs: frozenset = frozenset()      # set by initial()

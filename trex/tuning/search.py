@@ -161,7 +161,7 @@ class Search:
             ans = self.verifier.verify({"target": self.b.target, "pattern": self.b.pattern, "dtype": self.b.dtype,
                                         "sizes": self.b.named_sizes, "scalars": self.b.scalars,
                                         "kernel": art.for_verifier(), "checks": self.checks,
-                                        "opt": getattr(self.b, "opt", "-O0")})
+                                        "opt": getattr(self.b, "opt", "-O0"), "layout": getattr(self.b, "layout", None)})
             if not ans.get("ok"):
                 node.status, node.reason = "rejected", ans.get("reason", "verifier said no")
                 return node

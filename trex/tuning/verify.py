@@ -421,7 +421,8 @@ def check(req: dict) -> dict:
     the verifier process (the candidate's Triton source is installed in the launcher's cache)."""
     if req["target"].startswith("ascend"):
         return check_ascend(req)
-    program = harness.build_program(req["pattern"], req["dtype"], req["target"], req["sizes"])
+    # `layout`: another of the spec's layouts for this target (mHC's cuda_split), as the backend built it
+    program = harness.build_program(req["pattern"], req["dtype"], req.get("layout") or req["target"], req["sizes"])
     scalars = dict(req["scalars"])
     tf32 = harness.tensor_core_contractions(program, req["target"])
     # Triton's interpreter truncates fp32 -> bf16 casts: the eager baseline then does too (harness)

@@ -623,6 +623,106 @@ def build_mhc_pre_bwd_coeff_streams(dtype: DType | str = DType.BF16, n: int = 4)
     return b.build()
 
 
+# ------------------------------------------------------------------------------------------------
+# the projection layout (cuda): the reduce pass as the executor's `mhc_pre_proj` host step, the row math alone
+#
+# The split programs above still do the reduce pass and the coefficient math in one kernel: a row tile's
+# stream of x (the bytes) and its Sinkhorn, its reverse and their history (the registers) share one tiling,
+# and both lose (H200 run 12: 459 us for 0.94 GB of x, 2.05 TB/s; at d = 1024 the backward's took 313 us
+# over 84 MB). Here the executor's `mhc_pre_proj` host step runs the pass (on CUDA a split-K GEMM over
+# column slices of each stream, trex/codegen_triton/mhc_proj.py) and writes PARTS partial sums per row:
+# the projection, the sum of squares and, in the backward, d(pre) per stream and slice. These programs
+# read no x: they add the partials in a fixed order (deterministic) and do the per-row math, at a tiling
+# of their own. The apply pass (forward) and the dx + dfn step (backward) are the split layout's.
+
+PARTS = size("PARTS")      # partial sums per row (the host step's column slices: PARTS / N per stream)
+
+
+def _declare_partials(b: ProgramBuilder, with_dpre: bool):
+    b.gm("hpart", F32, (PARTS, (2 + N) * N))
+    b.gm("sspart", F32, (PARTS,))
+    if with_dpre:
+        b.gm("dppart", F32, (N, PARTS / N))
+    b.gm("scale", F32, (3, 1), kind=SHARED)
+    b.gm("base", F32, (2 + N, N), kind=SHARED)
+
+
+def _hd_from_scalar(b: ProgramBuilder):
+    """HD (the rms mean's divisor) from a scalar: these programs read no [.., HD] tensor."""
+    b.scalar("hd", DType.INT32)
+    b.size_params.append((HD, "hd"))
+
+
+def _sum_partials(b: ProgramBuilder, with_dpre: bool):
+    """ss (1, 1), h (2+N, N) [, dpre_t (1, N)] from the partial sums of the row."""
+    b.op("load", "hpf", "hpart", dtype=F32, cols=(PARTS, (2 + N) * N))
+    b.op("reduce_sum", "h1", "hpf", axis=-2, dtype=F32, cols=(1, (2 + N) * N))
+    b.op("view", "h", "h1", dtype=F32, cols=(2 + N, N))
+    b.op("load", "ssf", "sspart", dtype=F32, cols=(PARTS,))
+    b.op("reduce_sum", "ss1", "ssf", axis=-1, dtype=F32, cols=(1,))
+    b.op("view", "ss", "ss1", dtype=F32, cols=(1, 1))
+    if with_dpre:
+        b.op("load", "dpf", "dppart", dtype=F32, cols=(N, PARTS / N))
+        b.op("reduce_sum", "dp1", "dpf", axis=-1, dtype=F32, cols=(N, 1))
+        b.op("transpose", "dpre_t", "dp1", dtype=F32, cols=(1, N))
+
+
+def build_mhc_pre_coeff_proj(dtype: DType | str = DType.BF16) -> Program:
+    dtype = DType(dtype)   # the layout's dtype (x's); this program reads only fp32 partials
+    b = ProgramBuilder(f"mhc_pre_coeff_proj_{dtype.value}",
+                       doc="mHC pre from the reduce pass's partial sums: coefficients, Sinkhorn -> pre, post, comb")
+    _declare_partials(b, with_dpre=False)
+    b.gm("pre_mix", F32, (N,), role="out")
+    b.gm("post", F32, (N,), role="out")
+    b.gm("comb", F32, (N, N), role="out")
+    hc_eps, rms_eps = _declare_scalars(b)
+    _hd_from_scalar(b)
+    _prologue(b)
+    _sum_partials(b, with_dpre=False)
+    _coefficients(b, hc_eps, rms_eps)
+    _sinkhorn(b, hc_eps, hist=False)
+    _store_rows(b, ("pre_mix", "pre", (N,)), ("post", "postv", (N,)))
+    b.op("store", None, "comb", "M")
+    return b.build()
+
+
+def build_mhc_pre_bwd_coeff_proj(dtype: DType | str = DType.BF16) -> Program:
+    dtype = DType(dtype)
+    b = ProgramBuilder(f"mhc_pre_bwd_coeff_proj_{dtype.value}",
+                       doc="mHC pre backward from the reduce pass's partial sums: recompute, Sinkhorn reverse -> dh, dss2, pre")
+    b.gm("dpost", F32, (N,))
+    b.gm("dcomb", F32, (N, N))
+    _declare_partials(b, with_dpre=True)
+    b.gm("pre_mix", F32, (N,), role="out")
+    b.gm("dss2", F32, (1,), role="out")
+    hc_eps, rms_eps = _declare_bwd_tail(b, host_dfn=False)
+    _hd_from_scalar(b)
+    _sum_partials(b, with_dpre=True)
+    _bwd_coefficients(b, hc_eps, rms_eps, lambda: None)
+    _store_rows(b, ("pre_mix", "pre", (N,)), ("dss2", "c2", (1,)))
+    b.section("epilogue")
+    b.op("store", None, "dscale_partial", "dsc_acc")
+    b.op("store", None, "dbase_partial", "db_acc")
+    return b.build()
+
+
+def proj_from_default(inputs: dict) -> dict:
+    """The projection layout's program inputs from the default programs' (x [ROWS, N, HD], the Cube's
+    hproj, scale, base, output gradients): one partial sum per stream (PARTS = N, as the reference host
+    step writes them; the Cube's whole projection in the first), so the benchmarks and tuning can run
+    these programs on the default programs' draws."""
+    x, h = inputs["x"], inputs["hproj"]
+    rows, n, d = x.shape
+    xf = x.float()
+    hpart = torch.zeros(rows, n, h[0].numel(), device=x.device)
+    hpart[:, 0] = h.float().reshape(rows, -1)
+    ins = {"hpart": hpart, "sspart": (xf * xf).sum(-1), "scale": inputs["scale"], "base": inputs["base"]}
+    if "dli" in inputs:
+        ins["dppart"] = (xf * inputs["dli"].float().reshape(rows, 1, d)).sum(-1).reshape(rows, n, 1)
+        ins.update(dpost=inputs["dpost"], dcomb=inputs["dcomb"])
+    return ins
+
+
 def stream_views(x, fn, scale, base) -> tuple[dict, int, int, int]:
     """Inputs of the per-stream programs: x[:, s, :] row-strided views (no copy) and fn regrouped per
     stream as one contiguous [N, (2+N)*N, HD] copy (fn is small: 2.75 MB at N=4, HD=7168)."""
@@ -769,4 +869,35 @@ def run_mhc_pre_bwd_split(execute: Executor, d_layer_input, d_post, d_comb, x, f
     x2 = x.reshape(rows, n * d)
     dx, dfn = execute.mhc_pre_dx_dfn(x2, ins["dli"], fn.reshape(-1, n * d), coeff["dh"].reshape(rows, -1),
                                      coeff["dss2"], coeff["pre_mix"])
+    return _backward_outputs(dx, dfn, coeff, x, fn, scale, base)
+
+
+def run_mhc_pre_proj(execute: Executor, x, fn, scale, base, iters: int, hc_eps: float, rms_eps: float):
+    """The projection layout: the reduce pass as the executor's host step (partial sums), the row math
+    (pre, post, comb), then the split layout's apply pass."""
+    ins, rows, n, d = stream_views(x, fn, scale, base)
+    hpart, sspart, _ = execute.mhc_pre_proj(x.reshape(rows, n * d), fn.float().reshape(-1, n * d), n)
+    sc = {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps, "hd": d}
+    coeff = execute(cached_program(build_mhc_pre_coeff_proj, ir_dtype(x.dtype)),
+                    {"hpart": hpart, "sspart": sspart, "scale": ins["scale"], "base": ins["base"]}, sc)
+    out = execute(cached_program(build_mhc_pre_apply_streams, ir_dtype(x.dtype), n),
+                  dict({x_: ins[x_] for x_ in _stream_names(n)[0]}, pre_mix=coeff["pre_mix"]), {})
+    return _forward_outputs(dict(coeff, layer_input=out["layer_input"]), x, n, d)
+
+
+def run_mhc_pre_bwd_proj(execute: Executor, d_layer_input, d_post, d_comb, x, fn, scale, base, iters: int,
+                         hc_eps: float, rms_eps: float):
+    """The projection layout's backward: the reduce pass as the host step (with d(pre) from dli), the
+    Sinkhorn reverse from the partial sums (dh, dss2, pre, dscale/dbase partials), then the split
+    layout's `mhc_pre_dx_dfn` host step (dx and dfn from one read of x)."""
+    rows, n, d = (x.numel() // (x.shape[-2] * x.shape[-1]) if x.numel() else 0), x.shape[-2], x.shape[-1]
+    x2, fn2 = x.reshape(rows, n * d), fn.float().reshape(-1, n * d)
+    dli = d_layer_input.reshape(rows, d).to(x.dtype)
+    hpart, sspart, dppart = execute.mhc_pre_proj(x2, fn2, n, dli)
+    ins = {"dpost": d_post.reshape(rows, n).float(), "dcomb": d_comb.reshape(rows, n, n).float(),
+           "hpart": hpart, "sspart": sspart, "dppart": dppart,
+           "scale": scale.float().reshape(3, 1), "base": base.float().reshape(2 + n, n)}
+    coeff = execute(cached_program(build_mhc_pre_bwd_coeff_proj, ir_dtype(x.dtype)), ins,
+                    {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps, "hd": d})
+    dx, dfn = execute.mhc_pre_dx_dfn(x2, dli, fn2, coeff["dh"].reshape(rows, -1), coeff["dss2"], coeff["pre_mix"])
     return _backward_outputs(dx, dfn, coeff, x, fn, scale, base)
