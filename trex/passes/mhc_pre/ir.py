@@ -12,7 +12,8 @@ Layouts, in the order of this file: the all-vector programs (build_mhc_pre_fwd /
 as `matvec` on the vector unit, fn loaded chunk by chunk and shared by the rows of a tile; version 0 of
 bench/NOTES_ascend_mhc.md, 1.4x over eager in the model; the GPU printer tests print them); the Cube
 split (the AscendC layout the kernel spec runs: the GEMMs as `rows_matmul` host steps, the row work in
-AIV programs); the per-stream and split per-stream programs (the cuda layouts).
+AIV programs); the per-stream and split per-stream programs (cuda_fused, cuda_split) and the projection
+layout (cuda: the reduce pass as the executor's split-K host step, the row math from its partial sums).
 
 Backward: the Sinkhorn iterates are recomputed in UB into a small history local (2*ITERS
 matrices of N x N) and the normalisation steps are reversed: for Y = X / (sum_axis X + eps),
@@ -875,13 +876,16 @@ def run_mhc_pre_bwd_split(execute: Executor, d_layer_input, d_post, d_comb, x, f
 def run_mhc_pre_proj(execute: Executor, x, fn, scale, base, iters: int, hc_eps: float, rms_eps: float):
     """The projection layout: the reduce pass as the executor's host step (partial sums), the row math
     (pre, post, comb), then the split layout's apply pass."""
-    ins, rows, n, d = stream_views(x, fn, scale, base)
-    hpart, sspart, _ = execute.mhc_pre_proj(x.reshape(rows, n * d), fn.float().reshape(-1, n * d), n)
+    n, d = x.shape[-2], x.shape[-1]
+    rows = x.numel() // (n * d) if x.numel() else 0
+    x3 = x.reshape(rows, n, d)          # stream s is the row-strided view x3[:, s, :] (no copy; fn is not regrouped)
+    hpart, sspart, _ = execute.mhc_pre_proj(x3.reshape(rows, n * d), fn.float().reshape(-1, n * d), n)
     sc = {"iters": iters, "hc_eps": hc_eps, "rms_eps": rms_eps, "hd": d}
     coeff = execute(cached_program(build_mhc_pre_coeff_proj, ir_dtype(x.dtype)),
-                    {"hpart": hpart, "sspart": sspart, "scale": ins["scale"], "base": ins["base"]}, sc)
+                    {"hpart": hpart, "sspart": sspart, "scale": scale.float().reshape(3, 1),
+                     "base": base.float().reshape(2 + n, n)}, sc)
     out = execute(cached_program(build_mhc_pre_apply_streams, ir_dtype(x.dtype), n),
-                  dict({x_: ins[x_] for x_ in _stream_names(n)[0]}, pre_mix=coeff["pre_mix"]), {})
+                  dict({x_: x3[:, s, :] for s, x_ in enumerate(_stream_names(n)[0])}, pre_mix=coeff["pre_mix"]), {})
     return _forward_outputs(dict(coeff, layer_input=out["layer_input"]), x, n, d)
 
 
