@@ -196,7 +196,8 @@ def test_the_bench_records_the_launches_at_model_sizes_on_meta_tensors():
     assert [s[0] for s in steps] == ["cube", "aiv", "cube", "cube", "aiv"]
     assert steps[0][1:] == (rows, m, k, 2, 4) and steps[2][1:] == (rows, k, m, 4, 4) and steps[3][1:] == (m, k, rows, 4, 2)
     assert [s[1].name for s in steps if s[0] == "aiv"] == ["mhc_pre_bwd_coeff_cube_bf16", "mhc_pre_bwd_apply_cube_bf16"]
-    assert {str(k_): v for k_, v in steps[1][2].items()} == example
+    # (PARTS sizes the cuda layout's programs only)
+    assert {str(k_): v for k_, v in steps[1][2].items()} == {k_: v for k_, v in example.items() if k_ != "PARTS"}
 
 
 @pytest.mark.slow

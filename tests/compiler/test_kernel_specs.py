@@ -102,7 +102,9 @@ def test_the_benchmark_sweeps_the_launch_the_cuda_runner_makes():
     args = fop.sample_inputs(torch.float32)[0]
     program, inputs, scalars = capture_launch(spec, args, "cuda")
     assert program == spec.program("fp32", "cuda", {"N": args[3].shape[-2]})
-    assert {"x0", "fn0", "dli"} <= set(inputs) and scalars["iters"] == args[7]
+    # the projection layout: its first program reads the host step's partial sums (and the output grads)
+    assert {"hpart", "sspart", "dppart", "dpost", "dcomb"} <= set(inputs) and scalars["iters"] == args[7]
+    assert scalars["hd"] == args[3].shape[-1]
 
 
 def test_a_spec_without_every_size_set_is_refused():

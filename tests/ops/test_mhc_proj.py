@@ -3,8 +3,6 @@ reduce pass as the executor's `mhc_pre_proj` host step (partial sums per row), t
 partials as programs of their own. Equal to the split layout in the Kernel IR interpreter within fp32
 rounding, within the op's fp64 tolerance, under the Triton interpreter equal to the IR interpreter; the
 split-K kernel (trex/codegen_triton/mhc_proj.py) equal to the host step's reference on odd shapes."""
-import importlib.util
-
 import pytest
 import torch
 
@@ -14,23 +12,7 @@ from trex.compiler.kernels import Executor
 from trex.passes.mhc_pre import ir
 from trex.passes.mhc_pre.op import mhc_pre_bwd_reference, mhc_pre_reference
 
-needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not installed")
-EPS = 1e-6
-
-
-def _args(rows=13, n=4, d=64, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    m = (2 + n) * n
-    x = torch.randn(rows, n, d, generator=g).bfloat16()
-    fn = torch.randn(m, n * d, generator=g) * (n * d) ** -0.5
-    scale, base = torch.rand(3, generator=g) + 0.5, torch.randn(m, generator=g) * 0.1
-    grads = (torch.randn(rows, d, generator=g).bfloat16(), torch.randn(rows, n, generator=g),
-             torch.randn(rows, n, n, generator=g))
-    return (x, fn, scale, base), grads
-
-
-def _rel(a, b):
-    return ((a.double() - b.double()).norm() / b.double().norm().clamp_min(1e-300)).item()
+from test_mhc_split import EPS, _args, _rel, needs_triton   # the same draws as the split layout's tests
 
 
 @pytest.mark.parametrize("n,d,iters,sched", [(4, 64, 3, Schedule(rows_per_tile=4, col_chunk=16, cores=3)),

@@ -367,11 +367,7 @@ def build_mhc_pre_bwd_coeff_cube(dtype: DType | str = DType.BF16) -> Program:
     _ss_pass(b, dtype, with_dli=True)
     _bwd_coefficients(b, hc_eps, rms_eps,
                       lambda: b.op("transpose", "dpre_t", "dpre", dtype=F32, cols=(1, N)))
-    _store_rows(b, ("pre_mix", "pre", (N,)), ("dss2", "c2", (1,)))
-    b.section("epilogue")
-    b.op("store", None, "dscale_partial", "dsc_acc")
-    b.op("store", None, "dbase_partial", "db_acc")
-    return b.build()
+    return _build_bwd_coefficients(b)
 
 
 def build_mhc_pre_bwd_apply_cube(dtype: DType | str = DType.BF16) -> Program:
@@ -556,6 +552,15 @@ def _store_rows(b: ProgramBuilder, *pairs):
         b.op("store", None, gm, local + "_st")
 
 
+def _build_bwd_coefficients(b: ProgramBuilder) -> Program:
+    """The tail of a backward coefficient program: pre and dss2 per row, the dscale/dbase partials."""
+    _store_rows(b, ("pre_mix", "pre", (N,)), ("dss2", "c2", (1,)))
+    b.section("epilogue")
+    b.op("store", None, "dscale_partial", "dsc_acc")
+    b.op("store", None, "dbase_partial", "db_acc")
+    return b.build()
+
+
 def _load_pre_mix(b: ProgramBuilder, n: int):
     """pre (1, N) and the per-stream weights pre0..pre{n-1} from the pre_mix row tensor."""
     b.op("load", "prem", "pre_mix", dtype=F32, cols=(N,))
@@ -617,11 +622,7 @@ def build_mhc_pre_bwd_coeff_streams(dtype: DType | str = DType.BF16, n: int = 4)
     hc_eps, rms_eps = _declare_bwd_tail(b, host_dfn=False)
     _streams_reduce_pass(b, dtype, n, with_dli=True)
     _bwd_coefficients(b, hc_eps, rms_eps, lambda: None)
-    _store_rows(b, ("pre_mix", "pre", (N,)), ("dss2", "c2", (1,)))
-    b.section("epilogue")
-    b.op("store", None, "dscale_partial", "dsc_acc")
-    b.op("store", None, "dbase_partial", "db_acc")
-    return b.build()
+    return _build_bwd_coefficients(b)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -700,11 +701,7 @@ def build_mhc_pre_bwd_coeff_proj(dtype: DType | str = DType.BF16) -> Program:
     _hd_from_scalar(b)
     _sum_partials(b, with_dpre=True)
     _bwd_coefficients(b, hc_eps, rms_eps, lambda: None)
-    _store_rows(b, ("pre_mix", "pre", (N,)), ("dss2", "c2", (1,)))
-    b.section("epilogue")
-    b.op("store", None, "dscale_partial", "dsc_acc")
-    b.op("store", None, "dbase_partial", "db_acc")
-    return b.build()
+    return _build_bwd_coefficients(b)
 
 
 def proj_from_default(inputs: dict) -> dict:
