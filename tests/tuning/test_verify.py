@@ -165,3 +165,28 @@ def test_the_printers_kernels_pass_every_check(pattern, dtype):
     for _ in range(3):
         ans = check_ascend(b.request(art, 3), profile_rows=tuple(b.profile_rows(cfg)))
         assert ans["ok"], ans["reason"]
+
+
+def test_a_frame_written_in_one_piece_with_a_blank_line_is_read_at_once():
+    """The verifier process answers "\\n" + the frame in one write: a buffered readline after select()
+    used to keep the frame in Python's buffer and wait for the timeout (every CUDA verification on a
+    CPU with Triton). Two answers in one pipe, read back to back, each well inside the timeout."""
+    import subprocess
+    import sys
+    import time
+
+    from trex.tuning.verify import FRAME, _read_frame
+    script = ("import sys, time; w = sys.stdout.write; "
+              f"w('a candidate print\\n\\n{FRAME} n1 {{\"ok\": true}}\\n\\n{FRAME} n2 {{\"ok\": false}}\\n'); "
+              "sys.stdout.flush(); time.sleep(30)")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        t = time.monotonic()
+        assert _read_frame(proc, 20, f"{FRAME} n1 ") == '{"ok": true}'
+        assert _read_frame(proc, 20, f"{FRAME} n2 ") == '{"ok": false}'
+        assert time.monotonic() - t < 10
+        with pytest.raises(TimeoutError, match="no answer within 1 s"):
+            _read_frame(proc, 1, f"{FRAME} n3 ")
+    finally:
+        proc.kill()
+        proc.wait()

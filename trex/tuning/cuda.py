@@ -36,7 +36,7 @@ def install_source(program: Program, named_sizes: dict, config: dict, source: st
     exactly the candidate's text, not a re-print of its configuration."""
     from trex.codegen_triton import launcher
     from trex.codegen_triton.printer import Tiling, print_program
-    sizes = {k: v for k, v in harness.symbol_sizes(named_sizes).items() if k != ROWS}
+    sizes = {k: v for k, v in harness.symbol_sizes(harness.program_sizes(program, named_sizes)).items() if k != ROWS}
     ks = print_program(program, sizes, Tiling(**config))
     mod_name = ks.name + ("_interpret" if os.environ.get("TRITON_INTERPRET") == "1" else "")
     with launcher._LOCK:
@@ -73,11 +73,11 @@ class CudaBackend:
         # the program the cuda target runs (mHC: the projection layout's, harness.build_program), or that of
         # another of the spec's cuda layouts (`layout`: mHC's cuda_split / cuda_fused, tuned for the benchmarks)
         self.program: Program = harness.build_program(pattern, dtype, layout or target, named_sizes)
-        # sizes the program binds that the caller did not name (mHC's PARTS) keep the pattern's example
-        # values, as `trex tune --shape` gives them (harness.parse_shape)
-        self.named_sizes = dict(harness.kernel_spec(pattern).sizes["example"], **named_sizes)
-        self.named_sizes = {k: v for k, v in self.named_sizes.items()
-                            if k in named_sizes or k in harness.program_sizes(self.program, self.named_sizes)}
+        # the sizes the program binds: those the caller did not name (mHC's PARTS) keep the pattern's example
+        # values, as `trex tune --shape` gives them (harness.parse_shape); those it does not bind are dropped
+        # (a named size the program lacks would change the printed kernel's name and the store's key)
+        self.named_sizes = harness.program_sizes(
+            self.program, dict(harness.kernel_spec(pattern).sizes["example"], **named_sizes))
         self.sizes = harness.symbol_sizes(self.named_sizes)
         self.scalars = harness.scalars_for(pattern, self.program, self.named_sizes)
         self.reps, self.batches, self.batch_s = reps, batches, batch_s

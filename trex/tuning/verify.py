@@ -584,22 +584,31 @@ class Verifier:
 
 def _read_frame(proc: subprocess.Popen, timeout_s: float, prefix: str) -> str | None:
     """The payload of the first stdout line starting with `prefix` (None at end of file); other lines
-    (a candidate's prints) are skipped."""
-    import selectors
+    (a candidate's prints) are skipped.
+
+    Reads the pipe's bytes itself (os.read, lines split here, the rest kept on `proc` for the next frame):
+    a buffered `readline()` after `select()` pulls the whole answer ("\n" + the frame, one write) into
+    Python's buffer while returning only the blank line, and the next `select()` then waits on an empty
+    pipe until the timeout (every CUDA verification timed out where Triton runs on the CPU)."""
+    import select
     import time
     deadline = time.monotonic() + timeout_s
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
+    fd = proc.stdout.fileno()
+    buf = getattr(proc, "_trex_frame_buf", b"")
     try:
         while True:
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                text = line.decode(errors="replace")
+                if text.startswith(prefix):
+                    return text[len(prefix):]
             left = deadline - time.monotonic()
-            if left <= 0 or not sel.select(left):
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
                 proc.kill()
                 raise TimeoutError(f"no answer within {timeout_s:.0f} s")
-            line = proc.stdout.readline()
-            if not line:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
                 return None
-            if line.startswith(prefix):
-                return line[len(prefix):]
+            buf += chunk
     finally:
-        sel.close()
+        proc._trex_frame_buf = buf
