@@ -186,15 +186,19 @@ def main(argv=None) -> int:
     want = Executor(None).mhc_pre_dx_dfn(*step)      # the torch reference of the host step
     pts = []
     # run 12: (64, 4 warps, 3 stages) 1.48 ms, (32, 4, 3) 2.07, (64, 8, 3) 2.79, (16, 4, 4) 2.98, (32, 8, 4) 3.74
-    for bt, w, st, bk in ((64, 4, 3, 128), (64, 4, 3, 64), (128, 4, 3, 64), (64, 4, 4, 128), (128, 4, 2, 128), (64, 2, 3, 64)):
+    # session 14: pipe=True is the counted tl.range row loop (software-pipelined), False the while loop
+    for bt, w, st, bk, pipe in ((64, 4, 3, 128, False), (64, 4, 3, 128, True), (64, 4, 4, 128, True),
+                                (128, 8, 3, 128, True), (128, 4, 3, 64, True), (32, 4, 4, 128, True),
+                                (64, 8, 3, 128, True), (128, 8, 2, 128, True), (64, 4, 2, 64, True)):
         try:
-            got = mhc_dx_dfn_triton(*step, block_t=bt, num_warps=w, num_stages=st, block_k_max=bk)
-            pt = {"block_t": bt, "num_warps": w, "num_stages": st, "block_k": bk,
+            got = mhc_dx_dfn_triton(*step, block_t=bt, num_warps=w, num_stages=st, block_k_max=bk, pipeline=pipe)
+            pt = {"block_t": bt, "num_warps": w, "num_stages": st, "block_k": bk, "pipeline": pipe,
                   "us": G.graph_ms(lambda: mhc_dx_dfn_triton(*step, block_t=bt, num_warps=w, num_stages=st,
-                                                             block_k_max=bk)) * 1e3,
+                                                             block_k_max=bk, pipeline=pipe)) * 1e3,
                   "rel_err_vs_torch": [G.rel_err(a, b_) for a, b_ in zip(got, want)]}
         except Exception as e:  # noqa: BLE001 - recorded
-            pt = {"block_t": bt, "num_warps": w, "num_stages": st, "block_k": bk, "error": f"{type(e).__name__}: {e}"[:300]}
+            pt = {"block_t": bt, "num_warps": w, "num_stages": st, "block_k": bk, "pipeline": pipe,
+                  "error": f"{type(e).__name__}: {e}"[:300]}
         pts.append(pt)
         print(json.dumps({"program": "mhc_dx_dfn", **pt}), flush=True)
     report["points"]["mhc_dx_dfn"] = pts

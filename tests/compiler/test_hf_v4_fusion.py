@@ -51,6 +51,7 @@ def test_transformers_v4_fuses_with_eager_loss_and_gradients():
         fused.update(r.match_counts())
         assert not r.fallbacks, r.fallbacks
     assert fused["rms_norm"] > 0 and fused["swiglu_limited"] > 0, fused
+    assert fused["sink_attention"] == 2, fused     # both layers' eager sink attention: one SDPA call each
     torch.testing.assert_close(loss, ref_loss, rtol=1e-5, atol=1e-5)
     # parameters eager leaves at grad None (the indexer, used only through top-k indices) get zeros
     # under AOTAutograd, as with backend="aot_eager"

@@ -46,7 +46,7 @@ import torch
 import torch.fx as fx
 
 from .canonical import canonicalize
-from .graph import ASIDE, aten, requires_grad, same_size, source_line, trace_to_aten, users, val
+from .graph import ASIDE, aten, fake_eval, requires_grad, same_size, source_line, trace_to_aten, users, val
 
 FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 _MAGIC_BASE = 0.0123456789
@@ -313,6 +313,16 @@ def view_groups(node: fx.Node) -> tuple:
     return tuple(groups), ones
 
 
+def broadcast_dims(node: fx.Node) -> tuple:
+    """An expand's signature without its sizes: the output rank and the (negative) dims it broadcasts
+    from size 1, or that it adds in front."""
+    src = [_hint(s) for s in val(node.args[0]).shape]
+    dst = [_hint(s) for s in val(node).shape]
+    lead = len(dst) - len(src)
+    return len(dst), tuple(k - len(dst) for k in range(len(dst))
+                           if k < lead or (src[k - lead] == 1 and dst[k] != 1))
+
+
 class Matcher:
     """Match one traced chain at one anchor node of a graph."""
 
@@ -442,6 +452,15 @@ class Matcher:
         if pn.target in _VIEWS:
             if view_groups(pn) != view_groups(g):
                 raise MatchFailure(f"the reshape at {source_line(g)} regroups dims differently from the chain", self.depth)
+            self._node(pn.args[0], g.args[0])
+        elif pn.target == aten.expand.default and len(g.args) == 2 and not g.kwargs:
+            # compared by which dims it broadcasts, not by its size literals: a chain's broadcast to its
+            # example's batch or sequence size (a sink logit per head expanded to [B, H, T, 1]) is the
+            # graph's broadcast to its own sizes; shapes that disagree fail the ops that consume them and
+            # the replacement's shape check, and confirm_semantics evaluates the region
+            if broadcast_dims(pn) != broadcast_dims(g):
+                raise MatchFailure(f"expand at {source_line(g)} broadcasts dims {broadcast_dims(g)}, the chain "
+                                   f"{broadcast_dims(pn)}", self.depth)
             self._node(pn.args[0], g.args[0])
         elif pn.target in _COMMUTATIVE and len(pn.args) == 2 and not pn.kwargs and not g.kwargs:
             snap = self._snapshot()
@@ -631,6 +650,10 @@ def confirm_semantics(match: Match) -> str | None:
     return verdict
 
 
+# PyTorch's fused attention ops -> the index of their compute_log_sumexp argument (flash always computes it)
+_LOGSUMEXP_ARG = {aten._scaled_dot_product_efficient_attention.default: 4,
+                  aten._scaled_dot_product_cudnn_attention.default: 4}
+
 # fake mode -> {replacement key: traced replacement}: a model's repeated sites (every layer's norms) share
 # one trace of the replacement; per fake mode, so the cached meta values belong to the graph's own mode
 _REPLACEMENTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -687,6 +710,10 @@ def build_replacement(match: Match) -> list[fx.Node]:
         if key is not None:
             cache[key] = rgm
 
+    # A replacement is traced on graph values, below autograd: PyTorch's fused attention then decomposes with
+    # compute_log_sumexp=False, and AOTAutograd's backward of that node finds no logsumexp (Inductor's
+    # wrapper fails on the missing tensor). Where an input of the region wants a gradient, ask for it.
+    wants_grad = any(match.input_requires_grad(n) for n in tensor_names)
     order = {n: i for i, n in enumerate(graph.nodes)}
     insert_before = min(match.outputs, key=lambda n: order[n])
     last_input = max((match.inputs[n] for n in tensor_names), key=lambda n: order[n], default=None)
@@ -701,6 +728,7 @@ def build_replacement(match: Match) -> list[fx.Node]:
                 raise MatchFailure(f"operand {last_input.name} is computed after output {old.name}, which "
                                    f"{', '.join(early)} already use", depth=10 ** 6)
     env: dict[fx.Node, fx.Node] = {}
+    patched: set[fx.Node] = set()      # nodes whose value changed with compute_log_sumexp (and their getitems)
     inserted: list[fx.Node] = []
     placeholders = iter(tensor_names)
     new_outputs: list[fx.Node] = []
@@ -712,9 +740,18 @@ def build_replacement(match: Match) -> list[fx.Node]:
                 elif rn.op == "output":
                     new_outputs = [env[a] for a in rn.args[0]]
                 elif rn.op == "call_function":
-                    new = graph.call_function(rn.target, fx.node.map_arg(rn.args, env.__getitem__),
-                                              fx.node.map_arg(rn.kwargs, env.__getitem__))
-                    new.meta["val"] = rn.meta.get("val")
+                    args = fx.node.map_arg(rn.args, env.__getitem__)
+                    kwargs = fx.node.map_arg(rn.kwargs, env.__getitem__)
+                    lse = _LOGSUMEXP_ARG.get(rn.target)
+                    relabel = wants_grad and lse is not None and args[lse] is False
+                    if relabel:
+                        args = (*args[:lse], True, *args[lse + 1:])
+                    new = graph.call_function(rn.target, args, kwargs)
+                    if relabel or any(a in patched for a in new.all_input_nodes):
+                        new.meta["val"] = fake_eval(rn.target, args, kwargs)
+                        patched.add(new)
+                    else:
+                        new.meta["val"] = rn.meta.get("val")
                     env[rn] = new
                     inserted.append(new)
                 else:
