@@ -138,6 +138,10 @@ def main(argv=None):
         "sdpa_cudnn": lambda: with_backend(sdpa_augmented, SDPBackend.CUDNN_ATTENTION),
         "sdpa_inductor": lambda: torch.compile(sdpa_augmented),
         "sdpa_head_mask": lambda: sdpa_head_mask,
+        # trex's CUDA lowering called directly: one cuDNN call at head dim 128, the sink through its logsumexp
+        "cudnn_lse": lambda: (lambda q_, kv_, m_, s_, sc: __import__(
+            "trex.passes.sink_attention.pattern", fromlist=["x"]).sink_attention(q_, kv_, kv_, m_, s_, sc)
+            .transpose(1, 2).contiguous()),
         "sdpa_d192": lambda: (lambda *a: sdpa_augmented(*a, dp=192)),
         "sdpa_d256": lambda: (lambda *a: sdpa_augmented(*a, dp=256)),
         "sdpa_no_sink": lambda: sdpa_no_sink,

@@ -31,6 +31,8 @@ from trex.compiler.graph import same_size
 from trex.compiler.pattern import Pattern
 from trex.compiler.registry import register_pattern
 
+from .cuda import cudnn_attention_available, sink_attention_cuda
+
 
 def _repeat_kv(x, n_rep):
     b, kv_heads, s, d = x.shape
@@ -70,6 +72,8 @@ def sink_attention(query, key, value, mask, sinks, scaling):
     dtype, as one scaled_dot_product_attention call over augmented keys (module docstring). key / value:
     [B, KVH, S, D] with KVH dividing H (expanded, not copied, over the query heads); mask broadcastable to
     [B, H, T, S]; sinks [H]."""
+    if cudnn_attention_available(query) and key.shape[-1] == value.shape[-1] == query.shape[-1]:
+        return sink_attention_cuda(query, key, value, mask, sinks, scaling)
     b, h, t, d = query.shape
     s, dv = key.shape[2], value.shape[3]
     n_rep = h // key.shape[1]

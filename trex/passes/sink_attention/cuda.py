@@ -1,0 +1,101 @@
+"""Sink attention on CUDA as ONE cuDNN attention call at the model's own head dim, the sink applied through
+the call's logsumexp: ``trex::sink_attention_cudnn`` and its backward ``trex::sink_attention_cudnn_bwd``.
+
+Why not the augmented keys of pattern.py here: two sink channels take head dim 128 to 136, and cuDNN's
+kernels then run their 192-wide tiles: on the H200 (bench/NOTES_gpu.md, session 14) the backward cost 2.2 ms a
+call at B 4, 8 heads, T 2048, S 2560 against 0.77 ms at head dim 128.
+
+With o, lse = attention without the sink (lse: the natural-log sum of exp over the real keys) and
+a = sigmoid(lse - s_h) (the real keys' share of the softmax once the sink joins it):
+
+    out = a * o
+    backward, upstream G:  dO = a * G;  dq, dk, dv = attention backward(dO, out=a * o, lse)
+                           dsink_h = -sum over (b, t) of (1 - a) * (G . out)
+
+The attention backward uses its ``out`` argument only for Delta = rowsum(dO * out); the sink adds
+dL/dlse = (1 - a) * (dO . o) to every row of dS = P * (dP - Delta + dL/dlse), i.e. Delta becomes
+a * (dO . o) = dO . (a * o): passing the sink-scaled output as ``out`` is the exact gradient."""
+from __future__ import annotations
+
+import torch
+
+aten = torch.ops.aten
+
+
+def cudnn_attention_available(query: torch.Tensor) -> bool:
+    """Whether PyTorch's cuDNN attention can run this query (device, dtype, head dim)."""
+    return (query.is_cuda and query.dtype in (torch.bfloat16, torch.float16) and query.shape[-1] % 8 == 0
+            and query.shape[-1] <= 128 and torch.backends.cudnn.is_available()
+            and hasattr(aten, "_scaled_dot_product_cudnn_attention_backward"))
+
+
+@torch.library.custom_op("trex::sink_attention_cudnn", mutates_args=())
+def sink_attention_cudnn(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor,
+                         sinks: torch.Tensor, scale: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """query [B, H, T, D], key / value [B, H, S, D] (may be expanded), mask [B, H, T, S] in query's dtype,
+    sinks [H] -> (out [B, H, T, D] in query's dtype, lse [B, H, T, 1] fp32)."""
+    b, h, t, _ = query.shape
+    out, lse = aten._scaled_dot_product_cudnn_attention(query, key, value, mask, True, 0.0, False, False,
+                                                         scale=scale)[:2]
+    lse = lse.reshape(b, h, t, 1)
+    a = torch.sigmoid(lse - sinks.float().reshape(1, h, 1, 1))
+    return (out.float() * a).to(query.dtype), lse.clone()
+
+
+@sink_attention_cudnn.register_fake
+def _fake(query, key, value, mask, sinks, scale):
+    b, h, t, _ = query.shape
+    return query.new_empty(b, h, t, value.shape[-1]), query.new_empty(b, h, t, 1, dtype=torch.float32)
+
+
+@torch.library.custom_op("trex::sink_attention_cudnn_bwd", mutates_args=())
+def sink_attention_cudnn_bwd(grad: torch.Tensor, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                             mask: torch.Tensor, sinks: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+                             scale: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The gradients (dq, dk, dv, dsinks) of sink_attention_cudnn's out (module docstring)."""
+    b, h, t, _ = query.shape
+    a = torch.sigmoid(lse - sinks.float().reshape(1, h, 1, 1))
+    g = grad.float()
+    d_out = (g * a).to(query.dtype)
+    # None: undefined tensors, as the forward returns them without dropout (philox seed/offset) and for
+    # dense, non-nested inputs (cum_seq_q/k; a defined one would mean nested)
+    dq, dk, dv = aten._scaled_dot_product_cudnn_attention_backward(
+        d_out, query, key, value, out, lse, None, None, mask, None, None, t, key.shape[2], 0.0, False, scale=scale)
+    dsinks = -((1 - a) * (g * out.float()).sum(-1, keepdim=True)).sum(dim=(0, 2, 3))
+    return dq, dk, dv, dsinks.to(sinks.dtype)
+
+
+@sink_attention_cudnn_bwd.register_fake
+def _bwd_fake(grad, query, key, value, mask, sinks, out, lse, scale):
+    return (torch.empty_like(query), key.new_empty(key.shape), value.new_empty(value.shape),
+            sinks.new_empty(sinks.shape))
+
+
+def _setup_context(ctx, inputs, output):
+    query, key, value, mask, sinks, scale = inputs
+    out, lse = output
+    ctx.save_for_backward(query, key, value, mask, sinks, out, lse)
+    ctx.scale = scale
+
+
+def _backward(ctx, grad, _grad_lse):
+    query, key, value, mask, sinks, out, lse = ctx.saved_tensors
+    dq, dk, dv, dsinks = torch.ops.trex.sink_attention_cudnn_bwd(grad, query, key, value, mask, sinks, out, lse,
+                                                                ctx.scale)
+    return dq, dk, dv, None, dsinks, None
+
+
+sink_attention_cudnn.register_autograd(_backward, setup_context=_setup_context)
+
+
+def sink_attention_cuda(query, key, value, mask, sinks, scaling):
+    """pattern.sink_attention's function on cuDNN: key/value [B, KVH, S, D] expanded over the query heads,
+    the mask expanded to [B, H, T, S] in query's dtype."""
+    b, h, t, _ = query.shape
+    kvh, s = key.shape[1], key.shape[2]
+    n_rep = h // kvh
+
+    def heads(x):
+        return x if n_rep == 1 else x[:, :, None].expand(b, kvh, n_rep, s, x.shape[-1]).reshape(b, h, s, x.shape[-1])
+    m = mask.to(query.dtype).expand(b, h, t, s)
+    return sink_attention_cudnn(query, heads(key), heads(value), m, sinks, scaling)[0]
