@@ -18,15 +18,22 @@ a * (dO . o) = dO . (a * o): passing the sink-scaled output as ``out`` is the ex
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 aten = torch.ops.aten
 
 
 def cudnn_attention_available(query: torch.Tensor) -> bool:
-    """Whether PyTorch's cuDNN attention can run this query (device, dtype, head dim)."""
-    return (query.is_cuda and query.dtype in (torch.bfloat16, torch.float16) and query.shape[-1] % 8 == 0
+    """Whether PyTorch's cuDNN attention can run this query: a CUDA device of compute capability >= 8.0
+    with cuDNN attention enabled, bf16/fp16, a head dim that is a multiple of 8 and at most 128 (the
+    kernels measured here; larger heads take pattern.py's path, where PyTorch picks the kernel)."""
+    if not (query.is_cuda and query.dtype in (torch.bfloat16, torch.float16) and query.shape[-1] % 8 == 0
             and query.shape[-1] <= 128 and torch.backends.cudnn.is_available()
-            and hasattr(aten, "_scaled_dot_product_cudnn_attention_backward"))
+            and torch.backends.cuda.cudnn_sdp_enabled()
+            and hasattr(aten, "_scaled_dot_product_cudnn_attention_backward")):
+        return False
+    index = query.device.index if query.device.index is not None else torch.cuda.current_device()
+    return torch.cuda.get_device_capability(index) >= (8, 0)
 
 
 @torch.library.custom_op("trex::sink_attention_cudnn", mutates_args=())
@@ -94,8 +101,13 @@ def sink_attention_cuda(query, key, value, mask, sinks, scaling):
     b, h, t, _ = query.shape
     kvh, s = key.shape[1], key.shape[2]
     n_rep = h // kvh
+    m = mask.to(query.dtype).expand(b, mask.shape[1], t, s)
+    if s % 16:   # the key count padded to a multiple of 16 (the bias rows' alignment): zero keys masked -inf
+        pad = 16 - s % 16
+        key, value = F.pad(key, (0, 0, 0, pad)), F.pad(value, (0, 0, 0, pad))
+        m = torch.cat([m, m.new_full((b, m.shape[1], t, pad), float("-inf"))], dim=-1)
+        s += pad
 
     def heads(x):
         return x if n_rep == 1 else x[:, :, None].expand(b, kvh, n_rep, s, x.shape[-1]).reshape(b, h, s, x.shape[-1])
-    m = mask.to(query.dtype).expand(b, h, t, s)
-    return sink_attention_cudnn(query, heads(key), heads(value), m, sinks, scaling)[0]
+    return sink_attention_cudnn(query, heads(key), heads(value), m.expand(b, h, t, s), sinks, scaling)[0]

@@ -74,15 +74,21 @@ def sink_attention(query, key, value, mask, sinks, scaling):
     [B, H, T, S]; sinks [H]."""
     if cudnn_attention_available(query) and key.shape[-1] == value.shape[-1] == query.shape[-1]:
         return sink_attention_cuda(query, key, value, mask, sinks, scaling)
+    # elsewhere (the CPU's math kernel, Ascend's SDPA) in fp32 at least: a bf16 score would round the sink
+    # logit that eager keeps in fp32 (the gradient of the sinks is the most sensitive to it)
+    out_dtype = query.dtype
+    if query.dtype in (torch.bfloat16, torch.float16):
+        query, key, value = query.float(), key.float(), value.float()
     b, h, t, d = query.shape
     s, dv = key.shape[2], value.shape[3]
     n_rep = h // key.shape[1]
     dp = (d + 2 + 7) // 8 * 8
     dvp = (dv + 7) // 8 * 8
     sp = (s + 1 + 15) // 16 * 16
-    sink_q = (sinks.float() / scaling).reshape(1, h, 1, 1).expand(b, h, t, 1)
+    wide = torch.promote_types(query.dtype, torch.float32)   # the sink logit as eager has it (fp32, fp64)
+    sink_q = (sinks.to(wide) / scaling).reshape(1, h, 1, 1).expand(b, h, t, 1)
     hi = sink_q.to(query.dtype)
-    lo = (sink_q - hi.float()).to(query.dtype)
+    lo = (sink_q - hi.to(wide)).to(query.dtype)
     q2 = torch.cat([query, hi, lo, query.new_zeros(b, h, t, dp - d - 2)], dim=-1)
     kvh = key.shape[1]
     # the sink key (ones where q holds the sink logit) and the padding keys, built without in-place writes
@@ -99,7 +105,7 @@ def sink_attention(query, key, value, mask, sinks, scaling):
     m2 = torch.cat([m, m.new_zeros(b, mh, t, 1), m.new_full((b, mh, t, sp - s - 1), float("-inf"))],
                    dim=-1).expand(b, h, t, sp)
     out = F.scaled_dot_product_attention(q2, k2, v2, attn_mask=m2, scale=scaling)
-    return out[..., :dv]
+    return out[..., :dv].to(out_dtype)
 
 
 def _replace(query, kv, key, value, mask, sinks, *, scaling, out_dtype):
