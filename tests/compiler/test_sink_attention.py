@@ -128,6 +128,8 @@ def test_a_sink_per_batch_is_refused_with_the_reason():
     with logs.capture() as reports:
         out = torch.compile(chain, backend="trex")(q, k, mask, wrong)
     assert not any(r.match_counts() for r in reports)
+    reasons = [nm.reason for r in reports for nm in r.near_misses if nm.pattern == "sink_attention"]
+    assert any("broadcasts dims" in reason for reason in reasons), reasons     # the near-miss says why
     torch.testing.assert_close(out, chain(q, k, mask, wrong))
 
 
@@ -143,3 +145,5 @@ def test_attention_without_a_sink_is_left_to_inductor():
     with logs.capture() as reports:
         torch.compile(plain, backend="trex")(q, k, mask)
     assert not any(r.match_counts() for r in reports)
+    # and no near-miss noise: every 4-D matmul shares the chain's first nodes (Pattern.near_miss_depth)
+    assert not [nm for r in reports for nm in r.near_misses if nm.pattern.startswith("sink_attention")]

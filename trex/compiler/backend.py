@@ -248,7 +248,7 @@ def run_patterns(gm: fx.GraphModule, pattern_names: tuple[str, ...], report: log
             report.fallbacks.extend(f"pattern {pattern.name} {f}" for f in failures)
         for anchor, failure in misses.items():
             if anchor not in matched and not getattr(anchor, "_erased", False) \
-                    and failure.depth >= _NEAR_MISS_MIN_DEPTH:
+                    and failure.depth >= max(_NEAR_MISS_MIN_DEPTH, pattern.near_miss_depth):
                 report.near_misses.append(logs.NearMiss(pattern.name, source_line(anchor), failure.reason))
     remove_dead_code(graph)
     graph.lint()

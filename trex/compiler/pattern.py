@@ -28,7 +28,8 @@ What the framework does with it:
     a chain input; the fused op receives the original low-precision tensor and computes in fp32.
     ``out_dtype`` (the dtype of the replaced node) is passed to the replacement.
   - ``add``/``mul`` commutative, reduction/slice dims compared after normalising to negative dims,
-    reshapes compared by how they regroup dimensions (so symbolic batch/sequence sizes match).
+    reshapes compared by how they regroup dimensions and ``expand`` by which dims it broadcasts (so
+    symbolic batch/sequence sizes match).
   - exclusivity: intermediate nodes may not be used outside the chain (else it is a near-miss).
 * ``extra_check(match) -> reason | None`` rejects a structural match (recorded as a near-miss with the
   reason); ``refine(match) -> reason | None`` may extend it (mHC counts its Sinkhorn iterations there).
@@ -74,6 +75,9 @@ class Pattern:
     dtypes: tuple = (torch.float32,)
     fused_ops: tuple = ()
     enabled_by_default: bool = True
+    # a structural failure is reported as a near-miss only this deep into the chain (at least the backend's
+    # default, 3): a chain whose first nodes are every matmul's (attention's PV product) sets it past them
+    near_miss_depth: int = 0
     priority: int = 0
     description: str = ""
     _traced: dict = dataclasses.field(default_factory=dict, repr=False)   # (chain index, dtype) -> trace

@@ -152,5 +152,6 @@ for _name, _chain, _kv_heads in (("sink_attention", sink_attention_shared_kv_cha
     register_pattern(Pattern(
         name=_name, chains=[_chain], replacement=_replace,
         example_inputs=lambda dtype, _h=_kv_heads: _examples(dtype, _h), extra_check=_extra_check,
+        near_miss_depth=8,   # past the PV product's view/bmm/expand, which every 4-D matmul shares
         description="attention with a per-head sink logit (gpt-oss, DeepSeek-V4): one SDPA call over "
                     "augmented keys"))
