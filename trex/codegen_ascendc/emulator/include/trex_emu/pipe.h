@@ -2,6 +2,7 @@
 // primitives, block index/number.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <sstream>
@@ -95,9 +96,7 @@ class TPipeBase {
   TPipeBase() {
     RT().current_pipe = this;
   }
-  ~TPipeBase() {
-    if (RT().current_pipe == this) RT().current_pipe = nullptr;
-  }
+  ~TPipeBase();  // after QueBase
   TPipeBase(const TPipeBase&) = delete;
   TPipeBase& operator=(const TPipeBase&) = delete;
 
@@ -138,6 +137,15 @@ class TPipeBase {
     used_ = 0;
     allocations_.clear();
   }
+  void Register(QueBase* q);  // after QueBase
+
+  // The queues this pipe's InitBuffer gave memory (an EnQue of another queue's tensor looks its buffer up here).
+  std::vector<QueBase*> ques_;
+  // HardEvent -> event ids taken from the pipe's pool (asc-devkit TPipe::AllocEventID: the lowest free bit of
+  // eventPool_[evt].eventOccupy): by AllocEventID, or left taken by a FreeTensor of an enqueued tensor
+  // (leaked_[evt] of them; the NPU's EnQue allocated the id and only DeQue releases it).
+  int event_mask_[64] = {};
+  int leaked_[64] = {};
 
  private:
   uint32_t used_ = 0;
@@ -154,8 +162,50 @@ class QueBase {
   uint32_t buf_bytes_ = 0;
   std::vector<BufferInfo*> bufs_;
   std::vector<BufState> state_;
-  std::deque<int> fifo_;
+  // A queued tensor: one of this queue's buffers, or (device bounds) another queue's buffer enqueued here.
+  struct Slot {
+    QueBase* owner;
+    int index;
+  };
+  std::deque<Slot> fifo_;
   int next_ = 0;
+  TPipeBase* pipe_ = nullptr;
+  // Device bounds, queue misuse the NPU build runs (see Enque/Free): other queues' buffers dequeued from this
+  // queue and not yet freed on it; per own buffer, the queue it was enqueued into ("" if none); tensors freed
+  // while enqueued, which the NPU's usedCount still counts (FreeTensor does not decrement it).
+  std::vector<Slot> foreign_;
+  std::vector<std::string> lent_to_;
+  std::vector<int> lent_evt_;  // that queue's FreeTensor event (a HardEvent)
+  int stale_ = 0;
+
+  QueBase() = default;
+  // A copy is not registered with the pipe (only the queue InitBuffer gave memory is).
+  QueBase(const QueBase& o) { *this = o; }
+  QueBase& operator=(const QueBase& o) {
+    if (this == &o) return *this;
+    name_ = o.name_;
+    position_ = o.position_;
+    depth_ = o.depth_;
+    buf_bytes_ = o.buf_bytes_;
+    bufs_ = o.bufs_;
+    state_ = o.state_;
+    fifo_ = o.fifo_;
+    next_ = o.next_;
+    foreign_ = o.foreign_;
+    lent_to_ = o.lent_to_;
+    lent_evt_ = o.lent_evt_;
+    stale_ = o.stale_;
+    return *this;
+  }
+  ~QueBase() {
+    if (pipe_ == nullptr) return;
+    auto& q = pipe_->ques_;
+    for (size_t k = 0; k < q.size(); ++k)
+      if (q[k] == this) {
+        q.erase(q.begin() + static_cast<long>(k));
+        break;
+      }
+  }
 
   std::string Describe() const {
     std::ostringstream os;
@@ -176,12 +226,50 @@ class QueBase {
   void RequireInit(const char* api) const {
     if (bufs_.empty()) Fail(api, " on a TQue that was never given memory: call pipe.InitBuffer(que, num, bytes) first");
   }
+  static bool Holds(const BufferInfo* b, const void* p, const BufferInfo* owner) {
+    return owner != nullptr ? b == owner : (p >= b->begin && p < b->end);
+  }
+  // The HardEvents of the NPU build's EnQue set_flag and FreeTensor set_flag for this queue (asc-devkit
+  // impl/basic_api/kernel_event.h GetQueEvt: GM -> UB MTE2_V / V_MTE2, UB -> GM V_MTE3 / MTE3_V); -1 for the
+  // positions the queue-misuse model does not cover.
+  int EnqueEvent() const {
+    if (position_ == AscendC::TPosition::VECIN) return static_cast<int>(AscendC::HardEvent::MTE2_V);
+    if (position_ == AscendC::TPosition::VECOUT) return static_cast<int>(AscendC::HardEvent::V_MTE3);
+    return -1;
+  }
+  int FreeEvent() const {
+    if (position_ == AscendC::TPosition::VECIN) return static_cast<int>(AscendC::HardEvent::V_MTE2);
+    if (position_ == AscendC::TPosition::VECOUT) return static_cast<int>(AscendC::HardEvent::MTE3_V);
+    return -1;
+  }
+  // Device bounds: the queue of this pipe (a VECIN/VECOUT one, as this queue must be) whose buffer the tensor is.
+  QueBase* Lender(const void* p, const BufferInfo* owner, int* index) {
+    if (!RT().device_bounds || pipe_ == nullptr || EnqueEvent() < 0) return nullptr;
+    for (QueBase* q : pipe_->ques_) {
+      if (q == this || q->EnqueEvent() < 0) continue;
+      const int j = q->FindBuffer(p, owner);
+      if (j >= 0) {
+        *index = j;
+        return q;
+      }
+    }
+    return nullptr;
+  }
   int Alloc() {
     RequireInit("TQue::AllocTensor");
     const int n = static_cast<int>(bufs_.size());
     for (int k = 0; k < n; ++k) {
       const int i = (next_ + k) % n;
       if (state_[i] == BufState::kFree) {
+        if (static_cast<size_t>(i) < lent_to_.size() && !lent_to_[i].empty())
+          Fail(Describe(), ": AllocTensor hands out buffer ", i, " again after it was enqueued into ", lent_to_[i],
+               " (device bounds; the NPU runs a single use). On the NPU that queue's DeQue and FreeTensor work on "
+               "this buffer's handle: its FreeTensor stores an ", EventName(static_cast<AscendC::HardEvent>(lent_evt_[i])),
+               " event id in it, where this AllocTensor waits on ", EventName(static_cast<AscendC::HardEvent>(FreeEvent())),
+               " with that id, so the copy into the buffer is not ordered after the other queue's reader (a race), "
+               "and from the next reuse on it waits for an id nobody set (a hang); asc-devkit "
+               "impl/basic_api/kernel_tquebind_impl.h FreeBuffer, AllocBuffer. Enqueue a tensor of the queue's own "
+               "AllocTensor (copy into it)");
         state_[i] = BufState::kAllocated;
         next_ = (i + 1) % n;
         SyncBufferHandoff(bufs_[i]);  // FreeTensor -> AllocTensor orders the last reader before the next writer
@@ -192,46 +280,135 @@ class QueBase {
          " buffers are in use (allocated, enqueued or dequeued without FreeTensor); on the NPU this deadlocks. "
          "FreeTensor each tensor before allocating again, or InitBuffer with more buffers");
   }
+  // The NPU build's EnQue stores the tensor's buffer handle in this queue and sets this queue's EnQue event
+  // on it, checking nothing (asc-devkit impl/basic_api/kernel_tquebind_impl.h EnQue(TBufHandle): the range and
+  // state checks are ASCENDC_DEBUG_ASSERTs, compiled out without ASCENDC_CPU_DEBUG / ASCENDC_DEBUG,
+  // impl/basic_api/kernel_log.h). Device bounds take another UB queue's tensor as that: recorded as a queue
+  // misuse, dequeued here as that buffer, and its own queue fails when it hands the buffer out again (Alloc).
   void Enque(const void* p, const BufferInfo* owner) {
     RequireInit("TQue::EnQue");
     const int i = FindBuffer(p, owner);
-    if (i < 0) Fail(Describe(), ": EnQue of a tensor that does not belong to this queue");
+    QueBase* from = this;
+    int at = i;
+    if (i < 0) {
+      from = Lender(p, owner, &at);
+      if (from == nullptr) Fail(Describe(), ": EnQue of a tensor that does not belong to this queue");
+    }
     // CANN's TQueBind::EnQue asserts the buffer is OCCUPIED (allocated) or DEQUE: a dequeued tensor may be
     // enqueued again (the DeQue -> modify -> EnQue hand-back many kernels use); free or queued ones may not.
-    if (state_[i] != BufState::kAllocated && state_[i] != BufState::kDequeued)
-      Fail(Describe(), ": EnQue of buffer ", i, " which is ", state_[i] == BufState::kFree ? "free" : "already enqueued",
-           " (AllocTensor it, or DeQue it, before enqueueing it)");
+    const BufState st = from->state_[at];
+    if (st != BufState::kAllocated && st != BufState::kDequeued)
+      Fail(Describe(), ": EnQue of ", from == this ? "buffer " + std::to_string(at) : from->bufs_[at]->name, " which is ",
+           st == BufState::kFree ? "free" : "already enqueued", " (AllocTensor it, or DeQue it, before enqueueing it)");
     if (static_cast<int>(fifo_.size()) >= depth_)
       Fail(Describe(), ": EnQue would hold ", fifo_.size() + 1, " tensors, more than the queue depth ", depth_,
            "; DeQue before enqueueing more");
-    state_[i] = BufState::kQueued;
-    fifo_.push_back(i);
+    if (pipe_ != nullptr && EnqueEvent() >= 0 && pipe_->leaked_[EnqueEvent()] > 0 &&
+        pipe_->event_mask_[EnqueEvent()] == (1 << kNumEventIds) - 1)
+      Fail(Describe(), ": EnQue needs an ", EventName(static_cast<AscendC::HardEvent>(EnqueEvent())),
+           " event id, but all ", kNumEventIds, " are taken (", pipe_->leaked_[EnqueEvent()],
+           " left taken by FreeTensor of enqueued tensors); on the NPU AllocEventID hands out an id outside [0, ",
+           kNumEventIds, ")");
+    if (from != this) {
+      NoteFinding(kFindingQueueMisuse, "EnQue of " + from->bufs_[at]->name + " into " + name_ + " (another queue's tensor)");
+      from->lent_to_.resize(from->bufs_.size());
+      from->lent_evt_.resize(from->bufs_.size(), -1);
+      from->lent_to_[at] = name_;
+      from->lent_evt_[at] = FreeEvent();
+    } else {
+      state_[i] = BufState::kQueued;
+    }
+    fifo_.push_back(Slot{from, at});
   }
-  int Deque() {
+  BufferInfo* Deque() {
     RequireInit("TQue::DeQue");
-    if (fifo_.empty()) Fail(Describe(), ": DeQue on an empty queue (no EnQue before it); on the NPU this blocks forever");
-    const int i = fifo_.front();
+    if (fifo_.empty())
+      Fail(Describe(), ": DeQue on an empty queue (no EnQue before it); on the NPU this blocks forever",
+           stale_ > 0 ? " (or, after a FreeTensor of an enqueued tensor, returns that freed tensor)" : "");
+    const Slot e = fifo_.front();
     fifo_.pop_front();
-    state_[i] = BufState::kDequeued;
-    SyncBufferHandoff(bufs_[i]);  // EnQue -> DeQue orders the producer before the consumer
-    return i;
+    if (e.owner == this) state_[e.index] = BufState::kDequeued;
+    else foreign_.push_back(e);
+    BufferInfo* b = e.owner->bufs_[e.index];
+    SyncBufferHandoff(b);  // EnQue -> DeQue orders the producer before the consumer
+    return b;
   }
   void Free(const void* p, const BufferInfo* owner) {
     RequireInit("TQue::FreeTensor");
     const int i = FindBuffer(p, owner);
-    if (i < 0) Fail(Describe(), ": FreeTensor of a tensor that does not belong to this queue");
+    if (i < 0) {
+      // Another queue's buffer dequeued from this one (device bounds): the NPU's FreeBuffer writes FREE and this
+      // queue's free event into that buffer's handle (the mismatch its own AllocTensor then fails on).
+      for (size_t k = 0; k < foreign_.size(); ++k) {
+        const Slot e = foreign_[k];
+        if (!Holds(e.owner->bufs_[e.index], p, owner)) continue;
+        NoteFinding(kFindingQueueMisuse, "FreeTensor on " + name_ + " of " + e.owner->bufs_[e.index]->name +
+                                             " (another queue's tensor, dequeued from " + name_ + ")");
+        e.owner->state_[e.index] = BufState::kFree;
+        foreign_.erase(foreign_.begin() + static_cast<long>(k));
+        return;
+      }
+      Fail(Describe(), ": FreeTensor of a tensor that does not belong to this queue");
+    }
     if (state_[i] == BufState::kFree) Fail(Describe(), ": FreeTensor of buffer ", i, " which is already free (double free)");
-    if (state_[i] == BufState::kQueued)
-      Fail(Describe(), ": FreeTensor of buffer ", i, " while it is still enqueued (DeQue it first)");
+    if (state_[i] == BufState::kQueued) {
+      // The NPU build's FreeBuffer frees it whatever its state (the state check is a debug assert): the next
+      // AllocTensor waits for the V-side free event as usual. A depth-1 queue's EnQue overwrites its one slot,
+      // so the stale entry is harmless there; its usedCount stays counted and the EnQue's event id stays taken
+      // (only DeQue waits on and releases it). A deeper queue's ring keeps the freed tensor at its head: still
+      // an error.
+      const int evt = EnqueEvent();
+      if (!RT().device_bounds || depth_ != 1 || evt < 0 || pipe_ == nullptr)
+        Fail(Describe(), ": FreeTensor of buffer ", i, " while it is still enqueued (DeQue it first)");
+      int& mask = pipe_->event_mask_[evt];
+      int id = 0;
+      while (id < kNumEventIds && (mask & (1 << id))) ++id;
+      if (id == kNumEventIds)
+        Fail(Describe(), ": FreeTensor of buffer ", i, " while it is still enqueued, with all ", kNumEventIds, " ",
+             EventName(static_cast<AscendC::HardEvent>(evt)), " event ids taken (", pipe_->leaked_[evt],
+             " by earlier such frees): on the NPU its EnQue got an id outside [0, ", kNumEventIds, ")");
+      mask |= 1 << id;
+      pipe_->leaked_[evt] += 1;
+      NoteFinding(kFindingQueueMisuse, "FreeTensor of " + bufs_[i]->name + " while enqueued (no DeQue; its " +
+                                           EventName(static_cast<AscendC::HardEvent>(evt)) + " event id stays taken)");
+      for (size_t k = 0; k < fifo_.size(); ++k)
+        if (fifo_[k].owner == this && fifo_[k].index == i) {
+          fifo_.erase(fifo_.begin() + static_cast<long>(k));
+          break;
+        }
+      stale_ += 1;
+    }
     state_[i] = BufState::kFree;
   }
   void Reset() {
     bufs_.clear();
     state_.clear();
     fifo_.clear();
+    foreign_.clear();
+    lent_to_.clear();
+    lent_evt_.clear();
+    stale_ = 0;
     next_ = 0;
   }
 };
+
+inline TPipeBase::~TPipeBase() {
+  for (QueBase* q : ques_) q->pipe_ = nullptr;
+  if (RT().current_pipe == this) RT().current_pipe = nullptr;
+}
+inline void TPipeBase::Register(QueBase* q) {
+  if (q->pipe_ == this) return;
+  if (q->pipe_ != nullptr) {
+    auto& o = q->pipe_->ques_;
+    for (size_t k = 0; k < o.size(); ++k)
+      if (o[k] == q) {
+        o.erase(o.begin() + static_cast<long>(k));
+        break;
+      }
+  }
+  q->pipe_ = this;
+  ques_.push_back(q);
+}
 
 class TBufBase {
  public:
@@ -256,8 +433,7 @@ class TQue : public trex_emu::QueBase {
   }
   template <class T>
   LocalTensor<T> AllocTensor() {
-    const int i = Alloc();
-    return Whole<T>(i);
+    return Whole<T>(bufs_[Alloc()]);
   }
   template <class T>
   bool EnQue(const LocalTensor<T>& t) {
@@ -272,9 +448,11 @@ class TQue : public trex_emu::QueBase {
   void FreeTensor(LocalTensor<T>& t) {
     Free(t.addr_, t.buf_);
   }
-  bool VacantInQue() const { return static_cast<int>(fifo_.size()) < depth_; }
-  bool HasTensorInQue() const { return !fifo_.empty(); }
-  int32_t GetTensorCountInQue() const { return static_cast<int32_t>(fifo_.size()); }
+  // The NPU's usedCount: the queued tensors, plus those freed while enqueued (device bounds; FreeTensor keeps
+  // them counted).
+  bool VacantInQue() const { return static_cast<int>(fifo_.size()) + stale_ < depth_; }
+  bool HasTensorInQue() const { return !fifo_.empty() || stale_ > 0; }
+  int32_t GetTensorCountInQue() const { return static_cast<int32_t>(fifo_.size()) + stale_; }
   bool HasIdleBuffer() const {
     for (auto s : state_)
       if (s == trex_emu::BufState::kFree) return true;
@@ -283,8 +461,7 @@ class TQue : public trex_emu::QueBase {
 
  private:
   template <class T>
-  LocalTensor<T> Whole(int i) const {
-    trex_emu::BufferInfo* b = bufs_[i];
+  static LocalTensor<T> Whole(trex_emu::BufferInfo* b) {
     return LocalTensor<T>(reinterpret_cast<T*>(b->begin), static_cast<uint32_t>((b->end - b->begin) / sizeof(T)), b);
   }
 };
@@ -373,8 +550,13 @@ class TPipe : public trex_emu::TPipeBase {
   bool InitBufPoolAt(const char* file, int line, const char* call, Pool& pool, uint32_t len, Share& share) {
     return Pool::PlaceShared(file, line, call, pool, len, share);
   }
-  // Frees all UB handed out so far; queues and buffers must be re-initialised.
-  void Reset() { ResetArena(); }
+  // Frees all UB handed out so far; queues and buffers must be re-initialised. The event-id pool starts empty
+  // again (asc-devkit TPipe::Reset -> ResetPool: eventOccupy = 0, impl/basic_api/kernel_tpipe_impl.h:1029-1043).
+  void Reset() {
+    ResetArena();
+    std::fill(event_mask_, event_mask_ + 64, 0);
+    std::fill(leaked_, leaked_ + 64, 0);
+  }
   void Destroy() { ResetArena(); }
   void Init() {}
 
@@ -383,7 +565,7 @@ class TPipe : public trex_emu::TPipeBase {
   TEventID FetchEventID() { return 0; }
   template <HardEvent E>
   TEventID AllocEventID() {
-    int& used = alloc_mask_[static_cast<int>(E)];
+    int& used = event_mask_[static_cast<int>(E)];
     for (int id = 0; id < trex_emu::kNumEventIds; ++id)
       if (!(used & (1 << id))) {
         used |= 1 << id;
@@ -393,7 +575,7 @@ class TPipe : public trex_emu::TPipeBase {
   }
   template <HardEvent E>
   void ReleaseEventID(TEventID id) {
-    alloc_mask_[static_cast<int>(E)] &= ~(1 << id);
+    event_mask_[static_cast<int>(E)] &= ~(1 << id);
   }
 
  private:
@@ -410,10 +592,12 @@ class TPipe : public trex_emu::TPipeBase {
                                    call, num * rounded));
       que.state_.push_back(trex_emu::BufState::kFree);
     }
+    que.lent_to_.assign(num, std::string());
+    que.lent_evt_.assign(num, -1);
+    Register(&que);
     NoteAllocation(name, num * rounded);
     return true;
   }
-  int alloc_mask_[64] = {};
 };
 
 inline TPipe* GetTPipePtr() {

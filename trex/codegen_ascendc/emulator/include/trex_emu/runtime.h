@@ -63,6 +63,9 @@ struct Counters {
 constexpr const char* kFindingUbOverallocation = "UB over-allocation";
 constexpr const char* kFindingUbBufferOverrun = "UB access past its buffer";
 constexpr const char* kFindingGmOverread = "GM read past the allocation";
+// TQue misuse the NPU build runs with the right pipe order as long as the buffer is not handed out again (pipe.h:
+// EnQue of another queue's tensor; FreeTensor of an enqueued tensor of a depth-1 queue).
+constexpr const char* kFindingQueueMisuse = "queue misuse";
 // Device bounds map UB addresses up to this many times the UB size (a TPipe may hand out more than the
 // UB holds; the buffers past its end are legal as long as nothing touches them).
 constexpr uint32_t kUbAddressSpaceFactor = 4;
