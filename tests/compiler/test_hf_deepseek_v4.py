@@ -42,6 +42,8 @@ def expected_sites(config) -> dict[str, int]:
         "rope": 3 * layers,
         # the shared expert's MLP and the routed experts' _apply_gate (one batched call) per layer
         "swiglu_limited": 2 * layers,
+        # the eager sink attention per layer: one SDPA call (a library lowering, no trex op in the graph)
+        "sink_attention": layers,
     }
 
 
@@ -84,7 +86,8 @@ def test_every_site_fused_forward_and_backward(dtype, dynamic, layers):
     want = expected_sites(config)
     assert report.match_counts() == want, report.format()
     forward, backward = report.compiled_graphs["forward"], report.compiled_graphs["backward"]
-    assert {k: v for k, v in trex_op_counts(forward).items() if k in want} == want
+    want_ops = {family: want[family] for family in BACKWARD}     # the families that are trex fused ops
+    assert {k: v for k, v in trex_op_counts(forward).items() if k in want_ops} == want_ops
     backward_counts = trex_op_counts(backward)
     for family, op in BACKWARD.items():
         assert backward_counts[op] == want[family], (family, dict(backward_counts))
