@@ -147,3 +147,32 @@ def test_attention_without_a_sink_is_left_to_inductor():
     assert not any(r.match_counts() for r in reports)
     # and no near-miss noise: every 4-D matmul shares the chain's first nodes (Pattern.near_miss_depth)
     assert not [nm for r in reports for nm in r.near_misses if nm.pattern.startswith("sink_attention")]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_trex_models_own_spelling_is_fused(dtype):
+    """trex/training/model/attention.py's sink_attention (einsum, bool visibility, no max subtraction): one
+    match (pattern sink_attention_bool_mask), output and gradients within the rule."""
+    from trex.training.model.attention import sink_attention as own
+    g = torch.Generator().manual_seed(2)
+    q, kv, sink = torch.randn(2, 16, 4, 32, generator=g), torch.randn(2, 20, 32, generator=g), torch.randn(4, generator=g)
+    visible = torch.rand(2, 16, 20, generator=g) < 0.6
+    visible[..., 0] = True                         # every query sees a key (the model's contract)
+
+    def leaves(cast):
+        return [cast(x).detach().requires_grad_() for x in (q, kv)] + [sink.detach().clone().requires_grad_()]
+
+    def run(args, fn):
+        out = fn(args[0], args[1], visible, args[2], 0.2)
+        out.float().sum().backward()
+        return [out] + [a.grad for a in args]
+
+    torch._dynamo.reset()
+    got_in = leaves(lambda x: x.to(dtype))
+    with logs.capture() as reports:
+        got = run(got_in, torch.compile(own, backend="trex"))
+    assert sum(r.match_counts()["sink_attention_bool_mask"] for r in reports) == 1
+    eager = run(leaves(lambda x: x.to(dtype)), own)
+    ref = run(leaves(lambda x: x.double()), own)
+    for name, a, e, r in zip(("out", "dq", "dkv", "dsinks"), got, eager, ref):
+        assert_close_to_reference(a, e, r, compute_dtype=dtype, name=name)

@@ -1,4 +1,7 @@
-"""The eager sink-attention chains the backend replaces by one ``scaled_dot_product_attention`` call.
+"""The eager sink-attention chains the backend replaces by one fused attention call.
+
+Spellings: transformers' (below; DeepSeek-V4's shared KV, gpt-oss's grouped heads, one KV head per query
+head) and trex's own model's (einsum products, a bool visibility mask, no max subtraction).
 
 The chain (transformers' ``eager_attention_forward`` for gpt-oss and DeepSeek-V4)::
 
@@ -67,6 +70,17 @@ def sink_attention_mha_chain(query, key, value, mask, sinks, *, scaling):
     return torch.matmul(probs.to(value.dtype), value)
 
 
+def sink_attention_bool_mask_chain(query, kv, visible, sinks, *, scaling):
+    """trex's own DeepSeek-V4 (trex/training/model/attention.py): [B, T, H, D] queries, one [B, S, D] KV, a bool
+    visibility mask, einsum products, no max subtraction."""
+    batch, seq_len, n_heads, _ = query.shape
+    scores = torch.einsum("bthd,bsd->bhts", query, kv).float() * scaling
+    scores = scores.masked_fill(~visible.unsqueeze(1), float("-inf"))
+    sink_logits = sinks.float().view(1, n_heads, 1, 1).expand(batch, n_heads, seq_len, 1)
+    probs = torch.softmax(torch.cat([scores, sink_logits], dim=-1), dim=-1)[..., :-1]
+    return torch.einsum("bhts,bsd->bthd", probs.to(kv.dtype), kv)
+
+
 def sink_attention(query, key, value, mask, sinks, scaling):
     """softmax([q k^T * scaling + mask, sinks[h]]) without the sink's column, times v: [B, H, T, Dv] in q's
     dtype, as one scaled_dot_product_attention call over augmented keys (module docstring). key / value:
@@ -114,6 +128,25 @@ def _replace(query, kv, key, value, mask, sinks, *, scaling, out_dtype):
     return sink_attention(query, key, value, mask, sinks, scaling).to(out_dtype)
 
 
+def _replace_bool_mask(query, kv, visible, sinks, *, scaling, out_dtype):
+    mask = torch.where(visible, 0.0, float("-inf")).to(query.dtype).unsqueeze(1)      # [B, 1, T, S]
+    kv4 = kv.unsqueeze(1)
+    return sink_attention(query.transpose(1, 2), kv4, kv4, mask, sinks, scaling).transpose(1, 2).to(out_dtype)
+
+
+def _extra_check_bool_mask(match) -> str | None:
+    q, kv, visible, sinks = (match.input_val(n) for n in ("query", "kv", "visible", "sinks"))
+    if q.dim() != 4 or kv.dim() != 3 or visible.dim() != 3:
+        return f"query {tuple(q.shape)} / kv {tuple(kv.shape)} / visible {tuple(visible.shape)}: [B, T, H, D], [B, S, D], [B, T, S] are fused"
+    if visible.dtype != torch.bool:
+        return f"visible has dtype {visible.dtype}; a bool mask is fused"
+    if not (q.is_floating_point() and q.dtype != torch.float64) or kv.dtype != q.dtype:
+        return f"query/kv dtypes {q.dtype}/{kv.dtype}: one of bf16, fp16, fp32 for both is fused"
+    if sinks.dim() != 1 or not same_size(sinks.shape[0], q.shape[2]):
+        return f"sinks has shape {tuple(sinks.shape)}; one sink logit per query head ({q.shape[2]}) is fused"
+    return None
+
+
 def _extra_check(match) -> str | None:
     q, mask, sinks = match.input_val("query"), match.input_val("mask"), match.input_val("sinks")
     kv = match.input_val("kv") if "kv" in match.inputs else match.input_val("key")
@@ -155,3 +188,10 @@ for _name, _chain, _kv_heads in (("sink_attention", sink_attention_shared_kv_cha
         near_miss_depth=8,   # past the PV product's view/bmm/expand, which every 4-D matmul shares
         description="attention with a per-head sink logit (gpt-oss, DeepSeek-V4): one SDPA call over "
                     "augmented keys"))
+
+register_pattern(Pattern(
+    name="sink_attention_bool_mask", chains=[sink_attention_bool_mask_chain], replacement=_replace_bool_mask,
+    example_inputs=lambda dtype: {"query": torch.randn(2, 8, 4, 16, dtype=dtype), "kv": torch.randn(2, 12, 16, dtype=dtype),
+                                  "visible": torch.rand(2, 8, 12) < 0.7, "sinks": torch.randn(4)},
+    extra_check=_extra_check_bool_mask, near_miss_depth=14,   # past the einsum's permute/view/bmm prefix
+    description="trex's own model's sink attention (einsum, bool visibility): one fused attention call"))
