@@ -2,9 +2,9 @@
 
 Runs on model graphs and on traced pattern chains alike (graph.py), so a pattern written with one
 spelling matches all spellings that canonicalise to the same form. Each rule is a small function in
-one of two tables keyed by the ATen overload it looks at; it returns the replacement node (already
-inserted) or ``None``. Two kinds of rules, because a compiled graph must compute what eager computes
-wherever nothing fuses (values AND gradients, ties, nan and inf included):
+one of three tables keyed by the ATen overload it looks at; it returns the replacement node (already
+inserted) or ``None``. Three kinds of rules, because a compiled graph must compute what eager computes
+wherever nothing fuses (values AND gradients, ties, nan and inf included), with one stated exception:
 
 * ``EXACT_RULES`` give bit-identical values and gradients (a no-op cast or clone removed, ``clamp_max``
   spelt ``clamp``); they rewrite the graph for good.
@@ -14,6 +14,14 @@ wherever nothing fuses (values AND gradients, ties, nan and inf included):
   canonical form (marked, without users); after the patterns ran, ``restore_unfused`` puts every
   original whose canonical form did not end up inside a fused op back in place. Pattern chains are
   canonicalised for good (they are never run).
+* ``LAYOUT_RULES`` give the same mathematics in another GEMM layout: the same products summed over the
+  same terms, not the same bits (another GEMM kernel and blocking; a reduction the backward did outside
+  a GEMM moves inside one). They rewrite the graph for good, fused or not, because what they remove is
+  a materialised copy (a broadcast operand of ``matmul``, gigabytes in transformers' DeepSeek-V4
+  indexer) that costs more than any fusion here saves. Their errors against fp64 are held to the
+  project's rule (``testing.assert_close_to_reference``, tests/compiler/test_broadcast_bmm.py); see each
+  rule for where its error differs from eager's. Each firing is
+  counted in ``logs.counters["layout_rules"][rule]`` and logged on the ``TREX_LOGS=matches`` channel.
 
 Not a rule: ``minimum/maximum(x, c)`` to ``clamp``. At a tie eager splits the gradient in half
 (``minimum(g, 10) * 3`` at g = 10 has gradient 1.5; ``clamp`` passes 3) and at nan ``maximum``
@@ -41,6 +49,9 @@ spelling                            canonical form
 ``einsum("...n,...nd->...d")``      ``(a.unsqueeze(-1) * b).sum(-2)`` (bmm form, proved by index replay)
 ``view_as_real(view_as_complex(p)   ``stack([a*c - b*s, a*s + b*c], -1)`` (c, s = view_as_real(f.resolve_conj()))
 * f)``
+``matmul(a, b)``, b broadcast over  ``bmm(a.view(lead, fold*M, K), b0.view(lead, K, N))``
+trailing batch dims (bmm of         viewed ``[lead*fold, M, N]``: no copy of the broadcast
+``clone(expand(b0))``)              (layout rule; lead, fold = the unbroadcast / broadcast batch)
 ==================================  ============================================
 """
 from __future__ import annotations
@@ -53,7 +64,9 @@ from typing import Callable
 import torch
 import torch.fx as fx
 
-from .graph import ASIDE, KEPT_ORIGINAL, aten, insert_call, live_nodes, remove_dead_code, same_size, users, val
+from . import logs
+from .graph import (ASIDE, KEPT_ORIGINAL, aten, insert_call, live_nodes, remove_dead_code, same_size, source_line,
+                    users, val)
 
 Rule = Callable[[fx.Node], "fx.Node | None"]
 
@@ -429,6 +442,112 @@ def _einsum_collapse(node):
     return _insert(node, aten.sum.dim_IntList, (prod, [-2]))
 
 
+def _strided_view_ok(v, shape) -> bool:
+    """Whether ``v`` (a fake value with concrete sizes and strides) can be viewed as ``shape``."""
+    if not all(isinstance(x, int) for x in (*v.shape, *v.stride())):
+        return False
+    try:
+        torch.empty_strided(tuple(v.shape), tuple(v.stride()), dtype=v.dtype, device="meta").view(shape)
+    except RuntimeError:
+        return False
+    return True
+
+
+def _as_batched(anchor, x, shape):
+    """``x`` viewed as ``shape``, through a contiguous copy where its strides do not allow a view."""
+    if not _strided_view_ok(val(x), shape):
+        x = _insert(anchor, aten.clone.default, (x,), {"memory_format": torch.contiguous_format})
+    return _insert(anchor, aten.view.default, (x, list(shape)))
+
+
+# the most terms one GEMM of _broadcast_bmm's backward may sum over (dB reduces over fold * M): fp32 on
+# CPU at the indexer's sizes (M 64, K 128, N 512) measured its dB rmse vs fp64 at 1.43x / 1.52x / 1.82x /
+# 2.79x eager's for 2048 / 8192 / 32768 / 131072 terms (the project's rule allows 2x)
+MAX_FOLDED_TERMS = 8192
+
+
+def _broadcast_bmm(node):
+    """``torch.matmul(a, b)`` with ``b`` broadcast over a trailing block of batch dims, as traced::
+
+        bmm(view(clone?(expand?(a0, [*batch, M, K])), [prod(batch), M, K]),
+            view(clone?(expand(b0, [*batch, K, N])), [prod(batch), K, N]))       # view or _unsafe_view
+
+    with ``a0`` not broadcast (its shape is ``[*batch, M, K]``) and ``b0`` of size 1 on the trailing
+    batch dims ``batch[p:]`` (fold = their product > 1) and equal to ``batch`` on the leading ones (lead =
+    the product of ``batch[:p]``) -> ``view(bmm(A2, B2), [lead * fold, M, N])`` with ``A2`` = the left
+    operand viewed ``[lead, fold * M, K]`` and ``B2`` = ``b0`` viewed ``[lead, K, N]`` (each through a
+    contiguous copy only where its strides forbid the view). Where fold * M > ``MAX_FOLDED_TERMS``, the
+    fold splits into the fewest c chunks (c divides fold) of at most that many terms: ``A2`` viewed
+    ``[lead * c, fold / c * M, K]`` and ``b0`` copied c times (not fold times) as ``[lead * c, K, N]``, so
+    the backward sums c partial GEMMs; no such c below fold: no rewrite. transformers' DeepSeek-V4 Lightning-indexer
+    scorer (``matmul(q.float(), kv.transpose(-1, -2).float().unsqueeze(1))``, q [B, S, H, D], kv [B, T, D])
+    materialised ``b0`` broadcast over S (a 1 GB fp32 copy in the H200 profile of transformers' V4 step at
+    B 4, T 2048, the step's largest non-GEMM kernel) and its backward wrote the gradient of that copy
+    before summing it over S; here the forward is one bmm of batch B and the backward's dB one GEMM
+    reducing over S * H. The same products summed over the same K terms, other GEMM blocking (and the
+    S-sum inside the GEMM): a layout rule. Sizes must be concrete;
+    the broadcast chain (expand, its copy, its view) must feed only this bmm.
+
+    Error: the forward's values are the same products over the same K (CPU, fp32: the same rmse vs fp64 as
+    eager). The backward's dB is a GEMM reducing over fold / c * M terms where eager reduces over M per
+    batch and sums the fold partials with ATen's cascade sum. Unchunked, with fp32 operands at the indexer's
+    sizes (S 2048, H 64, D 128, T 512; CPU MKL) its rmse vs fp64 was 2.8x eager's, outside the project's
+    rule (2x); hence the cap (c = 16 there: 1.5x). With bf16 operands (V4's training: the gradient is
+    rounded to bf16) the unchunked form measured 1.00x."""
+    left, right = node.args[0], node.args[1]
+    views = (aten.view.default, aten._unsafe_view.default)
+    if not all(_is_node(x) and x.op == "call_function" and x.target in views for x in (left, right)):
+        return None
+    chain, x = [right], right.args[0]                       # the broadcast right operand, nearest first
+    if _is_node(x) and x.op == "call_function" and x.target == aten.clone.default:
+        if x.kwargs.get("memory_format") not in (None, torch.contiguous_format):
+            return None
+        chain, x = chain + [x], x.args[0]
+    if not (_is_node(x) and x.op == "call_function" and x.target == aten.expand.default):
+        return None
+    chain, b0 = chain + [x], x.args[0]
+    if any(len(n.users) != 1 for n in chain) or not _is_node(b0):
+        return None
+    expanded, b0_shape = _concrete_shape(x), _concrete_shape(b0)
+    l_shape, r_shape = _concrete_shape(left), _concrete_shape(right)
+    if expanded is None or b0_shape is None or l_shape is None or r_shape is None or len(expanded) < 3:
+        return None
+    batch, (k, n) = expanded[:-2], expanded[-2:]
+    nb = len(batch)
+    if len(b0_shape) > nb + 2 or r_shape != [math.prod(batch), k, n] or len(l_shape) != 3:
+        return None
+    m = l_shape[1]
+    if l_shape != [math.prod(batch), m, k]:
+        return None
+    padded = [1] * (nb + 2 - len(b0_shape)) + b0_shape
+    p = nb
+    while p > 0 and padded[p - 1] == 1:
+        p -= 1
+    lead, fold = math.prod(batch[:p]), math.prod(batch[p:])
+    if padded[:p] != batch[:p] or padded[-2:] != [k, n] or fold <= 1:
+        return None                         # broadcast elsewhere than a trailing block, or none at all
+    a0 = left.args[0]                       # the left operand: a reshape of a0 [*batch, M, K], unbroadcast
+    for op in (aten.clone.default, aten.expand.default):
+        if _is_node(a0) and a0.op == "call_function" and a0.target == op:
+            a0 = a0.args[0]
+    if not _is_node(a0) or _concrete_shape(a0) != [*batch, m, k]:
+        return None
+    # chunks: c = the fewest (a divisor of fold) keeping each GEMM's backward reduction within the cap
+    chunks = next((c for c in range(1, fold) if fold % c == 0 and fold // c * m <= MAX_FOLDED_TERMS), None)
+    if chunks is None:
+        return None                         # only fold chunks of one would do: that is the broadcast itself
+    a2 = _as_batched(node, left, [lead * chunks, fold // chunks * m, k])
+    if chunks == 1:
+        b2 = _as_batched(node, b0, [lead, k, n])
+    else:                                   # b0 copied once per chunk ([lead, chunks, K, N], not fold times)
+        b1 = _as_batched(node, b0, [lead, 1, k, n])
+        b1 = _insert(node, aten.expand.default, (b1, [lead, chunks, k, n]))
+        b1 = _insert(node, aten.clone.default, (b1,), {"memory_format": torch.contiguous_format})
+        b2 = _insert(node, aten._unsafe_view.default, (b1, [lead * chunks, k, n]))
+    out = _insert(node, aten.bmm.default, (a2, b2))
+    return _insert(node, aten.view.default, (out, [lead * fold, m, n]))
+
+
 def _complex_product_as_pairs(node):
     """``view_as_real(view_as_complex(p) * f)`` -> ``stack([a*c - b*s, a*s + b*c], -1)`` with a, b the pair
     halves of p and c, s the real and imaginary parts of f (``view_as_real(f.resolve_conj())``: a
@@ -551,6 +670,12 @@ MATCHING_RULES: dict[object, list[Rule]] = {
     aten._unsafe_view.default: [_einsum_collapse],
 }
 
+# Same mathematics, another GEMM layout that removes a materialised broadcast: applied for good (module
+# docstring). Each firing is counted in ``logs.counters["layout_rules"][rule name]``.
+LAYOUT_RULES: dict[object, list[Rule]] = {
+    aten.bmm.default: [_broadcast_bmm],
+}
+
 
 _IMPURE_WORDS = ("rand", "bernoulli", "dropout", "empty", "normal", "uniform", "multinomial")
 
@@ -629,7 +754,9 @@ def is_kept_original(node: fx.Node) -> bool:
     return ORIGINAL in node.meta
 
 
-def _rewrite(graph: fx.Graph, node: fx.Node, rules: list, keep_original: bool) -> bool:
+def _rewrite(graph: fx.Graph, node: fx.Node, rules: list, keep_original: bool, count: str | None = None) -> bool:
+    """The first of ``rules`` that rewrites ``node`` replaces it; ``count``: the ``logs.counters`` key its
+    firing is counted under (and logged on the ``matches`` channel)."""
     for rule in rules:
         new = rule(node)
         if new is None or new is node:
@@ -640,6 +767,12 @@ def _rewrite(graph: fx.Graph, node: fx.Node, rules: list, keep_original: bool) -
             if not new.users:
                 graph.erase_node(new)
             continue
+        if count is not None:
+            logs.counters[count][rule.__name__.lstrip("_")] += 1
+            if logs.enabled("matches"):
+                where = next((n for n in (node, *node.users) if "stack_trace" in n.meta), node)
+                logs.log.info(f"canonical {count}: {rule.__name__.lstrip('_')} at {source_line(where)}: "
+                              f"{node.format_node()}")
         _replace(graph, node, new, keep_original)
         return True
     return False
@@ -649,7 +782,8 @@ def canonicalize(graph: fx.Graph, max_rounds: int = 6, *, keep_originals: bool =
     """Apply the rule tables (and CSE) to a fixpoint; returns the number of rewrites.
 
     ``keep_originals``: keep each node a matching rewrite (``MATCHING_RULES``, CSE) replaced, see the
-    module docstring; the caller must call ``restore_unfused`` once the patterns ran."""
+    module docstring; the caller must call ``restore_unfused`` once the patterns ran. ``LAYOUT_RULES``
+    rewrite for good either way."""
     total = 0
     for _ in range(max_rounds):
         changed = eliminate_common_subexpressions(graph, keep_originals)
@@ -657,7 +791,8 @@ def canonicalize(graph: fx.Graph, max_rounds: int = 6, *, keep_originals: bool =
             if node.op != "call_function" or getattr(node, "_erased", False) or not users(node):
                 continue
             if _rewrite(graph, node, EXACT_RULES.get(node.target, ()), keep_original=False) or _rewrite(
-                    graph, node, MATCHING_RULES.get(node.target, ()), keep_original=keep_originals):
+                    graph, node, MATCHING_RULES.get(node.target, ()), keep_original=keep_originals) or _rewrite(
+                    graph, node, LAYOUT_RULES.get(node.target, ()), keep_original=False, count="layout_rules"):
                 changed += 1
         remove_dead_code(graph)
         total += changed
