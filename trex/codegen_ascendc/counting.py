@@ -36,10 +36,18 @@ def _section(nodes) -> SectionCounts:
     return SectionCounts(tuple(vector), scalar[False], scalar[True], tuple(transfers))
 
 
+def switch_values(plan: KernelPlan) -> dict:
+    """Each switch of the plan as the cost model's expression of the tiling symbols and sizes: 1 where its
+    UB bytes fit the capacity, else 0 (the predicate the printed kernel evaluates at Init)."""
+    return {sym: sympy.Piecewise((sympy.Integer(1), sympy.Le(ub, cap)), (sympy.Integer(0), True))
+            for sym, ub, cap in plan.switches}
+
+
 def count(plan: KernelPlan) -> KernelCounts:
-    """What the planned kernel issues, per section, and its UB buffers (copies x bytes per copy)."""
+    """What the planned kernel issues, per section, and its UB buffers (copies x bytes per copy), with the
+    plan's switches (RESIDENT) and their predicates, so each tiling is counted with the branch it runs."""
     return KernelCounts(_section(plan.prologue), _section(plan.body), _section(plan.epilogue),
-                        tuple((b.name, b.depth, b.nbytes) for b in plan.buffers))
+                        tuple((b.name, b.depth, b.nbytes) for b in plan.buffers), tuple(switch_values(plan).items()))
 
 
 @functools.lru_cache(maxsize=256)

@@ -11,7 +11,8 @@ model prices (trex.cost_models.kernel_counts). This module only defines the node
 Operands are sympy expressions in the tile symbols of trex.cost_models.kernel_counts (TR,
 CL, ROWS_PER_TILE, COL_CHUNK), the program's sizes and loop variables, and the runtime symbols
 below: ROW0 (first row of the current tile), C0 (first column of the current chunk), BLOCK_IDX
-(the core's index).
+(the core's index), and the switches of a plan (RESIDENT: 0 or 1, fixed per launch by the tiling; a
+`Loop` with `guard` set and extent 0 or 1 is the branch it selects).
 """
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ from trex.compiler.kernel_ir import DType, Program
 ROW0 = sympy.Symbol("ROW0", integer=True, nonnegative=True)
 C0 = sympy.Symbol("C0", integer=True, nonnegative=True)
 BLOCK_IDX = sympy.Symbol("BLOCK_IDX", integer=True, nonnegative=True)
+# 1 when the kernel keeps its resident locals in UB at this tiling, else 0 (a plan's `switches` define it)
+RESIDENT = sympy.Symbol("RESIDENT", integer=True, nonnegative=True)
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,7 @@ class Loop:
     extent: sympy.Expr
     body: list
     reverse: bool = False
+    guard: bool = False       # extent is 0 or 1: printed as `if`, counted as a loop (multiplicity = extent)
 
 
 @dataclass
@@ -126,6 +130,10 @@ class KernelPlan:
     body: list
     epilogue: list
     chunk_dim: sympy.Expr | None
+    # (symbol, UB bytes with the symbol at 1, capacity): the symbol is 1 at a tiling where those bytes fit
+    # the capacity, else 0 (RESIDENT: resident locals kept in UB or re-read per chunk); the kernel
+    # computes it at Init from its tiling fields, counting.count substitutes the same predicate
+    switches: tuple = ()
 
 
 def iter_nodes(nodes, mult=sympy.Integer(1), in_chunk=False):

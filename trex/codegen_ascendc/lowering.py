@@ -16,12 +16,17 @@ from typing import Callable
 
 import sympy
 
-from trex.codegen_ascendc.isa import (BLOCK_IDX, C0, ROW0, Chunk, GetV, KernelPlan, Loop, Queue, Ref, Scal, SetV, Sync,
-                                      Transfer, Vec)
+from trex.codegen_ascendc.isa import (BLOCK_IDX, C0, RESIDENT, ROW0, Chunk, GetV, KernelPlan, Loop, Queue, Ref, Scal,
+                                      SetV, Sync, Transfer, Vec)
 from trex.codegen_ascendc.ub_plan import PAD, insert_frees, plan_storage, scratch_buffers
 from trex.compiler.kernel_ir import (ROW_TREE_LEVELS, DType, GMTensor, IRError, Op, Program, ChunkLoop, Repeat, TensorKind,
-                                     is_scalar_arg)
+                                     is_chunk_slice, is_scalar_arg, resident_locals, walk)
+from trex.cost_models.hardware import ASCEND_TARGETS
 from trex.cost_models.kernel_counts import CL, COL_CHUNK, TR, AlignUp, CeilDiv
+
+# the UB bytes a kernel may use on every AIV of the targets it is printed for (arch 2201: 910B, 910C die);
+# the RESIDENT switch compares its resident plan's UB against it
+UB_CAPACITY = min(hw.ub_capacity for hw in ASCEND_TARGETS.values())
 
 
 # --------------------------------------------------------------------------------------------
@@ -45,6 +50,9 @@ class _Ctx:
         self.red_elems: list = []
         self.mask_bytes: list = []
         self.storage: dict = {}
+        self.resident = set(resident_locals(p))   # whole rows in UB (the chunked dim at full extent)
+        self.mode = None                          # "resident" | "reread" while lowering a program with them
+        self.chunk_alias: dict = {}               # chunk slice out -> its resident local (resident branch)
 
     def fresh(self, stem="i") -> str:
         self.tmp += 1
@@ -61,6 +69,8 @@ class _Ctx:
         """(lead_rt, cols_rt, stride S) of a local: axes [lead, *cols], innermost padded to S."""
         l = self.L[name]
         lead = TR if l.per_row else sympy.Integer(1)
+        if name in self.resident:       # whole rows
+            return lead, list(l.cols), AlignUp(l.cols[-1], PAD)
         cols = self.cols_rt(l.cols)
         S = AlignUp(self.cols_cap(l.cols)[-1], PAD)
         return lead, cols, S
@@ -240,8 +250,25 @@ def _cast(ctx: _Ctx, op: Op) -> list:
     # up-casts are exact (CAST_NONE); fp32 -> bf16 needs a real rounding mode on A2 (CAST_RINT);
     # fp32 -> fp16 uses CAST_NONE (= rint when lossy) as ops-nn does (ref §2.3, §8 item 2)
     mode = "CAST_RINT" if ddt == DType.BF16 else "CAST_NONE"
+    extra = {"round": mode, "src_dtype": sdt, "dst_dtype": ddt}
+    if src in ctx.chunk_alias:
+        return _cast_resident_chunk(ctx, op, ctx.chunk_alias[src], sdt, ddt, extra)
     return [Vec("Cast", Ref(ctx.buf(op.out), dtype=ddt), (Ref(ctx.buf(src), dtype=sdt),), ctx.total(op.out), _width(sdt, ddt),
-                {"round": mode, "src_dtype": sdt, "dst_dtype": ddt})]
+                extra)]
+
+
+def _cast_resident_chunk(ctx: _Ctx, op: Op, res: str, sdt: DType, ddt: DType, extra: dict) -> list:
+    """The cast of a chunk slice of a resident local, read in place: per padded row of the tile (its rows x
+    the non-innermost axes) one Cast of the chunk's padded length from column C0 of the resident row. C0 is
+    a multiple of the chunk (a multiple of 16 elements unless one chunk spans the row) and the resident
+    rows are padded to 16: every source start is 32-byte aligned and C0 + AlignUp(CL, 16) stays inside
+    its row."""
+    lead, cols, S = ctx.shape(op.out)
+    _, _, R = ctx.shape(res)
+    i = sympy.Symbol(ctx.fresh("r"), integer=True, nonnegative=True)
+    return [Loop(i.name, lead * sympy.Mul(*cols[:-1]),
+                 [Vec("Cast", Ref(ctx.buf(op.out), i * S, ddt), (Ref(ctx.buf(res), i * R + C0, sdt),), AlignUp(CL, PAD),
+                      _width(sdt, ddt), dict(extra))])]
 
 
 def _axis(op: Op, ncols: int) -> int:
@@ -514,6 +541,19 @@ def _row_size(t: GMTensor):
     return sympy.Mul(*t.cols)
 
 
+def _load_resident(ctx: _Ctx, op: Op, qname: str) -> list:
+    """Whole rows of an identity-mapped ROW tensor (the chunked dim at full extent) into a resident local's
+    queue: one transfer of TR x the non-innermost axes blocks of a full row each."""
+    t = ctx.p.tensor(op.args[0])
+    l = ctx.L[op.out]
+    _, cols, S = ctx.shape(op.out)
+    bc = TR * sympy.Mul(*cols[:-1])
+    return [Queue("alloc", qname, op.out, l.dtype),
+            Transfer("in", t.name, t.dtype, ROW0 * _row_size(t), Ref(op.out, dtype=t.dtype), bc, cols[-1],
+                     sympy.Integer(0), S),
+            Queue("enque", qname, op.out, l.dtype), Queue("deque", qname, op.out, l.dtype)]
+
+
 def _load(ctx: _Ctx, op: Op, qname: str) -> list:
     t = ctx.p.tensor(op.args[0])
     l = ctx.L[op.out]
@@ -594,6 +634,13 @@ def plan_kernel(p: Program, buffer_depth: int = 2) -> KernelPlan:
     st = plan_storage(p, buffer_depth)
     ctx.storage = st.storage
     L = p.locals_by_name
+    res_tensor = {op.out: op.args[0] for op, _ in walk(p.body) if op.opcode == "load" and op.out in ctx.resident}
+    for op, _ in walk(p.body):
+        if is_chunk_slice(op):
+            readers = [o for o, _ in walk(p.body) if op.out in o.args]
+            if any(o.opcode != "cast" or L[o.out].dtype != DType.FP32 for o in readers) or L[op.out].dtype == DType.FP32:
+                raise IRError(f"{p.name}: `{op}`: the AscendC lowering reads a chunk of a resident local through casts "
+                              f"of a 16-bit tile to fp32 only (each Cast reads the resident rows in place)")
 
     def lower(stmts) -> list:
         nodes = []
@@ -602,6 +649,14 @@ def plan_kernel(p: Program, buffer_depth: int = 2) -> KernelPlan:
                 nodes.append(Chunk(s.dim, lower(s.body)))
             elif isinstance(s, Repeat):
                 nodes.append(Loop(s.var, s.count, lower(s.body), s.reverse))
+            elif s.opcode == "load" and s.out in ctx.resident:
+                if ctx.mode == "resident":     # the re-reading branch loads chunk by chunk at the slices
+                    nodes += _load_resident(ctx, s, st.load_queue[s.out])
+            elif is_chunk_slice(s):
+                if ctx.mode == "resident":     # read in place by the casts
+                    ctx.chunk_alias[s.out] = s.args[0]
+                else:                          # today's chunk load of the resident local's tensor
+                    nodes += _load(ctx, Op("load", s.out, (res_tensor[s.args[0]],)), st.load_queue[s.out])
             elif s.opcode == "load":
                 nodes += _load(ctx, s, st.load_queue[s.out])
             elif s.opcode == "store":
@@ -614,10 +669,25 @@ def plan_kernel(p: Program, buffer_depth: int = 2) -> KernelPlan:
                 nodes += LOWERING_RULES[s.opcode](ctx, s)
         return nodes
 
-    pro, body, epi = lower(p.prologue), lower(p.body), lower(p.epilogue)
+    pro, epi = lower(p.prologue), lower(p.epilogue)
+    if ctx.resident:
+        # the tile body twice: with the resident rows kept in UB (one load per tile, the chunks cast in place)
+        # and re-reading every chunk from GM; the RESIDENT switch selects one per launch
+        ctx.mode = "resident"
+        kept = lower(p.body)
+        ctx.mode, ctx.chunk_alias = "reread", {}
+        reread = lower(p.body)
+        body = [Loop(ctx.fresh("resident"), RESIDENT, kept, guard=True),
+                Loop(ctx.fresh("reread"), 1 - RESIDENT, reread, guard=True)]
+    else:
+        body = lower(p.body)
     insert_frees(pro, body, epi, st.load_queue, L)
     buffers = st.buffers + scratch_buffers(ctx.scratch_elems, ctx.work_elems, ctx.red_elems, ctx.mask_bytes)
-    return KernelPlan(p, buffer_depth, buffers, st.storage, pro, body, epi, ctx.chunk)
+    switches = ()
+    if ctx.resident:    # keep the rows where the whole plan with their queues fits the UB at this tiling
+        ub_kept = sympy.Add(*[b.depth * b.nbytes for b in buffers]).xreplace({RESIDENT: sympy.Integer(1)})
+        switches = ((RESIDENT, ub_kept, UB_CAPACITY),)
+    return KernelPlan(p, buffer_depth, buffers, st.storage, pro, body, epi, ctx.chunk, switches)
 
 
 def _lower_store(ctx: _Ctx, op: Op, bind) -> list:

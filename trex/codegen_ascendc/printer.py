@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import sympy
 from sympy.printing.c import C99CodePrinter
 
-from trex.codegen_ascendc.isa import (BLOCK_IDX, C0, ROW0, Chunk, GetV, KernelPlan, Loop, Queue, Ref, Scal, SetV, Sync,
-                                      Transfer, Vec)
+from trex.codegen_ascendc.isa import (BLOCK_IDX, C0, RESIDENT, ROW0, Chunk, GetV, KernelPlan, Loop, Queue, Ref, Scal,
+                                      SetV, Sync, Transfer, Vec)
 from trex.codegen_ascendc.lowering import plan_kernel
 from trex.compiler.kernel_ir import ROWS, DType, IRError, Program
 from trex.cost_models.kernel_counts import CL, COL_CHUNK, ROWS_PER_TILE, TR
@@ -31,7 +31,8 @@ from trex.cost_models.kernel_counts import CL, COL_CHUNK, ROWS_PER_TILE, TR
 CTYPE = {DType.BF16: "bfloat16_t", DType.FP16: "half", DType.FP32: "float", DType.INT32: "int32_t",
          DType.UINT8: "uint8_t"}
 _RUNTIME = {TR: "tileRows", CL: "chunkLen", ROWS_PER_TILE: "tl_.rowsPerTile", COL_CHUNK: "tl_.colChunk",
-            ROW0: "row0", C0: "c0", BLOCK_IDX: "(int64_t)GetBlockIdx()"}
+            ROW0: "row0", C0: "c0", BLOCK_IDX: "(int64_t)GetBlockIdx()", RESIDENT: "resident_"}
+_SWITCH_DOC = {RESIDENT: "1: the resident rows stay in UB across the passes (they fit at this tiling); 0: re-read per chunk"}
 
 
 def camel(name: str) -> str:
@@ -164,6 +165,10 @@ class AscendCPrinter:
                 out.append(f"{pad}{self._view_at(n.dst)}.SetValue((uint32_t)({cint(n.dst.off)}), {n.var});")
             elif isinstance(n, Sync):
                 out.append(f"{pad}SyncFlag<HardEvent::{n.kind}>();")
+            elif isinstance(n, Loop) and n.guard:
+                out.append(f"{pad}if (({cint(n.extent)}) != 0) {{")
+                self.emit(n.body, ind + 1, out, ctx)
+                out.append(pad + "}")
             elif isinstance(n, Loop):
                 e = cint(n.extent)
                 if n.reverse:
@@ -237,7 +242,9 @@ class AscendCPrinter:
                 continue
             if isinstance(n, (Loop, Chunk)):
                 body = self.render_nodes(n.body, ind + 1)
-                if isinstance(n, Loop):
+                if isinstance(n, Loop) and n.guard:
+                    out += [f"{pad}if (({cint(n.extent)}) != 0) {{"] + body + [pad + "}"]
+                elif isinstance(n, Loop):
                     e = cint(n.extent)
                     head = (f"for (int64_t {n.var} = ({e}) - 1; {n.var} >= 0; --{n.var}) {{" if n.reverse
                             else f"for (int64_t {n.var} = 0; {n.var} < ({e}); ++{n.var}) {{")
@@ -371,6 +378,9 @@ class AscendCPrinter:
         L.append("    rowEnd_ = Min64(rowStart_ + block, tl_.rows);")
         for t in p.tensors:
             L.append(f"    {t.name}Gm_.SetGlobalBuffer((__gm__ {CTYPE[t.dtype]}*){t.name});")
+        for sym, ub, cap in plan.switches:
+            L.append(f"    // {_SWITCH_DOC.get(sym, str(sym))}: the UB plan with it at 1 fits {cap} B")
+            L.append(f"    {_RUNTIME[sym]} = (({cint(ub)}) <= {int(cap)}) ? 1 : 0;")
         for b in plan.buffers:
             nbytes = f"(uint32_t)({cint(b.nbytes)})"
             if b.kind == "tbuf":
@@ -415,6 +425,8 @@ class AscendCPrinter:
             L.append(f"  GlobalTensor<{CTYPE[t.dtype]}> {t.name}Gm_;")
         L.append(f"  {self.tname} tl_;")
         L.append("  int64_t rowStart_ = 0, rowEnd_ = 0;")
+        for sym, _, _ in plan.switches:
+            L.append(f"  int64_t {_RUNTIME[sym]} = 0;")
         L.append("};")
         L.append("")
         L.append(f'extern "C" __global__ __aicore__ void {self.kname}({args}, GM_ADDR tiling) {{')

@@ -6,6 +6,11 @@ so a 16-bit tile and its fp32 cast have the same element layout and one count-fo
 tile. Buffers are rounded up to BUF_ALIGN = 256 B so count-form Compare/Select can round counts up
 to 256 B (reference/ascendc.md §8 item 4).
 
+Resident locals (kernel_ir resident_locals: whole rows loaded once per tile, read chunk by chunk) get a
+VECIN queue of RESIDENT x their rows' bytes, and each chunk slice of them a VECIN queue of (1 - RESIDENT)
+x its chunk's bytes: the kernel either keeps the rows (RESIDENT = 1) or loads every chunk again (0), and
+the UB holds only the queues of the branch it runs (lowering.plan_kernel decides RESIDENT per tiling).
+
 Storage (`plan_storage`): loaded values live in VECIN queues of the schedule's depth (a prologue
 load read only by the prologue borrows a body queue), a store whose value is computed right before
 it computes straight into a VECOUT queue, everything else lives in TBuf slots shared by the
@@ -20,8 +25,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from trex.codegen_ascendc.isa import Buffer, Chunk, GetV, Loop, Queue, Ref, SetV, Transfer, Vec
-from trex.compiler.kernel_ir import ChunkLoop, DType, Local, Op, Program, Repeat, walk
+from trex.codegen_ascendc.isa import RESIDENT, Buffer, Chunk, GetV, Loop, Queue, Ref, SetV, Transfer, Vec
+from trex.compiler.kernel_ir import ChunkLoop, DType, Local, Op, Program, Repeat, is_chunk_slice, resident_locals, walk
 from trex.cost_models.kernel_counts import CL, COL_CHUNK, ROWS_PER_TILE, TR, AlignUp
 
 PAD = 16          # innermost-axis padding in elements (see module doc)
@@ -29,8 +34,11 @@ BUF_ALIGN = 256   # buffer size rounding in bytes
 
 
 def local_capacity(p: Program, l: Local) -> sympy.Expr:
-    """Elements of a local's UB tile at the tiling's capacity (ROWS_PER_TILE rows, a COL_CHUNK chunk)."""
+    """Elements of a local's UB tile at the tiling's capacity (ROWS_PER_TILE rows, a COL_CHUNK chunk; a
+    resident local holds whole rows: the chunked dim at full extent)."""
     chunk = p.chunk_dims[0] if p.chunk_dims else None
+    if l.name in resident_locals(p):
+        chunk = None
     cols = [COL_CHUNK if (chunk is not None and c == chunk) else c for c in l.cols]
     lead = ROWS_PER_TILE if l.per_row else sympy.Integer(1)
     return lead * sympy.Mul(*cols[:-1]) * AlignUp(cols[-1], PAD)
@@ -131,8 +139,10 @@ def plan_storage(p: Program, buffer_depth: int) -> Storage:
     # queues for loads (one per loaded local) and stores (one per stored GM tensor)
     load_q: dict = {}
     load_in_body: dict = {}     # ordered (program order): the printed code must be deterministic
+    resident = resident_locals(p)
+    chunk_slices = {op.out for op, _ in walk(p.body) if is_chunk_slice(op)}
     for op, _ in walk(p.body):
-        if op.opcode == "load":
+        if op.opcode == "load" or is_chunk_slice(op):     # a chunk slice is a chunk load when not resident
             load_q.setdefault(op.out, f"inQ_{op.out}")
             load_in_body[op.out] = True
     borrowed: dict = {}
@@ -144,7 +154,8 @@ def plan_storage(p: Program, buffer_depth: int) -> Storage:
             l = L[op.out]
             # a prologue load only read by the prologue borrows a body queue of the same dtype and
             # columns (its capacity, rows_per_tile rows, is at least one row): InitBuffer is static
-            donor = [n for n in load_in_body if L[n].dtype == l.dtype and L[n].cols == l.cols and L[n].per_row]
+            donor = [n for n in load_in_body if L[n].dtype == l.dtype and L[n].cols == l.cols and L[n].per_row
+                     and n not in resident and n not in chunk_slices]
             if sec is p.prologue and op.out not in body_users and donor:
                 load_q[op.out] = load_q[donor[0]]
                 borrowed[op.out] = donor[0]
@@ -161,7 +172,12 @@ def plan_storage(p: Program, buffer_depth: int) -> Storage:
             continue
         l = L[name]
         depth = buffer_depth if name in load_in_body else 1    # prologue loads happen once per core
-        buffers.append(Buffer(q, "vecin", depth, AlignUp(local_capacity(p, l) * l.dtype.nbytes, BUF_ALIGN), (name,)))
+        nbytes = AlignUp(local_capacity(p, l) * l.dtype.nbytes, BUF_ALIGN)
+        if name in resident:
+            nbytes = RESIDENT * nbytes
+        elif name in chunk_slices:
+            nbytes = (1 - RESIDENT) * nbytes
+        buffers.append(Buffer(q, "vecin", depth, nbytes, (name,)))
         storage[name] = name
     for gm, (q, dtype, per_row, cap) in store_q.items():
         depth = buffer_depth if per_row else 1

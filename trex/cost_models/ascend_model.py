@@ -113,12 +113,14 @@ class AscendCostModel:
         """The model's sympy expressions per section: MTE2/MTE3 bytes, vector cycles and scalar ops
         per row tile (the non-chunked part, in TR = the tile's rows) and per column chunk (in TR and
         CL), and the UB bytes in ROWS_PER_TILE and COL_CHUNK. For explain output and inspection."""
-        out = {"ub_bytes": self.counts(depth).ub_bytes}
+        kc = self.counts(depth)
+        out = {"ub_bytes": kc.ub_bytes}
         for sec, (parts, transfers) in self._symbolic(depth).items():
             for in_chunk, tag in ((False, "per_tile" if sec == "body" else "once"), (True, "per_chunk")):
                 e = {"vec_cycles": parts[in_chunk]["vec"], "scalar_ops": parts[in_chunk]["scalar"],
                      "mte2_bytes": sympy.Add(*[m * t.nbytes for t, m, ic in transfers if ic == in_chunk and t.direction == "in"]),
                      "mte3_bytes": sympy.Add(*[m * t.nbytes for t, m, ic in transfers if ic == in_chunk and t.direction == "out"])}
+                e = {k: kc.resolve(v) for k, v in e.items()}
                 if any(v != 0 for v in e.values()):
                     out[f"{sec}_{tag}"] = e
         return out
@@ -130,9 +132,13 @@ class AscendCostModel:
     # --------------------------------------------------------------------------------- numeric
     @functools.lru_cache(maxsize=None)
     def _compiled_generic(self, depth: int):
-        """Lambdified per-section quantities f(TR, CL, ROWS_PER_TILE, COL_CHUNK, *sizes), built once."""
+        """Lambdified per-section quantities f(TR, CL, ROWS_PER_TILE, COL_CHUNK, *sizes, *switches), built
+        once, and the switches' values g(ROWS_PER_TILE, COL_CHUNK, *sizes) (evaluated once per tiling grid)."""
         sizes = tuple(self.program.sizes)
-        syms = (TR, CL, ROWS_PER_TILE, COL_CHUNK) + sizes
+        kc = self.counts(depth)
+        sw_syms = tuple(sym for sym, _ in kc.switches)
+        syms = (TR, CL, ROWS_PER_TILE, COL_CHUNK) + sizes + sw_syms
+        sw_fns = tuple(_lam(val, (ROWS_PER_TILE, COL_CHUNK) + sizes) for _, val in kc.switches)
         out = {}
         for sec, (parts, transfers) in self._symbolic(depth).items():
             fn = {}
@@ -144,40 +150,45 @@ class AscendCostModel:
                 tfn.append((t.direction, in_chunk, _lam(t.nbytes, syms), _lam(sympy.sympify(mult), syms)))
             out[sec] = (fn, tfn)
         cap = {TR: ROWS_PER_TILE, CL: COL_CHUNK}
-        ub = _lam(self.counts(depth).ub_bytes, syms)
+        ub = _lam(kc.ub_bytes_raw, syms)
         bcs = [(t.gm, _lam(sympy.sympify(t.block_count).subs(cap), syms),
                 _lam((sympy.sympify(t.block_len) * t.elem_bytes).subs(cap), syms))
-               for t in self.counts(depth).transfers]
-        return sizes, out, ub, bcs
+               for t in kc.transfers]
+        return sizes, out, ub, bcs, sw_fns
 
     def _compiled(self, depth: int, size_items: tuple):
-        """The generic functions with this call's sizes bound (sizes missing from the program are ignored)."""
-        sizes, out, ub, bcs = self._compiled_generic(depth)
+        """The generic functions with this call's sizes bound (sizes missing from the program are ignored):
+        (per-section functions f(tr, cl, t, c, sw), ub(t, c), block limits, switches(t, c) -> sw)."""
+        sizes, out, ub, bcs, sw_fns = self._compiled_generic(depth)
         sv = dict(size_items)
         try:
             vals = tuple(sv[s] for s in sizes)
         except KeyError as e:
             raise IRError(f"{self.program.name}: size {e.args[0]} not given (have {sorted(map(str, sv))})") from None
 
+        def switches(t, c):
+            return tuple(g(t, c, *vals) for g in sw_fns)
+
         def bind(f):
-            return lambda tr, cl, t, c: f(tr, cl, t, c, *vals)
+            return lambda tr, cl, t, c, sw: f(tr, cl, t, c, *vals, *sw)
         bound = {}
         for sec, (fn, tfn) in out.items():
             bound[sec] = ({k: bind(f) for k, f in fn.items()},
                           [(d, ic, bind(nbf), bind(mf)) for d, ic, nbf, mf in tfn])
-        return (bound, (lambda t, c: ub(t, c, t, c, *vals)),
-                [(g, (lambda t, c, f=bc: f(t, c, t, c, *vals)), (lambda t, c, f=bl: f(t, c, t, c, *vals)))
-                 for g, bc, bl in bcs])
+        return (bound, (lambda t, c, sw: ub(t, c, t, c, *vals, *sw)),
+                [(g, (lambda t, c, sw, f=bc: f(t, c, t, c, *vals, *sw)),
+                  (lambda t, c, sw, f=bl: f(t, c, t, c, *vals, *sw))) for g, bc, bl in bcs], switches)
 
     def _batch(self, sizes: dict, P: int, depth: int, T, C):
         """Vectorised evaluation over arrays T (rows_per_tile) and C (col_chunk; 1 when unchunked)
         that broadcast together. Returns dict of arrays."""
         sz = self._sizes(sizes)
         rows = sz[ROWS]
-        comp, _, _ = self._compiled(depth, tuple(sorted(sz.items(), key=lambda kv: kv[0].name)))
+        comp, _, _, switches = self._compiled(depth, tuple(sorted(sz.items(), key=lambda kv: kv[0].name)))
         T = np.asarray(T, dtype=np.int64)
         C = np.asarray(C, dtype=np.int64)
         T, C = np.broadcast_arrays(T, C)
+        sw = tuple(np.broadcast_to(np.asarray(v), T.shape) for v in switches(T, C))   # once per grid
         chunk_dim = self.program.chunk_dims[0] if self.program.chunk_dims else None
         if chunk_dim is not None:
             full = int(chunk_dim.subs(sz))
@@ -205,7 +216,7 @@ class AscendCostModel:
                             trs = np.maximum(tr, 1)
                             cls = np.maximum(cl, 1)
                             def val(f):
-                                return np.broadcast_to(np.asarray(f(trs, cls, T, C), dtype=np.float64), T.shape)
+                                return np.broadcast_to(np.asarray(f(trs, cls, T, C, sw), dtype=np.float64), T.shape)
                             tot["vec"] += w * val(fn[(in_chunk, "vec")])
                             tot["scalar"] += w * val(fn[(in_chunk, "scalar")])
                             for direction, ic, nbf, mf in tfn:
@@ -346,15 +357,16 @@ class AscendCostModel:
     def feasible_mask(self, sizes: dict, depth: int, T, C):
         """Vectorised UB + DataCopyPad-limit check over arrays T, C (C = 1 when unchunked)."""
         sz = self._sizes(sizes)
-        _, ub, bcs = self._compiled(depth, tuple(sorted(sz.items(), key=lambda kv: kv[0].name)))
+        _, ub, bcs, switches = self._compiled(depth, tuple(sorted(sz.items(), key=lambda kv: kv[0].name)))
         T, C = np.broadcast_arrays(np.asarray(T, dtype=np.int64), np.asarray(C, dtype=np.int64))
-        ok = np.asarray(ub(T, C), dtype=np.float64) <= self.hw.ub_capacity
+        sw = switches(T, C)     # once per grid
+        ok = np.asarray(ub(T, C, sw), dtype=np.float64) <= self.hw.ub_capacity
         group = self._group(sz)
         if self.program.row_group is not None:   # even a group of 1 row: tile_row loads one row per tile
             ok &= (group % T) == 0
         for _, bc, bl in bcs:
-            ok &= np.asarray(bc(T, C), dtype=np.float64) <= self.hw.max_block_count
-            ok &= np.asarray(bl(T, C), dtype=np.float64) <= self.hw.max_block_len
+            ok &= np.asarray(bc(T, C, sw), dtype=np.float64) <= self.hw.max_block_count
+            ok &= np.asarray(bl(T, C, sw), dtype=np.float64) <= self.hw.max_block_len
         return ok
 
     def random_feasible_tiling(self, sizes: dict, rng, *, max_cores: int = 8, depths=(1, 2)) -> Tiling | None:
@@ -456,6 +468,8 @@ class AscendCostModel:
                     continue
                 if s.opcode in ("load", "store", "view", "hist_read", "hist_write"):
                     continue
+                if s.opcode == "slice" and s.attr("chunk") is not None:
+                    continue    # a chunk of a resident local: eager reads it as the chunk's load (not a kernel)
                 nbytes = 0
                 for i, a in enumerate(s.args):
                     if isinstance(a, str) and a in L:

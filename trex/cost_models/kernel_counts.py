@@ -91,18 +91,34 @@ class SectionCounts:
 
 @dataclass(frozen=True)
 class KernelCounts:
-    """The counts of one program lowered at one buffer depth."""
+    """The counts of one program lowered at one buffer depth.
+
+    `switches`: (symbol, value) pairs of the kernel's switches (a kernel with two branches, e.g. RESIDENT:
+    its resident rows kept in UB or re-read per chunk): the counts' multiplicities and buffer sizes may
+    contain the symbol, whose value is a 0/1 expression of the tiling symbols and sizes (the predicate the
+    printed kernel evaluates); `resolve` substitutes them, the model evaluates each once per tiling grid."""
     prologue: SectionCounts
     body: SectionCounts
     epilogue: SectionCounts
     ub_buffers: tuple         # (buffer name, copies, bytes per copy), in InitBuffer order
+    switches: tuple = ()
 
     def sections(self) -> tuple:
         return (("prologue", self.prologue), ("body", self.body), ("epilogue", self.epilogue))
 
+    def resolve(self, expr) -> sympy.Expr:
+        """`expr` with the switches replaced by their values (an expression of tiling symbols and sizes)."""
+        expr = sympy.sympify(expr)
+        return expr.xreplace(dict(self.switches)) if self.switches else expr
+
+    @property
+    def ub_bytes_raw(self) -> sympy.Expr:
+        """The UB bytes with the switch symbols left in."""
+        return sympy.Add(*[copies * nbytes for _, copies, nbytes in self.ub_buffers])
+
     @property
     def ub_bytes(self) -> sympy.Expr:
-        return sympy.Add(*[copies * nbytes for _, copies, nbytes in self.ub_buffers])
+        return self.resolve(self.ub_bytes_raw)
 
     @property
     def transfers(self) -> tuple:

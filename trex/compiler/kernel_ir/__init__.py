@@ -18,7 +18,7 @@ from trex.compiler.kernel_ir.reference import _host_op, bind_sizes, interpret, i
 from trex.compiler.kernel_ir.ops import OPS, ROW_TREE_LEVELS, OpSpec, row_tree
 from trex.compiler.kernel_ir.program import (_DTYPE_TORCH, ROWS, ChunkLoop, DType, GMTensor, HostOp, IRError, Local,
                                              Op, Program, Repeat, RowMap, ScalarParam, Schedule, TensorKind,
-                                             is_scalar_arg, row_split, size, walk)
+                                             is_chunk_slice, is_scalar_arg, resident_locals, row_split, size, walk)
 from trex.compiler.kernel_ir.validate import validate_program
 
 __all__ = [
@@ -26,4 +26,5 @@ __all__ = [
     "Repeat", "HostOp", "Program", "Schedule", "OpSpec", "OPS", "ROWS", "size", "IRError",
     "interpret", "interpreter", "bind_sizes", "walk", "ProgramBuilder", "row_split",
     "output_shapes", "is_scalar_arg", "validate_program", "ROW_TREE_LEVELS", "row_tree",
+    "is_chunk_slice", "resident_locals",
 ]

@@ -39,7 +39,9 @@ class OpSpec:
 
 OPS: dict[str, OpSpec] = {
     "load": OpSpec("io", 1, "load(gm) -> tile of gm (chunked inside a ChunkLoop); attr col=(start, stop) on the last "
-                            "axis, pad=(left, right) undefined lanes around it (shifted copies)"),
+                            "axis, pad=(left, right) undefined lanes around it (shifted copies); in the body outside "
+                            "every ChunkLoop, a load of a tensor whose innermost axis is a chunked dim reads whole "
+                            "rows into a resident local (program.resident_locals) that chunk slices read"),
     "store": OpSpec("io", 2, "store(gm, src): write src to gm (same row/chunk addressing as load)"),
     "cast": OpSpec("cast", 1, "cast(src) to the out local's dtype; down-casts to bf16/fp16 round to nearest even"),
     "copy": OpSpec("unary", 1, "copy(src)"),
@@ -71,7 +73,9 @@ OPS: dict[str, OpSpec] = {
     "parity_select": OpSpec("select", 2, "out[..., j] = a[..., j] if j is even else b[..., j] (pair swaps)"),
     "pair_swap": OpSpec("layout", 1, "out[..., 2i] = src[..., 2i+1], out[..., 2i+1] = src[..., 2i] (even last axis)"),
     "select": OpSpec("select", 4, "where(a CMP b, x, y); b and y may be scalars; attr cmp in LT LE GT GE EQ NE"),
-    "slice": OpSpec("layout", 1, "src[..., start:stop:step] along column axis `axis`"),
+    "slice": OpSpec("layout", 1, "src[..., start:stop:step] along column axis `axis`; attr chunk=dim instead of "
+                             "start/stop/step: the current column chunk [c0, c0 + cl) of a resident local (inside a "
+                             "ChunkLoop over dim, axis -1, src's dtype and cols)"),
     "set_slice": OpSpec("layout", 2, "dst[..., start:stop:step] = src (in place; out == dst)"),
     "transpose": OpSpec("layout", 1, "swap the last two column axes"),
     "view": OpSpec("layout", 1, "add/remove unit column axes (attr cols); layout unchanged"),

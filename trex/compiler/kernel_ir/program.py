@@ -272,6 +272,23 @@ class HostOp:
         return f"host {self.out} = {self.kind}({', '.join(self.args)})"
 
 
+def is_chunk_slice(op: "Op") -> bool:
+    """A `slice` with attr chunk=dim: the current column chunk of a resident local."""
+    return op.opcode == "slice" and op.attr("chunk") is not None
+
+
+def resident_locals(p: "Program") -> tuple:
+    """The resident locals of `p`, in program order: the sources of its chunk slices (`is_chunk_slice`),
+    per-row locals loaded whole (the chunked dim at full extent) in the body outside every ChunkLoop and
+    read chunk by chunk inside the loops. A target may keep them in UB across the passes over the dim
+    (the AscendC lowering does where the UB holds them) or read each chunk from GM again."""
+    out = []
+    for op, _ in walk(p.prologue + p.body + p.epilogue):
+        if is_chunk_slice(op) and op.args[0] not in out:
+            out.append(op.args[0])
+    return tuple(out)
+
+
 def walk(stmts: Iterable[Stmt], depth: int = 0):
     """Yield (op, enclosing loops) for every Op, depth-first in program order."""
     def rec(ss, loops):

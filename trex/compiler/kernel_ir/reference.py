@@ -301,6 +301,10 @@ def _select(it: _Interp, op: Op, out: Local, r0, r1):
 
 def _slice(it: _Interp, op: Op, out: Local, r0, r1):
     x = it.env[op.args[0]]
+    dim = op.attr("chunk")
+    if dim is not None:     # the current chunk of a resident local (whole rows, loaded before the loop)
+        lo, hi = it.chunk[_expr(dim)]
+        return x[..., lo:hi].contiguous()
     return x[_col_slice(it, op, x.dim())].contiguous()
 
 

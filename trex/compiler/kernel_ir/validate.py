@@ -8,7 +8,8 @@ their tensors' dtypes, roles and kinds, and that casts have a direct A2 instruct
 from __future__ import annotations
 
 from trex.compiler.kernel_ir.ops import OPS
-from trex.compiler.kernel_ir.program import DType, IRError, Op, Program, TensorKind, walk
+from trex.compiler.kernel_ir.program import (ChunkLoop, DType, IRError, Op, Program, TensorKind, _expr, is_chunk_slice,
+                                             resident_locals, walk)
 
 
 def validate_program(p: Program) -> Program:
@@ -44,7 +45,48 @@ def validate_program(p: Program) -> Program:
                 raise IRError(f"{ctx}: out {op.out!r} is not a declared local")
             _check_types(p, op, ctx, section)
         _check_consumed(p, stmts, section)
+    _check_resident(p)
     return p
+
+
+def _check_resident(p: Program) -> None:
+    """Chunk slices (`slice` with attr chunk=dim) read the current chunk of a resident local: a per-row
+    local loaded once per tile in the body outside every ChunkLoop (whole rows of an identity-mapped ROW
+    tensor whose innermost axis is dim), read by nothing but chunk slices inside ChunkLoops over dim."""
+    res = resident_locals(p)
+    if not res:
+        return
+    L = p.locals_by_name
+    for section, stmts in (("prologue", p.prologue), ("epilogue", p.epilogue)):
+        for op, _ in walk(stmts):
+            if is_chunk_slice(op) or any(a in res for a in op.args) or op.out in res:
+                raise IRError(f"program {p.name} {section}: `{op}`: resident locals and chunk slices belong in the body")
+    defs: dict = {}
+    for op, loops in walk(p.body):
+        ctx = f"program {p.name} body: `{op}`"
+        if op.out in res:
+            if op.opcode != "load" or loops or op.out in defs:
+                raise IRError(f"{ctx}: resident local {op.out} must be assigned once, by a load outside every ChunkLoop")
+            t = p.tensor(op.args[0])
+            if t.kind != TensorKind.ROW or not t.row_map.is_identity or op.attr("col") is not None \
+                    or op.attr("pad") is not None or op.attr("tile_row", False):
+                raise IRError(f"{ctx}: a resident local loads whole rows of an identity-mapped ROW tensor")
+            if tuple(L[op.out].cols) != tuple(t.cols) or not L[op.out].per_row:
+                raise IRError(f"{ctx}: resident local {op.out} must be per-row with {t.name}'s cols {t.cols}")
+            defs[op.out] = op
+        if is_chunk_slice(op):
+            src, out = L[op.args[0]], L[op.out]
+            dim = _expr(op.attr("chunk"))
+            if src.name not in defs:
+                raise IRError(f"{ctx}: chunk slice of {src.name} before its load")
+            if dim not in [lp.dim for lp in loops if isinstance(lp, ChunkLoop)]:
+                raise IRError(f"{ctx}: a chunk slice of {dim} must sit inside a ChunkLoop over {dim}")
+            if any(op.attr(k) is not None for k in ("start", "stop", "step")) or int(op.attr("axis", -1)) != -1:
+                raise IRError(f"{ctx}: a chunk slice takes attrs chunk= and axis=-1 only")
+            if src.cols[-1] != dim or out.dtype != src.dtype or tuple(out.cols) != tuple(src.cols) or not out.per_row:
+                raise IRError(f"{ctx}: a chunk slice's out has its source's dtype and cols (innermost {dim})")
+        elif any(a in res for a in op.args):
+            raise IRError(f"{ctx}: resident locals {sorted(set(op.args) & set(res))} are read by chunk slices only")
 
 
 def _check_consumed(p: Program, stmts, section: str) -> None:

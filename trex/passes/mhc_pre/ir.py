@@ -153,7 +153,23 @@ def build_mhc_pre_fwd(dtype: DType | str = DType.BF16) -> Program:
     return b.build()
 
 
-def _store_coefficients_and_collapse(b: ProgramBuilder, dtype: DType) -> None:
+def _x_chunk(b: ProgramBuilder, dtype: DType, resident: bool) -> str:
+    """x's current [N, chunk] tile in fp32: the chunk of the resident row tile x_row (loaded once per tile,
+    `_load_x_row`), or loaded from GM again."""
+    if not resident:
+        return load_f32(b, "x", dtype, "xf", (N, HD))
+    b.op("slice", "xf_in", "x_row", axis=-1, chunk=HD, dtype=dtype, cols=(N, HD))
+    return b.op("cast", "xf", "xf_in", dtype=F32, cols=(N, HD))
+
+
+def _load_x_row(b: ProgramBuilder, dtype: DType) -> None:
+    """x's whole rows [N, HD] in x's dtype, a resident local: the passes over HD read it chunk by chunk
+    (kernel_ir resident_locals; the AscendC kernel keeps it in UB where the UB holds it, else reads each
+    chunk again)."""
+    b.op("load", "x_row", "x", dtype=dtype, cols=(N, HD))
+
+
+def _store_coefficients_and_collapse(b: ProgramBuilder, dtype: DType, resident: bool = False) -> None:
     """The forward's tail: post and comb stored, then the collapse pass over x,
     layer_input = sum over the streams of pre[n] * x[n]."""
     b.op("view", "post2", "postv", dtype=F32, cols=(N,))
@@ -161,7 +177,7 @@ def _store_coefficients_and_collapse(b: ProgramBuilder, dtype: DType) -> None:
     b.op("store", None, "comb", "M")
     b.op("transpose", "pre_t", "pre", dtype=F32, cols=(N, 1))
     with b.chunk_loop(HD):
-        xf = load_f32(b, "x", dtype, "xf", (N, HD))
+        xf = _x_chunk(b, dtype, resident)
         b.op("mul", "px", xf, "pre_t", dtype=F32, cols=(N, HD))
         b.op("reduce_sum", "li", "px", axis=-2, dtype=F32, cols=(1, HD))
         b.op("view", "li2", "li", dtype=F32, cols=(HD,))
@@ -324,33 +340,43 @@ def _declare_cube_inputs(b: ProgramBuilder, dtype: DType):
     b.gm("base", F32, (2 + N, N), kind=SHARED)
 
 
-def _ss_pass(b: ProgramBuilder, dtype: DType, with_dli: bool):
+def _ss_pass(b: ProgramBuilder, dtype: DType, with_dli: bool, resident: bool = False):
     """ss (1, 1) [and dpre (N, 1)] over HD in column chunks, then h (2+N, N) from the Cube's output."""
     b.op("fill", "ss", 0.0, dtype=F32, cols=(1, 1))
     if with_dli:
         b.op("fill", "dpre", 0.0, dtype=F32, cols=(N, 1))
+    if resident:
+        _load_x_row(b, dtype)
     with b.chunk_loop(HD):
-        xf = load_f32(b, "x", dtype, "xf", (N, HD))
+        xf = _x_chunk(b, dtype, resident)
         _sum_squares(b, xf)
         if with_dli:
             _dpre_chunk(b, dtype, xf)
     b.op("load", "h", "hproj", dtype=F32, cols=(2 + N, N))
 
 
-def build_mhc_pre_fwd_cube(dtype: DType | str = DType.BF16) -> Program:
+def build_mhc_pre_fwd_cube(dtype: DType | str = DType.BF16, resident: bool | None = None) -> Program:
+    """The forward's AIV program. `resident` (default: for 16-bit x): x's rows are a resident local that both
+    passes read chunk by chunk (the AscendC kernel keeps the 16-bit row tile in UB between the passes where
+    it fits and upcasts each chunk there: x read once, bench/NOTES_ascend_mhc.md session 15); False: each pass
+    loads its chunks from GM (fp32 x always: its rows are twice as wide and the chunk would need a copy)."""
     dtype = DType(dtype)
+    resident = dtype != F32 if resident is None else bool(resident)
+    if resident and dtype == F32:
+        raise ValueError("build_mhc_pre_fwd_cube: the resident row tile is for 16-bit x (upcast per chunk)")
     b = ProgramBuilder(f"mhc_pre_fwd_cube_{dtype.value}",
-                       doc="mHC pre after the Cube's projection: sum of squares, coefficients, Sinkhorn, collapse")
+                       doc="mHC pre after the Cube's projection: sum of squares, coefficients, Sinkhorn, collapse"
+                           + (" (x's rows resident across both passes)" if resident else ""))
     _declare_cube_inputs(b, dtype)
     b.gm("layer_input", dtype, (HD,), role="out")
     b.gm("post", F32, (N,), role="out")
     b.gm("comb", F32, (N, N), role="out")
     hc_eps, rms_eps = _declare_scalars(b)
     _prologue(b)
-    _ss_pass(b, dtype, with_dli=False)
+    _ss_pass(b, dtype, with_dli=False, resident=resident)
     _coefficients(b, hc_eps, rms_eps)
     _sinkhorn(b, hc_eps, hist=False)
-    _store_coefficients_and_collapse(b, dtype)
+    _store_coefficients_and_collapse(b, dtype, resident)
     return b.build()
 
 
