@@ -197,6 +197,7 @@ def parse_cmake(example: Path, overrides: dict[str, str] | None = None) -> Build
     overrides = overrides or {}
     env = {"CMAKE_CURRENT_SOURCE_DIR": str(example), "PROJECT_SOURCE_DIR": str(example),
            "CMAKE_SOURCE_DIR": str(example), "CMAKE_ASC_RUN_MODE": "cpu"}
+    env.update(overrides)  # -D on cmake's line defines the variable before the CMakeLists runs
     build = Build([], [], [], "", env)
     stack: list[list[bool]] = []  # per if(): [this branch active, a branch was taken]
 
@@ -207,6 +208,13 @@ def parse_cmake(example: Path, overrides: dict[str, str] | None = None) -> Build
     for cmd, raw in _cmake_calls(text):
         args = _cmake_args(raw, env)
         if cmd == "if":
+            # `if(NOT SCENARIO_NUM IN_LIST VALID_SCENARIOS)`: a -D-only scenario variable and its values
+            if ("IN_LIST" in args and args.index("IN_LIST") >= 1 and build.scenario_var is None
+                    and "SCENARIO" in args[args.index("IN_LIST") - 1].upper()):
+                at = args.index("IN_LIST")
+                values = env.get(args[at + 1], "").split() if at + 1 < len(args) else []
+                if values:
+                    build.scenario_var, build.scenarios = args[at - 1], values
             ok = active() and _condition(args, env)
             stack.append([ok, ok])
             continue
