@@ -34,6 +34,7 @@
 #include "trex_emu/adv_broadcast.h"
 #include "trex_emu/adv_select.h"
 #include "trex_emu/adv_exp.h"
+#include "trex_emu/adv_common.h"
 #include "trex_emu/gm_fill.h"
 #include "trex_emu/list_tensor.h"
 #include "trex_emu/launch.h"

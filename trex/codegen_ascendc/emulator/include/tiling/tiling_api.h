@@ -11,6 +11,11 @@
 #include "trex_emu/erf_tiling_host.h"
 #include "trex_emu/adv_tiling_host.h"
 
+// A kernel-launch program (asc_program.py: kernel and host main in one unit, include_host/ on the path
+// too) gets the host model's ge::Shape, so host tiling code and this header agree on one type.
+#if __has_include("trex_host/ge_types.h")
+#include "trex_host/ge_types.h"
+#else
 namespace ge {
 class Shape {
  public:
@@ -18,8 +23,21 @@ class Shape {
   explicit Shape(const std::vector<int64_t>& dims) : dims_(dims) {}
   size_t GetDimNum() const { return dims_.size(); }
   int64_t GetDim(size_t i) const { return i < dims_.size() ? dims_[i] : 0; }
+  std::vector<int64_t> GetDims() const { return dims_; }
+  int64_t GetShapeSize() const {
+    int64_t n = 1;
+    for (int64_t d : dims_) n *= d;
+    return n;
+  }
 
  private:
   std::vector<int64_t> dims_;
 };
 }  // namespace ge
+#endif
+
+// asc-devkit include/adv_api/utils/types.h: the advanced APIs' host tiling functions take the shape as
+// AscendC::TensorShape, an alias of ge::Shape.
+namespace AscendC {
+using TensorShape = ge::Shape;
+}  // namespace AscendC

@@ -10,3 +10,9 @@
 
 // op_host files write `using namespace AscendC;` for the adv APIs' tiling helpers.
 namespace AscendC {}
+
+// asc-devkit include/adv_api/utils/types.h: the advanced APIs' host tiling functions take the shape as
+// AscendC::TensorShape, an alias of ge::Shape.
+namespace AscendC {
+using TensorShape = ge::Shape;
+}  // namespace AscendC
