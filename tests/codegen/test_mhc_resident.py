@@ -30,9 +30,9 @@ RESIDENT_P = ir.build_mhc_pre_fwd_cube("bf16")
 REREAD_P = ir.build_mhc_pre_fwd_cube("bf16", resident=False)
 
 
-def _inputs(rows: int, width: int, seed: int = 0):
+def _inputs(rows: int, width: int, seed: int = 0, dtype=BF):
     g = torch.Generator().manual_seed(seed)
-    ins = {"x": torch.randn(rows, N, width, generator=g).to(BF), "hproj": torch.randn(rows, 2 + N, N, generator=g),
+    ins = {"x": torch.randn(rows, N, width, generator=g).to(dtype), "hproj": torch.randn(rows, 2 + N, N, generator=g),
            "scale": torch.rand(3, 1, generator=g) + 0.5, "base": torch.randn(2 + N, N, generator=g) * 0.1}
     return ins, {"iters": 3, "hc_eps": 1e-6, "rms_eps": 1e-6}
 
@@ -44,13 +44,13 @@ def _kept(p, sizes: dict, til: Tiling) -> int:
     return int(val.subs({**sizes, ROWS_PER_TILE: til.rows_per_tile, COL_CHUNK: til.col_chunk}))
 
 
-def _run(p, rows: int, width: int, til: Tiling, seed: int = 0):
+def _run(p, rows: int, width: int, til: Tiling, seed: int = 0, dtype=BF):
     """Emulate p at til: outputs (checked against the interpreter), counters (checked against the model)."""
-    ins, sc = _inputs(rows, width, seed)
+    ins, sc = _inputs(rows, width, seed, dtype)
     got, counters = EmulatedKernel(p, til, opt="-O0")(ins, sc)
     want = interpret(p, ins, sc, til.schedule())
     for k in want:
-        if want[k].dtype == BF:     # one rounding of an fp32 value that may differ in its last fp32 bits
+        if want[k].dtype != torch.float32:     # one rounding of an fp32 value that may differ in its last fp32 bits
             diff = (got[k].float() - want[k].float()).abs()
             assert (diff <= want[k].float().abs() * 2 ** -7 + 1e-30).all(), (p.name, k, til)
         else:
@@ -160,6 +160,18 @@ def test_where_it_fits_the_kernel_reads_x_once(til):
     ref, c_re, _, _ = _run(REREAD_P, rows, width, til)
     assert c["mte2_bytes"] == c_re["mte2_bytes"] - xbytes
     assert c["mte3_bytes"] == c_re["mte3_bytes"]
+    for k in ref:
+        assert torch.equal(got[k], ref[k]), k
+
+
+@needs_cxx
+def test_fp16_x_is_kept_the_same_way():
+    rows, width, til = 5, 72, Tiling(2, 32, 2, 2)
+    res, re = ir.build_mhc_pre_fwd_cube("fp16"), ir.build_mhc_pre_fwd_cube("fp16", resident=False)
+    got, c, sizes, xbytes = _run(res, rows, width, til, dtype=torch.float16)
+    assert _kept(res, sizes, til) == 1
+    ref, c_re, _, _ = _run(re, rows, width, til, dtype=torch.float16)
+    assert c["mte2_bytes"] == c_re["mte2_bytes"] - xbytes
     for k in ref:
         assert torch.equal(got[k], ref[k]), k
 
