@@ -190,10 +190,35 @@ inline void CreateVecIndex(const LocalTensor<T>& dst, const T& firstValue, uint3
 }
 
 // ---- Copy (UB -> UB, repeat form); strides in 32-byte blocks ----
+// Counter mode differs from the other vector instructions (Copy's API page, 约束说明): the count set by
+// SetVectorMask<T, MaskMode::COUNTER>(n) is the number of elements of EACH repeat and repeatTime stays in
+// effect; a repeat covers ceil(n * sizeof(T) / 32) data blocks (more than 8 when n exceeds 256 B), each
+// srcStride/dstStride blocks after the previous one.
+}  // namespace AscendC
+namespace trex_emu {
+template <class T>
+inline void CopyCounterMode(const LocalTensor<T>& dst, const LocalTensor<T>& src, int repeat,
+                            const AscendC::CopyRepeatParams& p) {
+  CheckRepeat("Copy", repeat);
+  CheckUbAlign("Copy", "dst", dst.addr_);
+  CheckUbAlign("Copy", "src", src.addr_);
+  const int64_t n = static_cast<int64_t>(RT().mask_count);
+  const Opnd<T> od = MakeOpnd(dst, p.dstStride, p.dstRepeatSize, "dst");
+  const Opnd<T> os = MakeOpnd(src, p.srcStride, p.srcRepeatSize, "src");
+  std::vector<T> v(static_cast<size_t>(n));
+  for (int r = 0; r < repeat; ++r) {
+    for (int64_t i = 0; i < n; ++i) v[i] = *Checked("Copy", os, r, static_cast<int>(i));
+    for (int64_t i = 0; i < n; ++i) *Checked("Copy", od, r, static_cast<int>(i)) = v[i];
+  }
+  CountRepeats("Copy", static_cast<uint64_t>(repeat));
+}
+}  // namespace trex_emu
+namespace AscendC {
 template <class T, bool isSetMask = true>
 inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const int32_t repeatTimes,
                  const CopyRepeatParams& p) {
   static_assert(sizeof(T) == 2 || sizeof(T) == 4, "Copy: 16- or 32-bit element types only");
+  if (!isSetMask && trex_emu::RT().mask_counter_mode) return trex_emu::CopyCounterMode(dst, src, repeatTimes, p);
   int repeat = repeatTimes;
   const auto m = trex_emu::ResolveMask<isSetMask>("Copy", mask, int(256 / sizeof(T)), repeat);
   trex_emu::UnaryRepeat("Copy", dst, src, m, repeat, p.dstStride, p.srcStride, p.dstRepeatSize, p.srcRepeatSize,
@@ -203,6 +228,7 @@ template <class T, bool isSetMask = true>
 inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[], const int32_t repeatTimes,
                  const CopyRepeatParams& p) {
   static_assert(sizeof(T) == 2 || sizeof(T) == 4, "Copy: 16- or 32-bit element types only");
+  if (!isSetMask && trex_emu::RT().mask_counter_mode) return trex_emu::CopyCounterMode(dst, src, repeatTimes, p);
   int repeat = repeatTimes;
   const auto m = trex_emu::ResolveMask<isSetMask>("Copy", mask, int(256 / sizeof(T)), repeat);
   trex_emu::UnaryRepeat("Copy", dst, src, m, repeat, p.dstStride, p.srcStride, p.dstRepeatSize, p.srcRepeatSize,
