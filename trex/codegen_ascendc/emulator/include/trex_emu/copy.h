@@ -235,10 +235,10 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
   const char* api = "DataCopyPad(GM->UB)";
   if (p.blockCount == 0 || p.blockLen == 0) return;  // documented NOP on A2/A3
   CheckUbAlign(api, "dst", dst.addr_);
-  if (dst.buf_ != nullptr && dst.buf_->position == static_cast<int>(TPosition::VECCALC))
-    Fail(api, ": destination buffer ", dst.buf_->name,
-         " is a VECCALC buffer; on Atlas A2/A3 DataCopyPad only writes GM -> VECIN/VECOUT (declare it "
-         "TQue<QuePosition::VECIN, n> or TBuf<TPosition::VECIN>)");
+  // Any UB position is a destination: the API page lists GM -> VECIN/VECOUT (GM -> VECCALC "仅Ascend 950"), but
+  // the implementation (impl/basic_api/kernel_operator_data_copy_intf_impl.h) only asserts that dst is in UB
+  // ("UB(VECIN/VECOUT/LCM)", LCM = VECCALC) or L1, and asc-devkit's own A2/A3 examples (data_copy_pad_gm2ub_ub2gm,
+  // select) DataCopyPad into LocalMemAllocator's VECCALC tensors. The docs call nothing here undefined.
   if (p.blockCount > 4095) Fail(api, ": blockCount=", p.blockCount, " exceeds 4095");
   if (p.blockLen > 2097151u) Fail(api, ": blockLen=", p.blockLen, " exceeds 2097151 bytes");
   if (p.blockLen % sizeof(T) != 0)
