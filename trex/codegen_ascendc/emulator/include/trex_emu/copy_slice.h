@@ -20,6 +20,9 @@
 
 namespace AscendC {
 
+// impl/basic_api/utils/kernel_utils_constants.h: the most dimensions a SliceInfo array describes.
+const int32_t K_MAX_DIM = 8;
+
 struct SliceInfo {
   SliceInfo() = default;
   SliceInfo(const uint32_t startIndexIn, const uint32_t endIndexIn, const uint32_t strideIn, const uint32_t burstLenIn,
