@@ -37,6 +37,7 @@
 #include "trex_emu/adv_common.h"
 #include "trex_emu/gm_fill.h"
 #include "trex_emu/list_tensor.h"
+#include "trex_emu/basic_more.h"
 #include "trex_emu/launch.h"
 #include "trex_emu/op_project.h"
 

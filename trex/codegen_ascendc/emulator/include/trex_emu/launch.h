@@ -34,6 +34,8 @@ struct BlockRegs {
   uint64_t mask_count = 0;
   uint64_t max_min_cnt = 0;
   bool max_min_set = false;
+  uint64_t acc_val = 0;
+  bool acc_set = false;
   int atomic_type = 0;
   bool pad_value_set = false;
   uint64_t pad_value_bits = 0;
@@ -53,6 +55,8 @@ struct BlockRegs {
     std::swap(mask_count, rt.mask_count);
     std::swap(max_min_cnt, rt.max_min_cnt);
     std::swap(max_min_set, rt.max_min_set);
+    std::swap(acc_val, rt.acc_val);
+    std::swap(acc_set, rt.acc_set);
     std::swap(atomic_type, rt.atomic_type);
     std::swap(pad_value_set, rt.pad_value_set);
     std::swap(pad_value_bits, rt.pad_value_bits);

@@ -121,6 +121,8 @@ struct Runtime {
   // GetReduceMaxMinCount reads: value bits in the low 32 (16 for half), index in the high 32.
   uint64_t max_min_cnt = 0;
   bool max_min_set = false;  // no reduction ran yet in this block: reading the register is a misuse
+  uint64_t acc_val = 0;      // ACC_VAL: the count-form ReduceSum's result bits (GetReduceRepeatSumSpr)
+  bool acc_set = false;
   int atomic_type = 0;  // copy.h kAtomicNone/Add/Max/Min: what UB->GM writes do (SetAtomicAdd/Max/Min)
   bool check_races = true;  // record GM accesses and report blocks that touch the same bytes
   std::vector<GmAccess> gm_accesses;
@@ -187,6 +189,8 @@ struct Runtime {
     mask_bits[0] = mask_bits[1] = ~uint64_t{0};
     max_min_cnt = 0;
     max_min_set = false;
+    acc_val = 0;
+    acc_set = false;
     atomic_type = 0;
     pad_value_set = false;
     sys_workspace = nullptr;

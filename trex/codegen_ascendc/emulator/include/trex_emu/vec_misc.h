@@ -525,6 +525,10 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     level.swap(next);
   } while (level.size() > 1);
   dst.addr_[0] = level[0];
+  // the impl (dav_c220 ReduceSumImpl) reads the sum from ACC_VAL into dst[0]; GetReduceRepeatSumSpr reads it again
+  trex_emu::RT().acc_val = 0;
+  std::memcpy(&trex_emu::RT().acc_val, &level[0], sizeof(T));
+  trex_emu::RT().acc_set = true;
   trex_emu::CountRepeats(api, trex_emu::CountFormRepeats(static_cast<uint64_t>(count), sizeof(T)));
 }
 
