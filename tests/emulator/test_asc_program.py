@@ -67,3 +67,30 @@ def test_gm_fault_ends_the_program_with_the_emulator_message(bounds):
 def test_bad_example_dir_is_one_line_exit_2(tmp_path, capsys):
     assert asc_program.main([str(tmp_path)]) == 2
     assert "is not an example directory" in capsys.readouterr().err
+
+
+def test_membership_rule_selects_vector_programs_that_check_their_result(tmp_path):
+    import shutil
+    root = tmp_path / "examples" / "01_simd_cpp_api"
+    for name, edit in [("member", None), ("on_950", ("dav-2201", "dav-3510")), ("cube", ("AscendC::Add(", "Mmad(")),
+                       ("unchecked", ("python3 ../scripts/verify_result.py output/output.bin output/golden.bin", ""))]:
+        d = root / "cat" / name
+        shutil.copytree(ADD, d)
+        if edit:
+            for f in [d / "CMakeLists.txt", d / "add_blocks.asc", d / "README.md"]:
+                f.write_text(f.read_text().replace(*edit))
+    members, excluded = asc_program.example_membership(tmp_path)
+    assert members == ["examples/01_simd_cpp_api/cat/member"]
+    assert excluded == {"examples/01_simd_cpp_api/cat/on_950": "built for dav-3510 (Atlas A2/A3 is dav-2201)",
+                        "examples/01_simd_cpp_api/cat/cube": "uses the cube unit",
+                        "examples/01_simd_cpp_api/cat/unchecked": "checks no result (no verify_result.py, no golden check)"}
+
+
+@needs_compiler
+def test_corpus_entry_of_a_program_runs_every_scenario():
+    import time
+    from trex.codegen_ascendc.emulator import corpus
+    res = corpus.Result("asc/add_blocks", "mirror-cann+asc-devkit", "add_blocks", "no cases", bounds="device", style="program")
+    res = corpus._run_program(ADD, res, "device", time.time())
+    assert res.result == "pass" and res.keys == [1, 2], res.detail
+    assert "| mirror-cann/asc-devkit (kernel-launch programs) | 1 | 1 | 1 |" in corpus.summary([res])

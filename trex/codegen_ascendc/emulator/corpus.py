@@ -241,6 +241,7 @@ class Result:
     # bounds="device": what strict bounds would have refused ("<kind>: <where>" -> times, summed over cases)
     findings: dict[str, int] = field(default_factory=dict)
     bounds: str = "strict"
+    style: str = "framework"   # the Entry's: framework / template (op projects) / program (.asc, asc_program.py)
 
 
 _GE_TORCH = {0: torch.float32, 1: torch.float16, 2: torch.int8, 3: torch.int32, 4: torch.uint8, 6: torch.int16,
@@ -283,12 +284,14 @@ def run_entry(root: Path, entry: Entry, cores: int = 8, bounds: str = "device") 
     by the output what the NPU runs without a fault, the strict refusals recorded in Result.findings)."""
     from .op_project import OpProject
     from .runner import EmulatorCompileError, EmulatorError
-    res = Result(entry.id, entry.source, entry.path, "no cases", bounds=bounds)
+    res = Result(entry.id, entry.source, entry.path, "no cases", bounds=bounds, style=entry.style)
     t0 = time.time()
     if entry.excluded:
         res.result, res.detail = "excluded", entry.excluded
         return res
     path = root / entry.source / entry.path
+    if entry.style == "program":
+        return _run_program(path, res, bounds, t0)
     try:
         proj = OpProject(path, host_sources=cmake_host_sources(path.parent.parent), opt="-O0")  # -O0: compile time dominates
         if isinstance(entry.cases, ProjectCases):
@@ -341,6 +344,27 @@ def run_entry(root: Path, entry: Entry, cores: int = 8, bounds: str = "device") 
     return res
 
 
+def _run_program(example: Path, res: Result, bounds: str, t0: float) -> Result:
+    """A kernel-launch example program (asc_program.py), every scenario its CMakeLists lists: `pass` when
+    each one's own check passes; else the first failing scenario's result. `keys` are the scenarios."""
+    from . import asc_program
+    runs = asc_program.run_all_scenarios(example, bounds)
+    bad = next((r for r in runs if r.result != "pass"), None)
+    res.keys = [int(r.scenario) for r in runs if r.scenario is not None and str(r.scenario).isdigit()]
+    for r in runs:
+        for f in r.findings:
+            res.findings[f] = res.findings.get(f, 0) + 1
+    if bad is None:
+        res.result = "pass"
+        res.detail = f"{len(runs)} scenario(s), the example's own check" + _findings_note(res)
+    else:
+        res.result = bad.result
+        where = f"scenario {bad.scenario}: " if bad.scenario is not None else ""
+        res.detail = where + (first_blocker(bad.detail) if bad.result == "compile" else bad.detail)
+    res.seconds = time.time() - t0
+    return res
+
+
 def _findings_note(res: Result) -> str:
     """'; strict bounds would refuse: <kind> (<where>), ...' for a pass with device-bounds findings."""
     if not res.findings:
@@ -381,9 +405,10 @@ def summary(results: list[Result]) -> str:
              f"Bounds: {', '.join(modes)}; {clean} of the passes have no finding (they pass under strict "
              f"bounds too), {passed - clean} pass with accesses strict bounds refuse.", "",
              "| source | kernels | compile | pass |", "| --- | --- | --- | --- |"]
-    for source in dict.fromkeys(r.source for r in counted):
-        rs = [r for r in counted if r.source == source]
-        lines.append(f"| {SOURCES[source][0]} | {len(rs)} | {sum(r.result != 'compile' for r in rs)} | "
+    for source, programs in dict.fromkeys((r.source, r.style == "program") for r in counted):
+        rs = [r for r in counted if r.source == source and (r.style == "program") == programs]
+        label = SOURCES[source][0] + (" (kernel-launch programs)" if programs else "")
+        lines.append(f"| {label} | {len(rs)} | {sum(r.result != 'compile' for r in rs)} | "
                      f"{sum(r.result == 'pass' for r in rs)} |")
     lines += ["", "| first blocker | kernels |", "| --- | --- |"]
     kinds: dict[str, int] = {}

@@ -966,6 +966,104 @@ CANN_OPS_ENTRIES = [
 ]
 
 
+# asc-devkit's kernel-launch example programs at the SOURCES commit, as asc_program.example_membership
+# selects them (fixed before their first run; `--membership` re-derives the list and compares): every
+# examples/01_simd_cpp_api/** program built for dav-2201 (Atlas A2/A3) by default, without the cube unit or
+# the 950-only register/SIMT APIs, whose README runs ./demo and checks the result. Each runs every scenario
+# its CMakeLists lists, as its README does (asc_program.py).
+PROGRAM_ROOT = "examples/01_simd_cpp_api/"
+DEVKIT_PROGRAMS = [
+    "00_introduction/01_add/add",
+    "00_introduction/01_add/add_tpipe_tque",
+    "01_utilities/04_profiling/msprof",
+    "01_utilities/05_sanitizer/ms_sanitizer",
+    "02_features/00_framework/04_aclgraph",
+    "02_features/02_tiling_selector/vector_tiling_strategy",
+    "03_basic_api/00_data_movement/copy_ub2ub",
+    "03_basic_api/00_data_movement/data_copy_gm2ub_slice",
+    "03_basic_api/00_data_movement/data_copy_pad_gm2ub_ub2gm",
+    "03_basic_api/01_memory_vector_compute/brcb",
+    "03_basic_api/01_memory_vector_compute/cast",
+    "03_basic_api/01_memory_vector_compute/compare",
+    "03_basic_api/01_memory_vector_compute/create_vec_index",
+    "03_basic_api/01_memory_vector_compute/duplicate",
+    "03_basic_api/01_memory_vector_compute/element_wise_arithmetic",
+    "03_basic_api/01_memory_vector_compute/element_wise_compound_compute",
+    "03_basic_api/01_memory_vector_compute/element_wise_logic",
+    "03_basic_api/01_memory_vector_compute/gather",
+    "03_basic_api/01_memory_vector_compute/mrg_sort",
+    "03_basic_api/01_memory_vector_compute/reduce",
+    "03_basic_api/01_memory_vector_compute/reduce_computation",
+    "03_basic_api/01_memory_vector_compute/reduce_data_block",
+    "03_basic_api/01_memory_vector_compute/reduce_pair_elem",
+    "03_basic_api/01_memory_vector_compute/reduce_repeat",
+    "03_basic_api/01_memory_vector_compute/select",
+    "03_basic_api/01_memory_vector_compute/transpose",
+    "03_basic_api/04_memory_management/tbufpool_management",
+    "03_basic_api/04_memory_management/tmp_buffer",
+    "03_basic_api/05_sync_control/cross_core_set_wait_flag",
+    "03_basic_api/05_sync_control/data_sync_barrier",
+    "03_basic_api/05_sync_control/ib_set_wait",
+    "03_basic_api/05_sync_control/sequential_block_sync",
+    "03_basic_api/05_sync_control/sync_all",
+    "03_basic_api/05_sync_control/task_sync",
+    "03_basic_api/06_atomic/data_movement_with_atomic_operations",
+    "03_basic_api/06_atomic/set_atomic_deterministic_computation",
+    "03_basic_api/07_tpipe_tque/tpipe_reuse",
+    "03_basic_api/09_utils/gm_by_dcache",
+    "03_basic_api/09_utils/gm_by_pass_dcache",
+    "04_advanced_api/01_activation/geglu",
+    "04_advanced_api/01_activation/gelu",
+    "04_advanced_api/01_activation/logsoftmax",
+    "04_advanced_api/01_activation/sigmoid",
+    "04_advanced_api/01_activation/softmax",
+    "04_advanced_api/01_activation/softmaxflashv2",
+    "04_advanced_api/01_activation/softmaxflashv3",
+    "04_advanced_api/01_activation/softmaxgrad",
+    "04_advanced_api/01_activation/swiglu",
+    "04_advanced_api/01_activation/swish",
+    "04_advanced_api/02_normalization/deepnorm",
+    "04_advanced_api/02_normalization/layernorm",
+    "04_advanced_api/02_normalization/layernorm_v2",
+    "04_advanced_api/02_normalization/rmsnorm",
+    "04_advanced_api/02_normalization/welford",
+    "04_advanced_api/03_quantization/antiquant",
+    "04_advanced_api/03_quantization/dequant",
+    "04_advanced_api/03_quantization/quant",
+    "04_advanced_api/04_reduce/reducemax",
+    "04_advanced_api/04_reduce/sum",
+    "04_advanced_api/05_sort/sort",
+    "04_advanced_api/05_sort/topk",
+    "04_advanced_api/06_index/arange",
+    "04_advanced_api/07_filter/dropout",
+    "04_advanced_api/07_filter/select",
+    "04_advanced_api/08_transpose/add_broadcast",
+    "04_advanced_api/08_transpose/broadcast",
+    "04_advanced_api/08_transpose/fill",
+    "04_advanced_api/08_transpose/pad",
+    "04_advanced_api/08_transpose/transdata",
+    "04_advanced_api/08_transpose/unpad",
+    "04_advanced_api/10_math/acosh",
+    "04_advanced_api/10_math/axpy_half_float",
+    "04_advanced_api/10_math/ceil",
+    "04_advanced_api/10_math/clampmin",
+    "04_advanced_api/10_math/cumsum",
+    "04_advanced_api/10_math/erf",
+    "04_advanced_api/10_math/exp",
+    "04_advanced_api/10_math/fmod",
+    "04_advanced_api/10_math/frac",
+    "04_advanced_api/10_math/log",
+    "04_advanced_api/10_math/power",
+    "04_advanced_api/10_math/xor",
+    "04_advanced_api/11_utils/type_traits",
+    "05_best_practices/00_vector_compute/add_high_performance",
+    "05_best_practices/04_memory_access/bank_conflict_nd2nz",
+    "05_best_practices/04_memory_access/bank_conflict_ub",
+    "06_compatibility_guide/scatter",
+]
+PROGRAM_ENTRIES = [Entry(f"asc/{p}", DEVKIT, PROGRAM_ROOT + p, style="program") for p in DEVKIT_PROGRAMS]
+
+
 CORPUS: list[Entry] = [
     # --- hansheng1001/AscendCContest: contest op projects (framework launch, tiling keys per dtype). Cases at the
     # shapes, dtype and value ranges of each op's own test (<Op>Test/scripts/gen_data.py, run through AclNN:
@@ -1109,6 +1207,7 @@ CORPUS: list[Entry] = [
           ACL + "parallel_ops_package/leaky_relu_custom/op_kernel/leaky_relu_custom/leaky_relu_custom_kernel.cpp",
           ew(lambda x: torch.nn.functional.leaky_relu(x, 0.0), 1, dtypes=(F32,), shapes=((8, 2048),))),
     *CANN_OPS_ENTRIES,
+    *PROGRAM_ENTRIES,
 ]
 
 
@@ -1118,6 +1217,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="entry ids to run")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--report", help="print the summary and table of a --json file of an earlier run, run nothing")
+    ap.add_argument("--membership", action="store_true",
+                    help="re-derive the asc-devkit program list from --root (asc_program.example_membership), "
+                         "compare it with DEVKIT_PROGRAMS and run nothing")
     ap.add_argument("--cores", type=int, default=8, help="AIV cores the host tiling functions see (default 8)")
     ap.add_argument("--bounds", choices=("device", "strict"), default="device",
                     help="the emulator's bounds mode (default device: what faults on the NPU fails, the rest of "
@@ -1136,6 +1238,19 @@ def main(argv: list[str] | None = None) -> int:
     if not root.is_dir():
         print(f"corpus: --root {a.root!r} is not a directory; clone the SOURCES repositories there", file=sys.stderr)
         return 2
+    if a.membership:
+        from .asc_program import example_membership
+        members, excluded = example_membership(root / DEVKIT)
+        derived = [m.removeprefix(PROGRAM_ROOT) for m in members]
+        for why in sorted(set(excluded.values())):
+            print(f"excluded ({sum(v == why for v in excluded.values())}): {why}")
+        if derived != DEVKIT_PROGRAMS:
+            print(f"corpus: the rule gives {len(derived)} programs, DEVKIT_PROGRAMS lists {len(DEVKIT_PROGRAMS)}; "
+                  f"added {sorted(set(derived) - set(DEVKIT_PROGRAMS))}, gone {sorted(set(DEVKIT_PROGRAMS) - set(derived))}",
+                  file=sys.stderr)
+            return 1
+        print(f"{len(derived)} programs, as DEVKIT_PROGRAMS lists them")
+        return 0
     entries = [e for e in CORPUS if not a.only or e.id in a.only]
     if a.only and len(entries) != len(set(a.only)):
         print(f"corpus: unknown ids {sorted(set(a.only) - {e.id for e in CORPUS})}", file=sys.stderr)
