@@ -36,6 +36,7 @@ struct BlockRegs {
   bool max_min_set = false;
   uint64_t acc_val = 0;
   bool acc_set = false;
+  uint8_t task_sync_calls = 0;
   int atomic_type = 0;
   bool pad_value_set = false;
   uint64_t pad_value_bits = 0;
@@ -57,6 +58,7 @@ struct BlockRegs {
     std::swap(max_min_set, rt.max_min_set);
     std::swap(acc_val, rt.acc_val);
     std::swap(acc_set, rt.acc_set);
+    std::swap(task_sync_calls, rt.task_sync_calls);
     std::swap(atomic_type, rt.atomic_type);
     std::swap(pad_value_set, rt.pad_value_set);
     std::swap(pad_value_bits, rt.pad_value_bits);

@@ -123,6 +123,7 @@ struct Runtime {
   bool max_min_set = false;  // no reduction ran yet in this block: reading the register is a misuse
   uint64_t acc_val = 0;      // ACC_VAL: the count-form ReduceSum's result bits (GetReduceRepeatSumSpr)
   bool acc_set = false;
+  uint8_t task_sync_calls = 0;  // WaitPreTaskEnd (1) / SetNextTaskStart (2) called in this block
   int atomic_type = 0;  // copy.h kAtomicNone/Add/Max/Min: what UB->GM writes do (SetAtomicAdd/Max/Min)
   bool check_races = true;  // record GM accesses and report blocks that touch the same bytes
   std::vector<GmAccess> gm_accesses;
@@ -191,6 +192,7 @@ struct Runtime {
     max_min_set = false;
     acc_val = 0;
     acc_set = false;
+    task_sync_calls = 0;
     atomic_type = 0;
     pad_value_set = false;
     sys_workspace = nullptr;

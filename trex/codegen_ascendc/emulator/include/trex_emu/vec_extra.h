@@ -13,11 +13,10 @@ enum class Hardware : uint8_t { GM = 0, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX
 // LocalMemAllocator<Hardware::UB>: hands out consecutive 32-byte-aligned UB tensors without a TPipe
 // (CANN 8.x); Alloc<T, N>() / Alloc<T>(n). Exhausting UB raises like InitBuffer does. Only UB is
 // emulated; using it next to a TPipe shares nothing (both start at UB offset 0, as on the NPU, where
-// the two must not be mixed).
+// the two must not be mixed). The cube memories (Hardware::L1, L0A, ...) compile, so that a program whose
+// cube kernel sits next to its vector kernels builds, and raise when a block allocates from them.
 template <Hardware HW = Hardware::UB>
 class LocalMemAllocator : public trex_emu::TPipeBase {
-  static_assert(HW == Hardware::UB, "LocalMemAllocator: only Hardware::UB is emulated (cube memories are not)");
-
  public:
   template <class T, uint32_t N>
   LocalTensor<T> Alloc() {
@@ -25,6 +24,10 @@ class LocalMemAllocator : public trex_emu::TPipeBase {
   }
   template <class T>
   LocalTensor<T> Alloc(uint32_t count) {
+    static const char* const kNames[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BIAS", "FIXBUF", "MAX"};
+    if (HW != Hardware::UB)
+      trex_emu::Fail("LocalMemAllocator<Hardware::", kNames[static_cast<int>(HW)], ">::Alloc: only Hardware::UB is emulated "
+                     "(the cube unit's memories L1/L0A/L0B/L0C/BIAS/FIXBUF are not)");
     const std::string name = "LocalMemAllocator#" + std::to_string(n_++);
     const std::string call = name + ", " + std::to_string(count) + " elements";
     trex_emu::BufferInfo* b = Allocate(name, count * static_cast<uint32_t>(sizeof(T)),
