@@ -128,6 +128,59 @@ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const L
   trex_emu::CountRepeats(api, trex_emu::CountFormRepeats(count, sizeof(T)));
 }
 
+// Gatherb (Memory矢量计算/Gatherb(ISASI)): repeat i, block j copies the 32 bytes of src at byte offset
+// offset[i*8 + j] to dst block i*dstRepStride + j*dstBlkStride (dstBlkStride 0 counts as 1). A2/A3 types:
+// uint16_t, uint32_t. Raises as the page's constraints say: an offset that is not 32-byte aligned or leaves
+// src's buffer, repeatTime outside [0, 255], dst and src at the same address. All blocks are read first.
+struct GatherRepeatParams {
+  GatherRepeatParams() {}
+  GatherRepeatParams(const uint8_t dstBlkStrideIn, const uint8_t dstRepStrideIn)
+      : dstBlkStride(dstBlkStrideIn), dstRepStride(dstRepStrideIn) {}
+  uint32_t blockNumber = 8;
+  uint16_t dstRepStride = 8;
+  uint8_t dstBlkStride = 1;
+  uint8_t src0BlkStride = 1;
+  uint8_t src1BlkStride = 1;
+  uint8_t src0RepStride = 8;
+  uint8_t src1RepStride = 8;
+  bool repeatStrideMode = false;
+  bool strideSizeMode = false;
+};
+template <class T>
+inline void Gatherb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& offset,
+                    const uint8_t repeatTime, const GatherRepeatParams& repeatParams) {
+  static_assert(std::is_same<T, uint16_t>::value || std::is_same<T, uint32_t>::value,
+                "Gatherb: Atlas A2/A3 support uint16_t and uint32_t only");
+  const char* api = "Gatherb";
+  trex_emu::CheckRepeat(api, repeatTime);
+  trex_emu::CheckUbAlign(api, "dst", dst.addr_);
+  trex_emu::CheckUbAlign(api, "src", src.addr_);
+  trex_emu::CheckUbAlign(api, "offset", offset.addr_);
+  if (repeatTime == 0) return;
+  if (dst.addr_ == src.addr_) trex_emu::Fail(api, ": dst and src are the same UB address (the page forbids it)");
+  const uint32_t blocks = uint32_t{repeatTime} * 8;
+  trex_emu::CheckUbRange(api, "offset", offset.buf_, offset.addr_, offset.addr_ + blocks);
+  const int64_t blk = repeatParams.dstBlkStride == 0 ? 1 : repeatParams.dstBlkStride;
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(src.addr_);
+  std::vector<uint8_t> got(size_t{blocks} * 32);
+  for (uint32_t k = 0; k < blocks; ++k) {
+    const uint32_t off = offset.addr_[k];
+    if (off % 32 != 0)
+      trex_emu::Fail(api, ": offset[", k, "] = ", off, " B is not 32-byte aligned (offsets are in bytes, one per "
+                     "32-byte data block)");
+    trex_emu::CheckUbRange(api, "src (at offset)", src.buf_, base + off, base + off + 32);
+    std::memcpy(&got[size_t{k} * 32], base + off, 32);
+  }
+  uint8_t* out = reinterpret_cast<uint8_t*>(dst.addr_);
+  for (uint32_t i = 0; i < repeatTime; ++i)
+    for (uint32_t j = 0; j < 8; ++j) {
+      uint8_t* d = out + (int64_t{i} * repeatParams.dstRepStride + int64_t{j} * blk) * 32;
+      trex_emu::CheckUbRange(api, "dst", dst.buf_, d, d + 32);
+      std::memcpy(d, &got[(size_t{i} * 8 + j) * 32], 32);
+    }
+  trex_emu::CountRepeats(api, repeatTime);
+}
+
 }  // namespace AscendC
 
 namespace trex_emu {
