@@ -21,9 +21,13 @@
 #define __CCE_KT_TEST__ 1
 #endif
 
-// ge::DataType numbering as macros, as CANN's kernel_type.h (which kernel_operator.h includes) defines them:
+// ge::DataType numbering as macros, as CANN's kernel_type.h (which kernel_operator.h includes) defines them for
+// kernels the ccec build compiles (op projects):
 // kernels compare ORIG_DTYPE_* against DT_* in `#if` (cann-ops non_finite_check, lin_space), where an enum
-// would read as 0 and every such test as true.
+// would read as 0 and every such test as true. The asc compiler's passes (__ASCC_HOST__/__ASCC_DEVICE__, and
+// __NPU_HOST__/__NPU_DEVICE__) get them as enumerators of AscendC::DataType instead (kernel_type.h's #else), so
+// an .asc program may name its own DT_* (06_compatibility_guide/scatter's data_utils.h: DT_UNDEFINED = -1).
+#if !defined(__NPU_HOST__) && !defined(__NPU_DEVICE__) && !defined(__ASCC_HOST__) && !defined(__ASCC_DEVICE__)
 #ifndef DT_FLOAT
 #define DT_FLOAT 0
 #endif
@@ -74,6 +78,29 @@
 #endif
 #ifndef DT_UNDEFINED
 #define DT_UNDEFINED 28
+#endif
+#else
+namespace AscendC {
+enum DataType {
+  DT_FLOAT = 0,
+  DT_FLOAT16 = 1,
+  DT_INT8 = 2,
+  DT_INT32 = 3,
+  DT_UINT8 = 4,
+  DT_INT16 = 6,
+  DT_UINT16 = 7,
+  DT_UINT32 = 8,
+  DT_INT64 = 9,
+  DT_UINT64 = 10,
+  DT_DOUBLE = 11,
+  DT_BOOL = 12,
+  DT_STRING = 13,
+  DT_COMPLEX64 = 16,
+  DT_COMPLEX128 = 17,
+  DT_BF16 = 27,
+  DT_UNDEFINED = 28,
+};
+}  // namespace AscendC
 #endif
 
 namespace trex_emu {
