@@ -347,7 +347,9 @@ def compile_program(build: Build, out: Path, opt: str = "-O0") -> tuple[Path, in
         units.append(unit)
     arch = ARCH_DEFINES.get(build.arch, ARCH_DEFINES["dav-2201"])
     incs = [src.parent for src in build.sources] + build.include_dirs + [INCLUDE_DIR, HOST_INCLUDE_DIR]
-    cmd = [cxx, "-std=c++17", opt, "-w", "-DASCENDC_CPU_DEBUG", *arch, *[f"-D{d}" for d in build.defines],
+    # __ASCC_HOST__: the asc compiler's host pass defines it (kernel_type.h then declares DT_* as enumerators
+    # of AscendC::DataType, not as the ccec build's macros); the one g++ pass here compiles host and kernel.
+    cmd = [cxx, "-std=c++17", opt, "-w", "-DASCENDC_CPU_DEBUG", "-D__ASCC_HOST__", *arch, *[f"-D{d}" for d in build.defines],
            *[f"-I{d}" for d in incs], *map(str, units), "-o", str(out / "demo"), "-pthread"]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=STEP_TIMEOUT_S)
     if proc.returncode != 0:
@@ -468,3 +470,50 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ------------------------------------------------------------------------------------ corpus membership
+
+# The cube unit (Mmad / LoadData / Matmul / Fixpipe, the L1 and L0C positions) and the register-based and
+# SIMT APIs of Ascend 950 are not emulated: an example using any of them is out.
+_CUBE = re.compile(r"\bMmad\b|\bLoadData\b|\bMatmul|\bFixpipe\b|TPosition::(A1|B1|CO1|CO2)\b")
+_NOT_SIMD = re.compile(r"MicroAPI|RegTensor|__simt|asc_vf|__VEC_SCOPE__")
+_SELF_CHECK = re.compile(r"test pass", re.I)
+
+
+def example_membership(repo: Path) -> tuple[list[str], dict[str, str]]:
+    """asc-devkit's SIMD C++ API examples (examples/01_simd_cpp_api/**) the emulator can be measured on:
+    (members, {excluded example: why}). A member is built for dav-2201 (Atlas A2/A3) by default, uses
+    neither the cube unit nor the 950-only register/SIMT APIs, and its README runs `./demo` with a
+    check of the result (scripts/verify_result.py in the run block, or the program's own golden check)."""
+    members, excluded = [], {}
+    for cmake in sorted((repo / "examples" / "01_simd_cpp_api").rglob("CMakeLists.txt")):
+        ex = cmake.parent
+        rel = str(ex.relative_to(repo))
+        if not (ex / "README.md").is_file():
+            continue
+        try:
+            build = parse_cmake(ex)
+        except (ValueError, IndexError) as e:
+            excluded[rel] = f"CMakeLists not read: {e}"
+            continue
+        asc = [s for s in build.sources if s.suffix == ".asc" and s.is_file()]
+        if not asc:
+            continue
+        text = "\n".join(_mask(s.read_text(errors="replace")) for s in asc)
+        try:
+            run = readme_run_block(ex)
+        except ValueError:
+            excluded[rel] = "README runs no ./demo"
+            continue
+        if build.arch != "dav-2201":
+            excluded[rel] = f"built for {build.arch} (Atlas A2/A3 is dav-2201)"
+        elif _CUBE.search(text):
+            excluded[rel] = "uses the cube unit"
+        elif _NOT_SIMD.search(text):
+            excluded[rel] = "uses the register-based/SIMT API"
+        elif run.verify_args is None and not _SELF_CHECK.search("\n".join(s.read_text(errors="replace") for s in asc)):
+            excluded[rel] = "checks no result (no verify_result.py, no golden check)"
+        else:
+            members.append(rel)
+    return members, excluded
