@@ -215,6 +215,36 @@ extern "C" __global__ __aicore__ void task_sync(GM_ADDR y, int32_t times) {
   for (int32_t i = 0; i < times; ++i) SetNextTaskStart();
 }
 
+// Axpy<T, U>: mixed half src -> float dst (y = y + x * scalar), and <half, half>; overlap = 1 aliases src and dst.
+extern "C" __global__ __aicore__ void axpy_tu(GM_ADDR x, GM_ADDR y, GM_ADDR xh, GM_ADDR yh, float scalar, int32_t n,
+                                             int32_t overlap) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> xb, yb, hb, gb;
+  pipe.InitBuffer(xb, 4096);
+  pipe.InitBuffer(yb, 8192);
+  pipe.InitBuffer(hb, 4096);
+  pipe.InitBuffer(gb, 4096);
+  GlobalTensor<half> xg, xhg, yhg;
+  GlobalTensor<float> yg;
+  xg.SetGlobalBuffer((__gm__ half*)x + GetBlockIdx() * 2048, 2048);
+  yg.SetGlobalBuffer((__gm__ float*)y + GetBlockIdx() * 2048, 2048);
+  xhg.SetGlobalBuffer((__gm__ half*)xh + GetBlockIdx() * 2048, 2048);
+  yhg.SetGlobalBuffer((__gm__ half*)yh + GetBlockIdx() * 2048, 2048);
+  LocalTensor<half> xs = xb.Get<half>(), hs = hb.Get<half>(), gs = gb.Get<half>();
+  LocalTensor<float> ys = yb.Get<float>();
+  DataCopy(xs, xg, 2048);
+  DataCopy(ys, yg, 2048);
+  DataCopy(hs, xhg, 2048);
+  DataCopy(gs, yhg, 2048);
+  PipeBarrier<PIPE_ALL>();
+  if (overlap) Axpy<float, half>(ys, ys.ReinterpretCast<half>(), half(scalar), n);
+  Axpy<float, half>(ys, xs, half(scalar), n);
+  Axpy<half, half>(gs, hs, half(scalar), n);
+  PipeBarrier<PIPE_ALL>();
+  DataCopy(yg, ys, 2048);
+  DataCopy(yhg, gs, 2048);
+}
+
 // LocalMemAllocator of the cube's L1: compiles, raises when a block allocates from it.
 extern "C" __global__ __aicore__ void l1_alloc(GM_ADDR y) {
   LocalMemAllocator<Hardware::L1> l1;
@@ -453,3 +483,27 @@ def test_task_sync_once_per_block(lib):
 def test_l1_allocator_raises_when_used(lib):
     with pytest.raises(EmulatorError, match=r"LocalMemAllocator<Hardware::L1>::Alloc: only Hardware::UB is emulated"):
         lib.launch("l1_alloc", 1, torch.zeros(4))
+
+
+# ---------------------------------------------------------------------------------------------- Axpy<T, U>
+
+
+@pytest.mark.parametrize("n, blocks", [(2048, 1), (1000, 3)])
+def test_axpy_two_types(lib, n, blocks):
+    x = torch.randn(blocks, 2048).half()
+    y = torch.randn(blocks, 2048)
+    xh = torch.randn(blocks, 2048).half()
+    yh = torch.randn(blocks, 2048).half()
+    y0, yh0 = y.clone(), yh.clone()
+    lib.launch("axpy_tu", blocks, x, y, xh, yh, 1.5, n, 0)
+    assert torch.equal(y[:, :n], y0[:, :n] + x[:, :n].float() * 1.5)
+    assert torch.equal(y[:, n:], y0[:, n:])
+    ref = ((xh[:, :n].float() * 1.5).half().float() + yh0[:, :n].float()).half()  # product rounded to half, then add
+    assert torch.equal(yh[:, :n], ref)
+    assert torch.equal(yh[:, n:], yh0[:, n:])
+
+
+def test_axpy_half_to_float_overlap_raises(lib):
+    z = torch.zeros(1, 2048)
+    with pytest.raises(EmulatorError, match=r"Axpy: the half src overlaps the float dst"):
+        lib.launch("axpy_tu", 1, z.half(), z, z.half(), z.half(), 1.0, 64, 1)

@@ -506,6 +506,28 @@ TREX_EMU_SCALAR(Mins, kArithTypes, trex_emu::NanMin(a, s))
 TREX_EMU_SCALAR(LeakyRelu, kFloatTypes, (a >= 0 || a != a) ? a : a * s)
 // Axpy: dst = src * scalar + dst
 TREX_EMU_SCALAR(Axpy, kFloatTypes, decltype(a)(trex_emu::Down<T>(a * s)) + d)
+// Axpy<T, U>(dst, src, scalar, count) (Memory矢量计算/Axpy): the page's A2/A3 combinations are src/scalar/dst
+// half/half/half, float/float/float and half/half/float; the mixed one computes in float and forbids any
+// overlap of src and dst (the page). The same-type forms are the ones above.
+template <class T, class U>
+inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarValue, const int32_t& count) {
+  static_assert((std::is_same<T, U>::value && trex_emu::kFloatTypes<T>) ||
+                    (std::is_same<T, float>::value && std::is_same<U, half>::value),
+                "Axpy: Atlas A2/A3 support src/scalar/dst half/half/half, float/float/float, half/half/float");
+  if constexpr (std::is_same<T, U>::value) {
+    const auto s = trex_emu::Up<T>(scalarValue);  // as the one-type form
+    trex_emu::UnaryCount("Axpy", dst, src, count, trex_emu::SameType<T>([s](auto a, auto d) {
+                           return decltype(a)(trex_emu::Down<T>(a * s)) + d;
+                         }));
+  } else {
+    const uint8_t* d0 = reinterpret_cast<const uint8_t*>(dst.addr_);
+    const uint8_t* s0 = reinterpret_cast<const uint8_t*>(src.addr_);
+    if (count > 0 && d0 < s0 + int64_t{count} * sizeof(U) && s0 < d0 + int64_t{count} * sizeof(T))
+      trex_emu::Fail("Axpy: the half src overlaps the float dst; the page forbids address overlap for half -> float");
+    const float s = trex_emu::ToF(scalarValue);
+    trex_emu::UnaryCount("Axpy", dst, src, count, [s](U a, T d) { return d + trex_emu::ToF(a) * s; });
+  }
+}
 // Shifts by a scalar bit count (ShiftRight of a signed type is arithmetic: the sign bit is kept).
 // A count >= the type's width gives 0 (or -1 for a negative value shifted right), not C++'s UB.
 TREX_EMU_SCALAR(ShiftLeft, kShiftTypes, static_cast<T>(s >= T(sizeof(T) * 8) || s < T(0) ? T(0) : T(a << s)))
