@@ -37,6 +37,7 @@
 #include "trex_emu/adv_common.h"
 #include "trex_emu/adv_math.h"
 #include "trex_emu/adv_activation.h"
+#include "trex_emu/adv_softmax_ext.h"
 #include "trex_emu/gm_fill.h"
 #include "trex_emu/list_tensor.h"
 #include "trex_emu/basic_more.h"

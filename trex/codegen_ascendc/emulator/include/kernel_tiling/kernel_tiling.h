@@ -5,3 +5,4 @@
 #include <cstdint>
 #include "register/tilingdata_base.h"
 #include "trex_emu/softmax_tiling.h"
+#include "trex_emu/logsoftmax_tiling.h"

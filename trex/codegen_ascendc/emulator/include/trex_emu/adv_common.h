@@ -5,9 +5,12 @@
 //  * ONE_BLK_SIZE (32, the bytes of one UB data block), DivCeil(uint32_t, uint32_t) (kernel_utils: the
 //    non-template form, which mixed argument types such as DivCeil(n * sizeof(T), 32) resolve to).
 //  * DataFormat (include/basic_api/kernel_struct_data_copy.h / adv_api transdata_tiling.h).
+//  * memcpy_s / memset_s (the securec library CANN's headers bring into host code): 0 (EOK) on success; a null
+//    pointer or count > destMax is an error (22 / 34) and clears dest as securec does.
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include "trex_emu/runtime.h"
 
@@ -39,4 +42,29 @@ using AscendC::KERNEL_ERROR;
       ::trex_emu::Fail("ASCENDC_ASSERT(" #cond ") failed at ", __FILE__, ":", __LINE__);   \
     }                                                                                      \
   } while (0)
+#endif
+
+#if !defined(SECUREC_H) && !defined(TREX_EMU_SECUREC)
+#define TREX_EMU_SECUREC 1
+#ifndef EOK
+#define EOK 0
+#endif
+inline int memcpy_s(void* dest, size_t destMax, const void* src, size_t count) {
+  if (dest == nullptr || src == nullptr) return 22;
+  if (count > destMax) {
+    std::memset(dest, 0, destMax);
+    return 34;
+  }
+  std::memmove(dest, src, count);
+  return EOK;
+}
+inline int memset_s(void* dest, size_t destMax, int c, size_t count) {
+  if (dest == nullptr) return 22;
+  if (count > destMax) {
+    std::memset(dest, c, destMax);
+    return 34;
+  }
+  std::memset(dest, c, count);
+  return EOK;
+}
 #endif

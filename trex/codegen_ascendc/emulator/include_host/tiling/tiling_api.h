@@ -8,6 +8,7 @@
 #include "trex_emu/erf_tiling_host.h"
 #include "trex_emu/adv_tiling_host.h"
 #include "trex_emu/adv_math_tiling_host.h"
+#include "trex_emu/adv_softmax_ext_tiling_host.h"
 
 // op_host files write `using namespace AscendC;` for the adv APIs' tiling helpers.
 namespace AscendC {}
