@@ -245,6 +245,24 @@ extern "C" __global__ __aicore__ void axpy_tu(GM_ADDR x, GM_ADDR y, GM_ADDR xh, 
   DataCopy(yhg, gs, 2048);
 }
 
+// Cast<int4b_t, half> (repeat form, CAST_CEIL) into a byte tensor: 2 repeats of 128, dstRepStride 2 blocks.
+extern "C" __global__ __aicore__ void cast_int4(GM_ADDR x, GM_ADDR y, uint32_t mask) {
+  LocalMemAllocator<Hardware::UB> ub;
+  LocalTensor<half> xs = ub.Alloc<half, 256>();
+  LocalTensor<int8_t> ys = ub.Alloc<int8_t, 128>();
+  GlobalTensor<half> xg;
+  GlobalTensor<int8_t> yg;
+  xg.SetGlobalBuffer((__gm__ half*)x + GetBlockIdx() * 256, 256);
+  yg.SetGlobalBuffer((__gm__ int8_t*)y + GetBlockIdx() * 128, 128);
+  DataCopy(xs, xg, 256);
+  Duplicate(ys.ReinterpretCast<int16_t>(), int16_t(0x7777), 64);  // poison: every nibble 7
+  PipeBarrier<PIPE_ALL>();
+  LocalTensor<int4b_t> y4 = ys.ReinterpretCast<int4b_t>();
+  Cast<int4b_t, half>(y4, xs, RoundMode::CAST_CEIL, mask, 2, {1, 1, 2, 8});
+  PipeBarrier<PIPE_ALL>();
+  DataCopy(yg, ys, 128);
+}
+
 // LocalMemAllocator of the cube's L1: compiles, raises when a block allocates from it.
 extern "C" __global__ __aicore__ void l1_alloc(GM_ADDR y) {
   LocalMemAllocator<Hardware::L1> l1;
@@ -507,3 +525,18 @@ def test_axpy_half_to_float_overlap_raises(lib):
     z = torch.zeros(1, 2048)
     with pytest.raises(EmulatorError, match=r"Axpy: the half src overlaps the float dst"):
         lib.launch("axpy_tu", 1, z.half(), z, z.half(), z.half(), 1.0, 64, 1)
+
+
+# ---------------------------------------------------------------------------------------------- Cast to int4b_t
+
+
+@pytest.mark.parametrize("mask, blocks", [(128, 2), (70, 1)])
+def test_cast_half_to_int4(lib, mask, blocks):
+    x = (torch.rand(blocks, 256) * 20 - 10).half()
+    y = torch.zeros(blocks, 128, dtype=torch.int8)
+    lib.launch("cast_int4", blocks, x, y, mask)
+    nib = torch.ceil(x.float()).clamp(-8, 7).to(torch.int32) & 0xF
+    active = (torch.arange(256) % 128) < mask
+    nib = torch.where(active, nib, torch.full_like(nib, 7))  # inactive lanes keep the poison
+    ref = (nib[:, 0::2] | (nib[:, 1::2] << 4)).to(torch.uint8).view(torch.int8)
+    assert torch.equal(y, ref)

@@ -47,6 +47,12 @@ enum class CacheMode : uint8_t { CACHE_MODE_NORMAL = 0, CACHE_MODE_DISABLE, CACH
 template <class T>
 class LocalTensor;
 
+// int4b_t: a 4-bit signed integer, two per byte (element 2k in the low nibble). A LocalTensor<int4b_t> is reached
+// by ReinterpretCast of a byte tensor; Cast<int4b_t, half> (repeat form) writes it (vec_misc.h).
+struct int4b_t {
+  uint8_t storage;
+};
+
 template <class T>
 class GlobalTensor {
  public:

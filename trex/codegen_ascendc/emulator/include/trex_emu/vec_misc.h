@@ -117,9 +117,50 @@ inline void Cast(const LocalTensor<TD>& dst, const LocalTensor<TS>& src, const R
   const RoundMode m = roundMode;
   trex_emu::UnaryCount("Cast", dst, src, count, [m](TS s, TD) { return trex_emu::CastValue<TD>(s, m); });
 }
+}  // namespace AscendC
+namespace trex_emu {
+// Cast<int4b_t, half>, repeat form (Memory矢量计算/Cast: half -> int4b_t on A2/A3): a repeat is 128 half in,
+// 128 int4 out (64 B = 2 data blocks of 64 elements); each value rounded by the mode and saturated to [-8, 7],
+// element 2k into the low nibble of byte k (asc-devkit's cast example packs its golden so). Inactive lanes
+// leave their nibble.
+template <class TS, class M>
+inline void CastToInt4(const AscendC::LocalTensor<AscendC::int4b_t>& dst, const AscendC::LocalTensor<TS>& src,
+                       AscendC::RoundMode mode, const M& msk, int repeat, const AscendC::UnaryRepeatParams& p) {
+  static_assert(std::is_same<TS, half>::value, "Cast to int4b_t: Atlas A2/A3 convert from half only");
+  const char* api = "Cast";
+  CheckRepeat(api, repeat);
+  CheckUbAlign(api, "dst", dst.addr_);
+  CheckUbAlign(api, "src", src.addr_);
+  const Opnd<TS> os = MakeOpnd(src, p.srcBlkStride, p.srcRepStride, "src");
+  uint8_t* base = reinterpret_cast<uint8_t*>(dst.addr_);
+  for (int r = 0; r < repeat; ++r) {
+    int8_t v[128];
+    for (int i = 0; i < 128; ++i)
+      if (msk.Active(r, i)) {
+        const int32_t x = CastValue<int32_t>(*Checked(api, os, r, i), mode);
+        v[i] = static_cast<int8_t>(x < -8 ? -8 : (x > 7 ? 7 : x));
+      }
+    for (int i = 0; i < 128; ++i)
+      if (msk.Active(r, i)) {
+        uint8_t* byte = base + (int64_t{r} * p.dstRepStride + int64_t{i / 64} * p.dstBlkStride) * 32 + (i % 64) / 2;
+        CheckUbRange(api, "dst", dst.buf_, byte, byte + 1);
+        const uint8_t nib = static_cast<uint8_t>(v[i]) & 0xF;
+        *byte = (i % 2) ? static_cast<uint8_t>((*byte & 0x0F) | (nib << 4)) : static_cast<uint8_t>((*byte & 0xF0) | nib);
+      }
+  }
+  CountRepeats(api, static_cast<uint64_t>(repeat));
+}
+}  // namespace trex_emu
+namespace AscendC {
 template <class TD, class TS, bool isSetMask = true>
 inline void Cast(const LocalTensor<TD>& dst, const LocalTensor<TS>& src, const RoundMode& roundMode, uint64_t mask,
                  const int32_t repeatTimes, const UnaryRepeatParams& p) {
+  if constexpr (std::is_same<TD, int4b_t>::value) {
+    int repeat = repeatTimes;
+    const auto msk = trex_emu::ResolveMask<isSetMask>("Cast", mask, 128, repeat);
+    trex_emu::CastToInt4(dst, src, roundMode, msk, repeat, p);
+    return;
+  } else {
   trex_emu::CheckCastSupported<TD, TS>(roundMode);
   const int per = 256 / int(sizeof(TD) > sizeof(TS) ? sizeof(TD) : sizeof(TS));
   int repeat = repeatTimes;
@@ -127,6 +168,7 @@ inline void Cast(const LocalTensor<TD>& dst, const LocalTensor<TS>& src, const R
   const RoundMode m = roundMode;
   trex_emu::UnaryRepeat("Cast", dst, src, msk, repeat, p.dstBlkStride, p.srcBlkStride, p.dstRepStride, p.srcRepStride,
                         [m](TS s, TD) { return trex_emu::CastValue<TD>(s, m); });
+  }
 }
 template <class TD, class TS, bool isSetMask = true>
 inline void Cast(const LocalTensor<TD>& dst, const LocalTensor<TS>& src, const RoundMode& roundMode,
