@@ -4,7 +4,7 @@
 // Both prototypes (with sharedTmpBuffer, whose bytes are the UB fill byte afterwards: scratch; and the framework's).
 // Checks: srcShape[axis] == 1 and every other dimension equal to dstShape's (what broadcasting means), src and dst in
 // their buffers and not overlapping (the implementation writes dst while reading src through brcb), the element type
-// one of the page's (int8_t, uint8_t, half, float) and dim/axis as the page allows (a compile error otherwise).
+// of 1, 2 or 4 bytes (the implementation's; the page lists int8_t, uint8_t, half, float) and dim/axis as the page allows (a compile error otherwise).
 #pragma once
 #include <cstring>
 
@@ -14,9 +14,11 @@ namespace trex_emu {
 template <class T, int32_t dim, int32_t axis>
 inline void BroadCastImpl(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, const uint32_t* dst_shape,
                           const uint32_t* src_shape, const AscendC::LocalTensor<uint8_t>* tmp) {
-  static_assert(std::is_same<T, int8_t>::value || std::is_same<T, uint8_t>::value || std::is_same<T, half>::value ||
-                    std::is_same<T, float>::value,
-                "BroadCast supports int8_t, uint8_t, half and float on Atlas A2/A3");
+  // The page lists int8_t, uint8_t, half and float for A2/A3; the A2/A3 implementation (broadcast_common_impl.h,
+  // BroadCastCommon) moves 1-byte types through half and every other type as its bits (brcb / copy), so 2- and 4-byte
+  // types (bfloat16_t, int16_t, int32_t, ...: asc-devkit's own add_broadcast example) broadcast too.
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
+                "BroadCast moves 1-, 2- and 4-byte element types on Atlas A2/A3");
   static_assert(dim == 1 || dim == 2, "BroadCast: dim must be 1 or 2");
   static_assert(axis >= 0 && axis < dim, "BroadCast: axis must be 0 or 1 and less than dim");
   const char* api = "BroadCast";
