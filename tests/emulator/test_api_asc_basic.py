@@ -263,6 +263,46 @@ extern "C" __global__ __aicore__ void cast_int4(GM_ADDR x, GM_ADDR y, uint32_t m
   DataCopy(yg, ys, 128);
 }
 
+// Transpose: mode 0 the 16x16 form in place; 1 NCHW2NHWC, 2 NHWC2NCHW over [n, c, hw]; 3 a too-small tmp;
+// 4 TransDataTo5HD over `rep` repeats of 16 blocks (rows of 16 at srcStride blocks apart, dst rows contiguous).
+extern "C" __global__ __aicore__ void transpose_k(GM_ADDR x, GM_ADDR y, int32_t mode, uint32_t n, uint32_t c,
+                                                 uint32_t hw, int32_t rep) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> sb, db, tb;
+  pipe.InitBuffer(sb, 16384);
+  pipe.InitBuffer(db, 16384);
+  pipe.InitBuffer(tb, mode == 3 ? 512 : 8192);
+  GlobalTensor<half> xg, yg;
+  xg.SetGlobalBuffer((__gm__ half*)x + GetBlockIdx() * 8192, 8192);
+  yg.SetGlobalBuffer((__gm__ half*)y + GetBlockIdx() * 8192, 8192);
+  LocalTensor<half> s = sb.Get<half>(), d = db.Get<half>();
+  LocalTensor<uint8_t> t = tb.Get<uint8_t>();
+  DataCopy(s, xg, 8192);
+  Duplicate(d, half(-1.0f), 8192);
+  PipeBarrier<PIPE_ALL>();
+  if (mode == 0) {
+    Transpose<half>(s, s);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(d, s, 256);
+  } else if (mode == 1 || mode == 2 || mode == 3) {
+    TransposeParamsExt p;
+    p.nSize = n; p.cSize = c; p.hSize = 1; p.wSize = hw;
+    p.transposeType = mode == 2 ? TransposeType::TRANSPOSE_NHWC2NCHW : TransposeType::TRANSPOSE_NCHW2NHWC;
+    Transpose(d, s, t, p);
+  } else if (mode == 4) {
+    TransDataTo5HDParams p;
+    p.repeatTimes = rep; p.srcRepStride = 1; p.dstRepStride = 16;
+    uint64_t dl[16], sl[16];
+    for (int i = 0; i < 16; ++i) {
+      sl[i] = s[i * 16 * rep].GetPhyAddr();
+      dl[i] = d[i * 16].GetPhyAddr();
+    }
+    TransDataTo5HD<half>(dl, sl, p);
+  }
+  PipeBarrier<PIPE_ALL>();
+  DataCopy(yg, d, 8192);
+}
+
 // LocalMemAllocator of the cube's L1: compiles, raises when a block allocates from it.
 extern "C" __global__ __aicore__ void l1_alloc(GM_ADDR y) {
   LocalMemAllocator<Hardware::L1> l1;
@@ -540,3 +580,45 @@ def test_cast_half_to_int4(lib, mask, blocks):
     nib = torch.where(active, nib, torch.full_like(nib, 7))  # inactive lanes keep the poison
     ref = (nib[:, 0::2] | (nib[:, 1::2] << 4)).to(torch.uint8).view(torch.int8)
     assert torch.equal(y, ref)
+
+
+# ---------------------------------------------------------------------------------------------- Transpose
+
+
+def run_transpose(lib, blocks, mode, n=0, c=0, hw=0, rep=0):
+    x = torch.randn(blocks, 8192).half()
+    y = torch.full((blocks, 8192), float("nan")).half()
+    lib.launch("transpose_k", blocks, x, y, mode, n, c, hw, rep)
+    return x, y
+
+
+def test_transpose_16x16_in_place(lib):
+    x, y = run_transpose(lib, 2, 0)
+    assert torch.equal(y[:, :256], x[:, :256].view(2, 16, 16).transpose(1, 2).reshape(2, 256))
+    assert torch.all(y[:, 256:] == -1)
+
+
+@pytest.mark.parametrize("n, c, hw", [(2, 3, 16), (1, 5, 48)])
+def test_transpose_nchw_nhwc(lib, n, c, hw):
+    total = n * c * hw
+    x, y = run_transpose(lib, 2, 1, n, c, hw)
+    ref = x[:, :total].view(2, n, c, hw).permute(0, 1, 3, 2).reshape(2, total)
+    assert torch.equal(y[:, :total], ref) and torch.all(y[:, total:] == -1)
+    x, y = run_transpose(lib, 1, 2, n, c, hw)
+    ref = x[:, :total].view(1, n, hw, c).permute(0, 1, 3, 2).reshape(1, total)
+    assert torch.equal(y[:, :total], ref)
+
+
+def test_transpose_tmp_buffer_too_small_raises(lib):
+    with pytest.raises(EmulatorError, match=r"Transpose: sharedTmpBuffer holds 512 B; NCHW2NHWC with cSize=3 needs 2560 B"):
+        run_transpose(lib, 1, 3, 1, 3, 16)
+
+
+@pytest.mark.parametrize("rep", [1, 3])
+def test_transdata_to_5hd_transposes_16_blocks_per_repeat(lib, rep):
+    x, y = run_transpose(lib, 2, 4, rep=rep)
+    for r in range(rep):
+        # repeat r: source row i is the block at s[i*16*rep + r*16]; dst block j at d[j*16 + r*256]
+        m = x[:, :256 * rep].view(2, 16, rep, 16)[:, :, r, :]
+        assert torch.equal(y[:, r * 256:(r + 1) * 256].view(2, 16, 16), m.transpose(1, 2))
+    assert torch.all(y[:, 256 * rep:] == -1)
