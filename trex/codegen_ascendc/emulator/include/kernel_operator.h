@@ -38,11 +38,12 @@
 #include "trex_emu/adv_math.h"
 #include "trex_emu/adv_activation.h"
 #include "trex_emu/adv_softmax_ext.h"
+#include "trex_emu/adv_sum.h"
 #include "trex_emu/gm_fill.h"
 #include "trex_emu/list_tensor.h"
-#include "trex_emu/vec_transpose.h"
 #include "trex_emu/basic_more.h"
 #include "trex_emu/block_sync.h"
+#include "trex_emu/vec_transpose.h"
 #include "trex_emu/launch.h"
 #include "trex_emu/op_project.h"
 

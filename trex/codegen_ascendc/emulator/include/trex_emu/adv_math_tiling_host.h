@@ -194,3 +194,14 @@ inline void GetSwishTmpSize(const Shape&, const uint32_t, const bool, uint32_t& 
   maxValue = minValue = 0;
 }
 }  // namespace AscendC
+
+// Sum (impl/adv_api/tiling/reduce/sum_tiling.cpp): ceil(repeats / elements-per-block) blocks, repeats of 256 B.
+namespace AscendC {
+inline void GetSumMaxMinTmpSize(const uint32_t n, const uint32_t typeSize, const bool, uint32_t& maxSize,
+                                uint32_t& minSize) {
+  if (typeSize == 0 || n == 0) return;
+  const uint32_t per_blk = 32 / typeSize, per_rep = 256 / typeSize;
+  const uint32_t repeats = (n + per_rep - 1) / per_rep;
+  maxSize = minSize = (repeats + per_blk - 1) / per_blk * per_blk * typeSize;
+}
+}  // namespace AscendC
