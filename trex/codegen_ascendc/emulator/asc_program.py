@@ -297,9 +297,9 @@ def readme_run_block(example: Path, scenario: str | None = None, scenario_var: s
         for line in block.splitlines():
             line = line.split("#")[0].strip()
             for part in (p.strip() for p in line.split(";")):
-                m = re.fullmatch(r"(\w+)=(\S*)", part)
-                if m:
-                    env[m.group(1)] = m.group(2)
+                assigns = re.findall(r"(\w+)=(\S*)", part)
+                if assigns and re.fullmatch(r"(?:\w+=\S*\s*)+", part):  # `A=1 B=x`: shell assignments
+                    env.update(dict(assigns))
                     continue
                 if scenario is not None and scenario_var:
                     env[scenario_var] = scenario

@@ -371,4 +371,33 @@ inline void SetAtomicMin() {
 inline void SetAtomicNone() { trex_emu::RT().atomic_type = trex_emu::kAtomicNone; }
 inline void DisableDmaAtomic() { SetAtomicNone(); }
 
+// Nd2NzParams (include/basic_api/kernel_struct_data_copy.h, A2/A3 layout) and DataCopy(GM -> L1, ND -> NZ): the
+// cube side, not emulated. They compile, so a program whose cube kernel sits beside its vector kernels builds
+// (asc-devkit's 05_best_practices/04_memory_access/data_copy), and raise when a block runs the copy.
+struct Nd2NzParams {
+  Nd2NzParams() {}
+  Nd2NzParams(const uint16_t ndNumIn, const uint16_t nValueIn, const uint16_t dValueIn, const uint16_t srcNdMatrixStrideIn,
+              const uint16_t srcDValueIn, const uint16_t dstNzC0StrideIn, const uint16_t dstNzNStrideIn,
+              const uint16_t dstNzMatrixStrideIn)
+      : ndNum(ndNumIn), nValue(nValueIn), dValue(dValueIn), srcNdMatrixStride(srcNdMatrixStrideIn),
+        srcDValue(srcDValueIn), dstNzC0Stride(dstNzC0StrideIn), dstNzNStride(dstNzNStrideIn),
+        dstNzMatrixStride(dstNzMatrixStrideIn) {}
+  uint16_t ndNum = 0;
+  uint16_t nValue = 0;
+  uint16_t dValue = 0;
+  uint16_t srcNdMatrixStride = 0;
+  uint16_t srcDValue = 0;
+  uint16_t dstNzC0Stride = 0;
+  uint16_t dstNzNStride = 0;
+  uint16_t dstNzMatrixStride = 0;
+};
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& params) {
+  (void)dst;
+  (void)src;
+  (void)params;
+  trex_emu::Fail("DataCopy(GM -> L1, Nd2NzParams): the ND -> NZ copy into the cube's L1 is not emulated (vector "
+                 "kernels only)");
+}
+
 }  // namespace AscendC
