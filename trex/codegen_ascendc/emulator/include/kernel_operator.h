@@ -42,6 +42,7 @@
 #include "trex_emu/adv_quant.h"
 #include "trex_emu/adv_cumsum.h"
 #include "trex_emu/adv_dropout.h"
+#include "trex_emu/adv_reduce_max.h"
 #include "trex_emu/gm_fill.h"
 #include "trex_emu/list_tensor.h"
 #include "trex_emu/basic_more.h"

@@ -12,6 +12,7 @@
 #include "trex_emu/adv_tiling_host.h"
 #include "trex_emu/adv_math_tiling_host.h"
 #include "trex_emu/adv_softmax_ext_tiling_host.h"
+#include "trex_emu/adv_reduce_tiling_host.h"
 
 // A kernel-launch program (asc_program.py: kernel and host main in one unit, include_host/ on the path
 // too) gets the host model's ge::Shape, so host tiling code and this header agree on one type.
@@ -42,4 +43,7 @@ class Shape {
 // AscendC::TensorShape, an alias of ge::Shape.
 namespace AscendC {
 using TensorShape = ge::Shape;
+#if __has_include("trex_host/ge_types.h")
+using TensorDataType = ge::DataType;  // include/adv_api/utils/types.h
+#endif
 }  // namespace AscendC

@@ -9,6 +9,7 @@
 #include "trex_emu/adv_tiling_host.h"
 #include "trex_emu/adv_math_tiling_host.h"
 #include "trex_emu/adv_softmax_ext_tiling_host.h"
+#include "trex_emu/adv_reduce_tiling_host.h"
 
 // op_host files write `using namespace AscendC;` for the adv APIs' tiling helpers.
 namespace AscendC {}
@@ -17,4 +18,5 @@ namespace AscendC {}
 // AscendC::TensorShape, an alias of ge::Shape.
 namespace AscendC {
 using TensorShape = ge::Shape;
+using TensorDataType = ge::DataType;  // include/adv_api/utils/types.h
 }  // namespace AscendC
