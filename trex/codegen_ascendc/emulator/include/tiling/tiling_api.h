@@ -13,6 +13,7 @@
 #include "trex_emu/adv_math_tiling_host.h"
 #include "trex_emu/adv_softmax_ext_tiling_host.h"
 #include "trex_emu/adv_reduce_tiling_host.h"
+#include "trex_emu/adv_sort_tiling_host.h"
 
 // A kernel-launch program (asc_program.py: kernel and host main in one unit, include_host/ on the path
 // too) gets the host model's ge::Shape, so host tiling code and this header agree on one type.

@@ -10,6 +10,7 @@
 #include "trex_emu/adv_math_tiling_host.h"
 #include "trex_emu/adv_softmax_ext_tiling_host.h"
 #include "trex_emu/adv_reduce_tiling_host.h"
+#include "trex_emu/adv_sort_tiling_host.h"
 
 // op_host files write `using namespace AscendC;` for the adv APIs' tiling helpers.
 namespace AscendC {}
