@@ -2,6 +2,8 @@
 // of the emulated chip (the runner sets them: aiv cores, UB bytes, whether the SoC is 910B; Atlas A2 layout,
 // 2 AIV per AIC).
 #pragma once
+#include <string>
+
 #include "trex_host/ge_types.h"
 
 namespace platform_ascendc {
@@ -63,6 +65,15 @@ class PlatformAscendCManager {
   static PlatformAscendC* GetInstance() {
     static PlatformAscendC p;
     return &p;
+  }
+  // GetInstance(customSocVersion) (asc-devkit include/utils/tiling/platform/platform_ascendc.h): the platform of that
+  // SoC. The emulated chip is an Atlas A2/A3 one, so Ascend910B* / Ascend910_93* give it; another SoC is not emulated
+  // (nullptr, as CANN gives for a SoC it cannot initialise).
+  static PlatformAscendC* GetInstance(const char* customSocVersion) {
+    if (customSocVersion == nullptr) return GetInstance();
+    const std::string soc(customSocVersion);
+    if (soc.rfind("Ascend910B", 0) == 0 || soc.rfind("Ascend910_93", 0) == 0) return GetInstance();
+    return nullptr;
   }
 };
 }  // namespace platform_ascendc
