@@ -15,7 +15,6 @@ MISUSE = {
     5: r"WaitFlag<V_S>\(0\) without a matching SetFlag",
     6: r"Compare: count\*sizeof\(float\) = 160 bytes is not a multiple of 256",
     8: r"repeatTimes=300 is outside \[0, 255\]",
-    9: r"DataCopyPad\(GM->UB\): destination buffer calcBuf is a VECCALC buffer",
     10: r"already free \(double free\)",
     11: r"Exp: dst accesses UB bytes \[\d+, \d+\) outside its buffer calcBuf",
     12: r"Add: dst UB bytes \[32, 288\) partially overlap src0 \[0, 256\); AscendC allows aliasing only when",

@@ -486,12 +486,6 @@ extern "C" __global__ __aicore__ void misuse(GM_ADDR x, uint32_t which) {
       Add(t, t, t, 64, 300, {1, 1, 1, 0, 0, 0});
       break;
     }
-    case 9: {  // DataCopyPad into a VECCALC buffer
-      pipe.InitBuffer(calcBuf, 1024);
-      LocalTensor<float> t = calcBuf.Get<float>();
-      DataCopyPad(t, gx, DataCopyExtParams{1, 40, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
-      break;
-    }
     case 10: {  // double FreeTensor
       LocalTensor<float> t = inQueueX.AllocTensor<float>();
       inQueueX.FreeTensor(t);

@@ -18,6 +18,7 @@
 #include "trex_emu/asc_program.h"
 
 typedef int aclError;
+typedef uint16_t aclFloat16;  // IEEE half bits, as AscendCL's host type
 typedef void* aclrtStream;
 typedef void* aclrtContext;
 typedef void* aclrtEvent;
@@ -76,4 +77,17 @@ inline aclError aclrtMemset(void* dst, size_t dst_max, int32_t value, size_t cou
   trex_emu::CheckHostAccess("aclrtMemset", dst, count);
   std::memset(dst, value, count);
   return ACL_SUCCESS;
+}
+
+// AscendCL's host half conversions (round to nearest even), through the emulator's half type.
+inline float aclFloat16ToFloat(aclFloat16 value) {
+  half h;
+  std::memcpy(&h, &value, sizeof(value));
+  return static_cast<float>(h);
+}
+inline aclFloat16 aclFloatToFloat16(float value) {
+  const half h(value);
+  aclFloat16 bits;
+  std::memcpy(&bits, &h, sizeof(bits));
+  return bits;
 }
