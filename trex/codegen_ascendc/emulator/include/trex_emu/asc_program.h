@@ -24,6 +24,13 @@
 #ifndef __mix__
 #define __mix__(aic, aiv)
 #endif
+// The asc language's built-in block variables (bisheng's; AscendC::GetBlockIdx()/GetBlockNum() in C++).
+#ifndef block_idx
+#define block_idx (::AscendC::GetBlockIdx())
+#endif
+#ifndef block_num
+#define block_num (::AscendC::GetBlockNum())
+#endif
 
 namespace trex_emu {
 
