@@ -162,10 +162,10 @@ def test_misuse_raises(lib, dtype, op, tmp, message):
         run(lib, dtype, a, a.clone(), op, tmp, per=64)
 
 
-CORPUS = Path(os.environ.get("TREX_ASC_DEVKIT", "/tmp/h23q_corpus/mirror-cann+asc-devkit")) / "examples/01_simd_cpp_api"
+CORPUS = (Path(os.environ["TREX_CORPUS_ROOT"]) / "mirror-cann+asc-devkit" if os.environ.get("TREX_CORPUS_ROOT") else Path("/nonexistent")) / "examples/01_simd_cpp_api"
 
 
-@pytest.mark.skipif(not (compiler_available() and CORPUS.is_dir()), reason="asc-devkit examples not checked out")
+@pytest.mark.skipif(not (compiler_available() and CORPUS.is_dir()), reason="set TREX_CORPUS_ROOT to the corpus checkout (corpus.SOURCES) to run asc-devkit's examples")
 @pytest.mark.parametrize("example", ["gelu", "geglu", "swiglu", "swish"])
 def test_asc_devkit_example_passes(example):
     from trex.codegen_ascendc.emulator import asc_program

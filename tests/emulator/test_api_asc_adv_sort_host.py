@@ -39,10 +39,10 @@ def test_sort_tmp_size_is_unsupported_on_a2(tmp_path, host_first):
     assert "Unsupported NpuArch for Sort API." in r.stderr
 
 
-CORPUS = Path(os.environ.get("TREX_ASC_DEVKIT", "/tmp/h23q_corpus/mirror-cann+asc-devkit")) / "examples/01_simd_cpp_api"
+CORPUS = (Path(os.environ["TREX_CORPUS_ROOT"]) / "mirror-cann+asc-devkit" if os.environ.get("TREX_CORPUS_ROOT") else Path("/nonexistent")) / "examples/01_simd_cpp_api"
 
 
-@pytest.mark.skipif(not (compiler_available() and CORPUS.is_dir()), reason="asc-devkit examples not checked out")
+@pytest.mark.skipif(not (compiler_available() and CORPUS.is_dir()), reason="set TREX_CORPUS_ROOT to the corpus checkout (corpus.SOURCES) to run asc-devkit's examples")
 def test_asc_devkit_sort_example_passes():
     from trex.codegen_ascendc.emulator import asc_program
     results = asc_program.run_all_scenarios(CORPUS / "04_advanced_api/05_sort/sort")
