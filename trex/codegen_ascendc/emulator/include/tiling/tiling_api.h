@@ -14,6 +14,16 @@
 #include "trex_emu/adv_softmax_ext_tiling_host.h"
 #include "trex_emu/adv_reduce_tiling_host.h"
 #include "trex_emu/adv_sort_tiling_host.h"
+#include "trex_emu/tiling_norm.h"
+#include "trex_emu/tiling_rmsnorm.h"
+#include "trex_emu/tiling_welford.h"
+#include "trex_emu/tiling_topk.h"
+#include "trex_emu/tiling_pad.h"
+#include "trex_emu/adv_norm_tiling_host.h"
+#include "trex_emu/adv_rmsnorm_tiling_host.h"
+#include "trex_emu/adv_welford_tiling_host.h"
+#include "trex_emu/adv_topk_tiling_host.h"
+#include "trex_emu/adv_pad_tiling_host.h"
 
 // A kernel-launch program (asc_program.py: kernel and host main in one unit, include_host/ on the path
 // too) gets the host model's ge::Shape, so host tiling code and this header agree on one type.

@@ -1,0 +1,2 @@
+// adv_pad.h: Pad / UnPad advanced APIs
+#pragma once

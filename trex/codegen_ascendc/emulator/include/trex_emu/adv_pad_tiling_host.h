@@ -1,0 +1,2 @@
+// adv_pad_tiling_host.h: host tiling helpers of Pad / UnPad
+#pragma once

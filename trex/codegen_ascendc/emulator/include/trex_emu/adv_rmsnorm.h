@@ -1,0 +1,2 @@
+// adv_rmsnorm.h: RmsNorm advanced API
+#pragma once

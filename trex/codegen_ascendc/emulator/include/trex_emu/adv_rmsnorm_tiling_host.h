@@ -1,0 +1,2 @@
+// adv_rmsnorm_tiling_host.h: host tiling helpers of RmsNorm
+#pragma once

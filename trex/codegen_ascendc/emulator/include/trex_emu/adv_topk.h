@@ -1,0 +1,2 @@
+// adv_topk.h: TopK advanced API
+#pragma once

@@ -1,0 +1,2 @@
+// adv_welford.h: WelfordUpdate / WelfordFinalize advanced APIs
+#pragma once

@@ -1,0 +1,2 @@
+// adv_welford_tiling_host.h: host tiling helpers of the Welford APIs
+#pragma once

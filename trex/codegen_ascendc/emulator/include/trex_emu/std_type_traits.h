@@ -1,0 +1,2 @@
+// std_type_traits.h: AscendC::Std type traits
+#pragma once

@@ -1,0 +1,2 @@
+// tiling_pad.h: PadTiling / UnPadTiling structs
+#pragma once

@@ -1,0 +1,2 @@
+// tiling_rmsnorm.h: RmsNormTiling struct
+#pragma once

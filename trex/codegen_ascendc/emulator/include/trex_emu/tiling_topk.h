@@ -1,0 +1,2 @@
+// tiling_topk.h: TopkTiling struct
+#pragma once

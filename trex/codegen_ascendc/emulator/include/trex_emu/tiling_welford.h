@@ -1,0 +1,2 @@
+// tiling_welford.h: tiling structs of the Welford APIs
+#pragma once
