@@ -79,8 +79,14 @@ def test_membership_rule_selects_vector_programs_that_check_their_result(tmp_pat
         if edit:
             for f in [d / "CMakeLists.txt", d / "add_blocks.asc", d / "README.md"]:
                 f.write_text(f.read_text().replace(*edit))
+    cube_in_header = root / "cat" / "cube_in_header"  # the cube code in a header the .asc includes
+    shutil.copytree(ADD, cube_in_header)
+    (cube_in_header / "mmad_part.h").write_text("#pragma once\ninline void Part() { Mmad(); }\n")
+    asc = cube_in_header / "add_blocks.asc"
+    asc.write_text('#include "mmad_part.h"\n' + asc.read_text())
     members, excluded = asc_program.example_membership(tmp_path)
     assert members == ["examples/01_simd_cpp_api/cat/member"]
+    assert excluded.pop("examples/01_simd_cpp_api/cat/cube_in_header") == "uses the cube unit"
     assert excluded == {"examples/01_simd_cpp_api/cat/on_950": "built for dav-3510 (Atlas A2/A3 is dav-2201)",
                         "examples/01_simd_cpp_api/cat/cube": "uses the cube unit",
                         "examples/01_simd_cpp_api/cat/unchecked": "checks no result (no verify_result.py, no golden check)"}

@@ -481,6 +481,23 @@ _NOT_SIMD = re.compile(r"MicroAPI|RegTensor|__simt|asc_vf|__VEC_SCOPE__")
 _SELF_CHECK = re.compile(r"test pass", re.I)
 
 
+_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def _local_headers(sources: list[Path]) -> list[Path]:
+    """The headers next to `sources` that they include ("x.h" found in the example directory), transitively."""
+    seen: dict[Path, None] = {}
+    todo = list(sources)
+    while todo:
+        src = todo.pop()
+        for name in _LOCAL_INCLUDE.findall(src.read_text(errors="replace")):
+            h = (src.parent / name).resolve()
+            if h.is_file() and h not in seen and h not in sources:
+                seen[h] = None
+                todo.append(h)
+    return list(seen)
+
+
 def example_membership(repo: Path) -> tuple[list[str], dict[str, str]]:
     """asc-devkit's SIMD C++ API examples (examples/01_simd_cpp_api/**) the emulator can be measured on:
     (members, {excluded example: why}). A member is built for dav-2201 (Atlas A2/A3) by default, uses
@@ -501,6 +518,9 @@ def example_membership(repo: Path) -> tuple[list[str], dict[str, str]]:
         if not asc:
             continue
         text = "\n".join(_mask(s.read_text(errors="replace")) for s in asc)
+        # The cube code may sit in the example's own headers (cross_core_set_wait_flag's KernelMmad is in its
+        # .h); an architecture-guarded header still counts, as dav-2201 has the cube unit too.
+        cube_text = "\n".join([text] + [_mask(h.read_text(errors="replace")) for h in _local_headers(asc)])
         try:
             run = readme_run_block(ex)
         except ValueError:
@@ -508,7 +528,7 @@ def example_membership(repo: Path) -> tuple[list[str], dict[str, str]]:
             continue
         if build.arch != "dav-2201":
             excluded[rel] = f"built for {build.arch} (Atlas A2/A3 is dav-2201)"
-        elif _CUBE.search(text):
+        elif _CUBE.search(cube_text):
             excluded[rel] = "uses the cube unit"
         elif _NOT_SIMD.search(text):
             excluded[rel] = "uses the register-based/SIMT API"
