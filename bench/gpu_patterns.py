@@ -35,6 +35,7 @@ import datetime
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -673,6 +674,7 @@ def main(argv=None):
     p.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     p.add_argument("--variants", default=",".join(ALL_VARIANTS))
     p.add_argument("--no-timing", action="store_true", help="correctness only")
+    p.add_argument("--rounds", type=int, default=3, help="timings of each variant, interleaved (median reported)")
     p.add_argument("--sweep", type=int, default=2, help="model-shortlist tilings per kernel to measure, besides "
                    "the hand-picked extras (0: no sweep, use the model's choice)")
     args = p.parse_args(argv)
@@ -680,6 +682,8 @@ def main(argv=None):
         args.tokens = SHAPES[args.shapes]["tokens"]
     if args.tokens < 1:
         p.error(f"--tokens must be >= 1, got {args.tokens}")
+    if args.rounds < 1:
+        p.error(f"--rounds must be >= 1, got {args.rounds}")
     # checked before anything runs: an unknown name once made a device run time nothing at all
     bad = sorted(set(filter(None, args.cases.split(","))) - set(SWEEP_CASES))
     if bad:
@@ -741,17 +745,33 @@ def main(argv=None):
             floor_ms = nbytes / bw * 1e3
             row = {"case": f"{case.name}[{'x'.join(map(str, inputs[0].shape))}]", "pass":
                    "fwd+bwd" if backward else "fwd", "floor_bytes": nbytes, "floor_ms": floor_ms}
-            for vname, fn in variants.items():
-                if "error" in checks[case.name].get(vname, {}):
+            # Rounds, the variants' order rotated each round: the sub-millisecond forward+backward rows are
+            # host-bound in the autograd engine and one timing of each moved by up to 2x between runs
+            # (NOTES_gpu.md, run 9); the median of the rounds and their spread rank two variants fairly.
+            names = [v for v in variants if "error" not in checks[case.name].get(v, {})]
+            for vname in variants:
+                if vname not in names:
                     row[vname] = {"error": checks[case.name][vname]["error"]}
+            samples: dict[str, list] = {v: [] for v in names}
+            for r in range(args.rounds):
+                k = r % max(1, len(names))
+                for vname in names[k:] + names[:k]:
+                    if vname in row:  # failed in an earlier round
+                        continue
+                    try:
+                        samples[vname].append(time_variant(variants[vname], inputs, case.needs_grad, backward,
+                                                           grads_out))
+                    except Exception as err:  # noqa: BLE001
+                        row[vname] = {"error": f"{type(err).__name__}: {err}"[-3000:]}
+                        traceback.print_exc()
+            for vname in names:
+                if vname in row:
                     continue
-                try:
-                    wall, dev, nk = time_variant(fn, inputs, case.needs_grad, backward, grads_out)
-                    row[vname] = {"wall_ms": wall, "dev_ms": dev, "kernels": nk,
-                                  "roof_dev": floor_ms / dev, "roof_wall": floor_ms / wall}
-                except Exception as err:  # noqa: BLE001
-                    row[vname] = {"error": f"{type(err).__name__}: {err}"[-3000:]}
-                    traceback.print_exc()
+                walls, devs, nks = (sorted(x[i] for x in samples[vname]) for i in range(3))
+                wall, dev = statistics.median(walls), statistics.median(devs)
+                row[vname] = {"wall_ms": wall, "dev_ms": dev, "kernels": statistics.median(nks),
+                              "wall_ms_rounds": walls, "dev_ms_rounds": devs,
+                              "roof_dev": floor_ms / dev, "roof_wall": floor_ms / wall}
             rows.append(row)
             print(json.dumps(row), flush=True)
             torch.cuda.empty_cache()

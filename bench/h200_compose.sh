@@ -6,6 +6,8 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh C   # SwiGLU's Inductor code and forward per launch path (~1 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh D   # e2e_hf: eager, inductor(_ro), trex(_ro), trex+warm (~9 min; REGIONAL=1 per layer)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh P   # per-kernel table of one step, trex_ro vs inductor_ro (~6 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh R   # composition tests, gpu_patterns in 3 interleaved rounds (~7 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh L   # e2e_hf with transformers' loop experts: eager, trex_ro, inductor_ro (~9 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # composition tests, gpu_patterns, SwiGLU's Inductor code, train_step small (~9.5 min)
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
@@ -86,5 +88,16 @@ for row in rows:
         print(f"   {t['ms']:7.3f} {t['launches']:4d} {t['name'][:110]}")
 PY
     ;;
-  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P)"; exit 2 ;;
+  R)  # issue 22's per-pattern wall-time bar, each variant timed in 3 rounds (the order rotated each round)
+    timeout -k 5 120 python3 -m pytest tests/gpu/test_inductor_cuda.py -v -m cuda -p no:cacheprovider --timeout 40 \
+      --tb=short -rfs > "$OUT/compose_tests.txt" 2>&1; echo "compose tests rc=$?" | tee -a "$OUT/compose_tests.txt"
+    grep -E "FAILED|ERROR|passed|failed" "$OUT/compose_tests.txt" | tail -8
+    timeout -k 5 330 python3 bench/gpu_patterns.py --out "$OUT" --sweep 0 --rounds 3 \
+      --variants eager,inductor,trex_compile,trex_ro,inductor_ro > "$OUT/gpu_patterns_log.txt" 2>&1
+    echo "gpu_patterns rc=$?"; tail -16 "$OUT/gpu_patterns_log.txt" | cut -c1-400 ;;
+  L)  # the e2e rows with transformers' default (loop) experts
+    unset EXPERTS
+    timeout -k 5 570 python3 bench/e2e_hf.py --out "$OUT" eager trex_ro inductor_ro > "$OUT/e2e_log.txt" 2>&1
+    echo "e2e rc=$?"; grep -v "^{" "$OUT/e2e_log.txt" | tail -8 ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L)"; exit 2 ;;
 esac
