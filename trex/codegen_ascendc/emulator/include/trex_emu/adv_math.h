@@ -1,6 +1,6 @@
 // trex AscendC emulator: elementwise math advanced APIs (asc-devkit docs/zh/api/SIMD-API/高阶API/数学计算/) for
 // Atlas A2/A3 (arch 2201): Ceil, Floor, Trunc, Frac, ClampMin/ClampMax, Fmod, Axpy (with sharedTmpBuffer), Power,
-// Xor, Log/Log2/Log10; and the no-count / sharedTmpBuffer forms of Sigmoid the basic header lacks.
+// Xor, Log/Log2/Log10, Acosh/Asinh/Atanh; and the no-count / sharedTmpBuffer forms of Sigmoid the basic header lacks.
 //
 // Results as impl/adv_api/detail/math/<api>/<api>_common_impl.h computes them, each step one IEEE float op:
 //   Ceil/Floor/Trunc: Cast float->float CAST_CEIL/FLOOR/TRUNC; half through float (CAST_NONE both ways).
@@ -8,6 +8,8 @@
 //   Fmod: d = a / b; d = trunc(d); d = d * b; a - d (half through float, CAST_NONE back).
 //   Axpy: dst = dst + float(src) * float(scalar) (half dst: through float, CAST_NONE back; float dst, half src: mixed).
 //   Xor (int16/uint16): a ^ b.  Log: ln x; Log2 = ln x * (1/ln 2); Log10 = ln x * (1/ln 10) (half through float).
+//   Acosh: t = x*x; t += -1; t = sqrt(t); t = x + t; t = t * (t / t); ln t (so x*x overflowing gives NaN).
+//   Asinh: ln(sqrt(|x|*|x| + 1) + |x|) * (x*2^62 / (|x*2^62| + 2^-62)).  Atanh: 0.5 * ln((x + 1) / (-x + 1)).
 //   Power: float pow (std::pow on the float operands; half through float, CAST_NONE back); int32: exact integer
 //     power with wrap-around, negative exponents giving 0 except for bases 1 / -1. The NPU composes pow from its
 //     Ln/Exp units, so float results may differ from these in the last bits.
@@ -69,6 +71,36 @@ inline void AdvUnaryF(const char* api, const AscendC::LocalTensor<T>& dst, const
   EndAdvancedApi(api, tmp, CountFormRepeats(count, sizeof(float)));
 }
 
+// Acosh / Asinh / Atanh (acosh|asinh|atanh_common_impl.h), each line one float vector instruction of the impl.
+inline float AcoshF(float x) {
+  float t = x * x;
+  t = t + -1.0f;
+  t = std::sqrt(t);
+  t = x + t;
+  const float one = t / t;  // the impl's Div(t, t) then Mul: inf / NaN sums give NaN
+  t = t * one;
+  return std::log(t);
+}
+inline float AsinhF(float x) {
+  const float a = std::fabs(x);
+  float t = a * a;
+  t = t + 1.0f;
+  t = std::sqrt(t);
+  t = t + a;
+  t = std::log(t);
+  float s = x * 4611686018427387904.0f;                  // AsinhGetSign: x * 2^62 / (|x * 2^62| + 2^-62)
+  const float den = std::fabs(s) + 2.168404344971009e-19f;
+  s = s / den;
+  return t * s;
+}
+inline float AtanhF(float x) {
+  const float num = x + 1.0f;
+  float d = x * -1.0f;
+  d = d + 1.0f;
+  d = num / d;
+  d = std::log(d);
+  return d * 0.5f;
+}
 inline float TruncF(float x) { return std::isfinite(x) ? std::trunc(x) : x; }
 inline float FmodF(float a, float b) {
   float d = a / b;
@@ -114,6 +146,11 @@ TREX_EMU_ADV_UNARY(Ceil, 2, 4, 2, 1, std::ceil(x))
 TREX_EMU_ADV_UNARY(Floor, 2, 4, 2, 1, std::floor(x))
 TREX_EMU_ADV_UNARY(Trunc, 2, 4, 2, 1, trex_emu::TruncF(x))
 TREX_EMU_ADV_UNARY(Frac, 4, 4, 2, 1, x - trex_emu::TruncF(x))
+// Acosh: ln(x + sqrt(x*x - 1)) (NaN below 1); tmp bytes / 4 / (2 half, 1 float). Asinh: sign(x) * ln(|x| +
+// sqrt(x*x + 1)), bytes / 4 / 3. Atanh: 0.5 * ln((1 + x) / (1 - x)), bytes / sizeof(T) / (4 half, 1 float).
+TREX_EMU_ADV_UNARY(Acosh, 4, 4, 2, 1, trex_emu::AcoshF(x))
+TREX_EMU_ADV_UNARY(Asinh, 4, 4, 3, 3, trex_emu::AsinhF(x))
+TREX_EMU_ADV_UNARY(Atanh, 2, 4, 4, 1, trex_emu::AtanhF(x))
 #undef TREX_EMU_ADV_UNARY
 
 // ------------------------------------------------------------------ Log / Log2 / Log10 (log_common_impl.h)

@@ -35,6 +35,35 @@ TREX_EMU_ROUND_TILING(Floor)
 TREX_EMU_ROUND_TILING(Trunc)
 #undef TREX_EMU_ROUND_TILING
 
+// Acosh: max max(fac * n, 256) * typeSize, min fac * 256 (fac 2 half, 1 float; as acosh_tiling.cpp, the min is
+// not scaled by typeSize). Asinh: fac 3; Atanh: fac 4 half, 1 float; both max fac * max(n * typeSize, 256), min fac * 256.
+template <class Shape>
+inline void GetAcoshMaxMinTmpSize(const Shape& srcShape, const uint32_t typeSize, const bool, uint32_t& maxValue,
+                                  uint32_t& minValue) {
+  const uint32_t f = trex_tiling::Fac(typeSize, 2, 1);
+  minValue = f * 256;
+  maxValue = std::max<uint32_t>(f * trex_tiling::N(srcShape), 256) * typeSize;
+}
+inline void GetAcoshTmpBufferFactorSize(const uint32_t typeSize, uint32_t& maxLiveNodeCount, uint32_t& extraBuf) {
+  extraBuf = 0;
+  maxLiveNodeCount = trex_tiling::Fac(typeSize, 2, 1);
+}
+#define TREX_EMU_ARC_TILING(NAME, HALF_FAC, FLOAT_FAC)                                                             \
+  template <class Shape>                                                                                          \
+  inline void Get##NAME##MaxMinTmpSize(const Shape& srcShape, const uint32_t typeSize, const bool, uint32_t& maxValue, \
+                                       uint32_t& minValue) {                                                      \
+    const uint32_t f = trex_tiling::Fac(typeSize, HALF_FAC, FLOAT_FAC);                                           \
+    minValue = f * 256;                                                                                           \
+    maxValue = f * std::max<uint32_t>(trex_tiling::N(srcShape) * typeSize, 256);                                  \
+  }                                                                                                               \
+  inline void Get##NAME##TmpBufferFactorSize(const uint32_t typeSize, uint32_t& maxLiveNodeCount, uint32_t& extraBuf) { \
+    extraBuf = 0;                                                                                                 \
+    maxLiveNodeCount = trex_tiling::Fac(typeSize, HALF_FAC, FLOAT_FAC);                                           \
+  }
+TREX_EMU_ARC_TILING(Asinh, 3, 3)
+TREX_EMU_ARC_TILING(Atanh, 4, 1)
+#undef TREX_EMU_ARC_TILING
+
 // Frac: fac 4 (half) / 0 (float).
 template <class Shape>
 inline void GetFracMaxMinTmpSize(const Shape& srcShape, const uint32_t typeSize, const bool, uint32_t& maxValue,
