@@ -1,5 +1,5 @@
 """Elementwise math advanced APIs (adv_math.h: Ceil, Floor, Trunc, Frac, ClampMin/Max, Fmod, Axpy with a
-sharedTmpBuffer, Power, Xor, Log/Log2/Log10, Sigmoid's no-count forms) against torch, computed as asc-devkit's
+sharedTmpBuffer, Power, Xor, Log/Log2/Log10, Acosh/Asinh/Atanh, Sigmoid's no-count forms) against torch, computed as asc-devkit's
 impl/adv_api/detail/math/* do (float steps; half through float, rounded to nearest even). Outputs poisoned,
 several blocks, odd tails; a too-small sharedTmpBuffer is an error naming the API; the host GetXxxMaxMinTmpSize
 helpers give impl/adv_api/tiling/math's sizes; asc-devkit's own example programs run when the corpus is here."""
@@ -15,7 +15,7 @@ from trex.codegen_ascendc.emulator.runner import INCLUDE_DIR, compiler_available
 
 KERNELS = Path(__file__).parent / "kernels"
 (CEIL, FLOOR, TRUNC, FRAC, CLAMPMIN, CLAMPMAX, FMOD, AXPY, POW_TT, POW_TS, POW_ST, LOG, LOG2, LOG10, SIGMOID, XOR,
- TMP_OVERLAP) = range(17)
+ TMP_OVERLAP, ACOSH, ASINH, ATANH, ACOSH_WHOLE) = range(21)
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +124,62 @@ def test_xor(lib, dtype, kernel, tmp):
     assert torch.equal(y.int(), (a.int() ^ b.int()).to(dtype).int())
 
 
+def arc_reference(op, a):
+    """The impl's float steps (acosh/asinh/atanh_common_impl.h) in float32, each op rounded."""
+    one = torch.ones_like(a)
+    if op in (ACOSH, ACOSH_WHOLE):
+        t = torch.sqrt(a * a + (-one)) + a
+        return torch.log(t * (t / t))
+    if op == ASINH:
+        m = torch.abs(a)
+        s = a * 4611686018427387904.0
+        return torch.log(torch.sqrt(m * m + one) + m) * (s / (torch.abs(s) + 2.168404344971009e-19))
+    return torch.log((a + one) / (a * -1.0 + one)) * 0.5
+
+
+ARC_INPUTS = {
+    ACOSH: lambda g, n: torch.cat([torch.rand(n - 8, generator=g) * 60 + 1, torch.tensor([1.0, 0.5, -3.0, 1e20, 1.5,
+                                                                                          float("inf"), 0.0, 2.0])]),
+    ASINH: lambda g, n: torch.cat([torch.randn(n - 4, generator=g) * 20, torch.tensor([0.0, -0.0, 1e-30, -1e5])]),
+    ATANH: lambda g, n: torch.cat([torch.rand(n - 4, generator=g) * 1.98 - 0.99, torch.tensor([1.0, -1.0, 0.0, 2.0])]),
+}
+
+
+@pytest.mark.parametrize("op", [ACOSH, ASINH, ATANH])
+@pytest.mark.parametrize("dtype, kernel, tmp", [(torch.float32, "adv_float", 4096), (torch.float32, "adv_float", 0),
+                                                (torch.float16, "adv_half", 2048), (torch.float16, "adv_half", 0)])
+def test_inverse_hyperbolic_over_blocks(lib, op, dtype, kernel, tmp):
+    g = torch.Generator().manual_seed(op)
+    a = ARC_INPUTS[op](g, 1001).to(dtype)
+    y, counters = run(lib, kernel, a, a.clone(), op, tmp, per=256)  # 4 blocks, the last 233 (the specials there)
+    steps = arc_reference(op, a.float()).to(dtype)
+    # NaN exactly where the impl's steps give NaN (poisoned outputs would be NaN everywhere)
+    assert torch.equal(torch.isnan(y), torch.isnan(steps))
+    tol = 2e-6 if dtype == torch.float32 else 1e-3
+    torch.testing.assert_close(y.double(), steps.double(), rtol=tol, atol=tol, equal_nan=True)
+    ref = {ACOSH: torch.acosh, ASINH: torch.asinh, ATANH: torch.atanh}[op](a.double())
+    ok = torch.isfinite(ref) & (a.double().abs() < 1e10)
+    torch.testing.assert_close(y.double()[ok], ref.to(dtype).double()[ok], rtol=tol * 4, atol=tol)
+
+
+def test_inverse_hyperbolic_impl_quirks(lib):
+    a = torch.tensor([1e20, -1e20, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0] * 4)
+    y = run(lib, "adv_float", a, a, ACOSH, 1024)[0][:8]
+    assert torch.isnan(y[:3]).all()  # x*x overflows: inf / inf in the impl's Div(t, t) gives NaN; x < 1: NaN
+    assert y[3] == 0 and abs(float(y[4]) - 1.3169579) < 1e-6
+    z = run(lib, "adv_float", torch.tensor([0.0, -0.0, -2.0, 2.0] * 8), a, ASINH, 1024)[0][:4]
+    assert z[0] == 0 and z[1] == 0 and float(z[2]) == -float(z[3]) and abs(float(z[3]) - 1.4436355) < 1e-6
+    w = run(lib, "adv_float", torch.tensor([1.0, -1.0, 0.5, 2.0] * 8), a, ATANH, 1024)[0][:4]
+    assert w[0] == float("inf") and w[1] == -float("inf") and torch.isnan(w[3])
+
+
+@pytest.mark.parametrize("tmp", [0, 1024])
+def test_acosh_whole_tensor_forms(lib, tmp):
+    a = torch.rand(96) * 10 + 1
+    y = run(lib, "adv_float", a, a, ACOSH_WHOLE, tmp, per=96, blocks=1)[0]
+    torch.testing.assert_close(y.double(), torch.acosh(a.double()).float().double(), rtol=2e-6, atol=0)
+
+
 @pytest.mark.parametrize("kernel, op, tmp, message", [
     ("adv_half", CEIL, 96, r"Ceil: sharedTmpBuffer holds 96 B; the implementation needs at least 128 B"),
     ("adv_float", FRAC, 64, r"Frac: sharedTmpBuffer holds 64 B; the implementation needs at least 128 B"),
@@ -133,6 +189,9 @@ def test_xor(lib, dtype, kernel, tmp):
     ("adv_float", POW_TT, 512, r"Power: sharedTmpBuffer holds 512 B; the implementation needs at least 768 B"),
     ("adv_uint16", XOR, 32, r"Xor: sharedTmpBuffer holds 32 B; the implementation needs at least 64 B"),
     ("adv_float", TMP_OVERLAP, 0, r"Ceil: sharedTmpBuffer UB bytes .* overlap an operand"),
+    ("adv_half", ACOSH, 192, r"Acosh: sharedTmpBuffer holds 192 B; the implementation needs at least 256 B"),
+    ("adv_float", ASINH, 352, r"Asinh: sharedTmpBuffer holds 352 B; the implementation needs at least 384 B"),
+    ("adv_half", ATANH, 224, r"Atanh: sharedTmpBuffer holds 224 B; the implementation needs at least 256 B"),
 ])
 def test_too_small_or_overlapping_tmp_raises(lib, kernel, op, tmp, message):
     dtype = {"adv_half": torch.float16, "adv_float": torch.float32, "adv_uint16": torch.uint16}[kernel]
@@ -158,6 +217,12 @@ int main() {
   P(AscendC::GetExpMaxMinTmpSize(s, 4, false, mx, mn))
   P(AscendC::GetPowerMaxMinTmpSize(s, s, false, 4, false, mx, mn))
   P(AscendC::GetPowerMaxMinTmpSize(s, one, false, 2, false, mx, mn))
+  P(AscendC::GetAcoshMaxMinTmpSize(s, 4, false, mx, mn))
+  P(AscendC::GetAcoshMaxMinTmpSize(s, 2, false, mx, mn))
+  P(AscendC::GetAsinhMaxMinTmpSize(s, 2, false, mx, mn))
+  P(AscendC::GetAtanhMaxMinTmpSize(s, 4, false, mx, mn))
+  P(AscendC::GetAtanhMaxMinTmpSize(s, 2, false, mx, mn))
+  P(AscendC::GetAtanhTmpBufferFactorSize(2, mx, mn))
   return 0;
 }
 '''
@@ -185,12 +250,18 @@ def test_host_tmp_sizes_are_the_tiling_impl_formulas(tmp_path, host_side):
         (3 * 4000, 3 * 256),                 # Exp float: 3 float buffers
         (4 * 4000 + 256, 4 * 256 + 256),     # Power float tensor-tensor
         (14 * 2000 + 256, 14 * 256 // 2 + 256),  # Power half tensor-scalar
+        (1000 * 4, 256),                     # Acosh float: max(1 * n, 256) * 4; min 1 * 256 (not * typeSize)
+        (2000 * 2, 512),                     # Acosh half: max(2 * n, 256) * 2; min 2 * 256
+        (3 * 2000, 3 * 256),                 # Asinh half: 3 * max(n * 2, 256)
+        (4000, 256),                         # Atanh float: 1 * max(n * 4, 256)
+        (4 * 2000, 4 * 256),                 # Atanh half: 4 * max(n * 2, 256)
+        (4, 0),                              # Atanh half factor: maxLiveNodeCount 4, extraBuf 0
     ]
 
 
 CORPUS = (Path(os.environ["TREX_CORPUS_ROOT"]) / "mirror-cann+asc-devkit" if os.environ.get("TREX_CORPUS_ROOT") else Path("/nonexistent")) / "examples/01_simd_cpp_api"
 EXAMPLES = ["10_math/ceil", "10_math/clampmin", "10_math/fmod", "10_math/frac", "10_math/power", "10_math/xor",
-            "10_math/axpy_half_float", "10_math/log", "10_math/exp", "10_math/erf", "01_activation/sigmoid"]
+            "10_math/axpy_half_float", "10_math/log", "10_math/acosh", "10_math/exp", "10_math/erf", "01_activation/sigmoid"]
 
 
 @pytest.mark.skipif(not (compiler_available() and CORPUS.is_dir()), reason="set TREX_CORPUS_ROOT to the corpus checkout (corpus.SOURCES) to run asc-devkit's examples")

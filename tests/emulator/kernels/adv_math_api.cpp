@@ -6,7 +6,7 @@ using namespace AscendC;
 
 enum AdvOp : uint32_t {
   kCeil = 0, kFloor, kTrunc, kFrac, kClampMin, kClampMax, kFmod, kAxpy, kPowTT, kPowTS, kPowST, kLog, kLog2, kLog10,
-  kSigmoid, kXor, kTmpOverlap
+  kSigmoid, kXor, kTmpOverlap, kAcosh, kAsinh, kAtanh, kAcoshWhole
 };
 
 template <class T>
@@ -62,6 +62,10 @@ __aicore__ inline void AdvBody(GM_ADDR a, GM_ADDR b, GM_ADDR y, uint32_t n, uint
       case kLog10: if (t) Log10<T, false>(dst, x, tmp, len); else Log10(dst, x, len); break;
       case kSigmoid: if (t) Sigmoid<T, false>(dst, x, tmp); else Sigmoid<T, false>(dst, x); break;
       case kTmpOverlap: Ceil<T, false>(dst, x, x.template ReinterpretCast<uint8_t>(), len); break;
+      case kAcosh: if (t) Acosh<T, false>(dst, x, tmp, len); else Acosh<T>(dst, x, len); break;
+      case kAsinh: if (t) Asinh(dst, x, tmp, len); else Asinh(dst, x, len); break;
+      case kAtanh: if (t) Atanh<T, false>(dst, x, tmp, len); else Atanh<T, false>(dst, x, len); break;
+      case kAcoshWhole: if (t) Acosh<T>(dst, x, tmp); else Acosh(dst, x); break;  // the whole tensor (perBlock elements)
     }
   }
   outQ.EnQue(dst);
