@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "trex_emu/adv_common.h"
 #include "trex_emu/float16.h"
 #include "trex_emu/runtime.h"
 
@@ -53,6 +54,51 @@ struct int4b_t {
   uint8_t storage;
 };
 
+// ShapeInfo (asc-devkit include/basic_api/kernel_tensor.h): a tensor's shape, original shape (e.g. the ND shape
+// behind an NZ one) and format, up to K_MAX_SHAPE_DIM (8) dims, which a tensor carries for the advanced APIs
+// (LocalTensor/GlobalTensor::SetShapeInfo / GetShapeInfo). The emulator zero-fills a default-constructed one.
+#ifndef K_MAX_SHAPE_DIM
+#define K_MAX_SHAPE_DIM 8
+#endif
+struct ShapeInfo {
+ public:
+  ShapeInfo() {}
+  ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[], const uint8_t inputOriginalShapeDim,
+            const uint32_t inputOriginalShape[], const DataFormat inputFormat)
+      : shapeDim(inputShapeDim), originalShapeDim(inputOriginalShapeDim), dataFormat(inputFormat) {
+    Check(inputShapeDim, inputOriginalShapeDim);
+    for (int i = 0; i < shapeDim; ++i) shape[i] = inputShape[i];
+    for (int i = 0; i < originalShapeDim; ++i) originalShape[i] = inputOriginalShape[i];
+  }
+  ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[], const DataFormat inputFormat)
+      : shapeDim(inputShapeDim), originalShapeDim(inputShapeDim), dataFormat(inputFormat) {
+    Check(inputShapeDim, inputShapeDim);
+    for (int i = 0; i < shapeDim; ++i) shape[i] = originalShape[i] = inputShape[i];
+  }
+  ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[])
+      : shapeDim(inputShapeDim), originalShapeDim(inputShapeDim), dataFormat(DataFormat::ND) {
+    Check(inputShapeDim, inputShapeDim);
+    for (int i = 0; i < shapeDim; ++i) shape[i] = originalShape[i] = inputShape[i];
+  }
+  uint8_t shapeDim = 0;
+  uint8_t originalShapeDim = 0;
+  uint32_t shape[K_MAX_SHAPE_DIM] = {};
+  uint32_t originalShape[K_MAX_SHAPE_DIM] = {};
+  DataFormat dataFormat = DataFormat::ND;
+
+ private:
+  static void Check(unsigned dim, unsigned odim) {
+    if (dim > K_MAX_SHAPE_DIM || odim > K_MAX_SHAPE_DIM)
+      trex_emu::Fail("ShapeInfo: inputShapeDim is ", dim, ", inputOriginalShapeDim is ", odim,
+                     ", which should be at most ", K_MAX_SHAPE_DIM, " both");
+  }
+};
+inline uint64_t GetShapeSize(const ShapeInfo& shapeInfo) {
+  uint64_t n = 1;
+  for (int i = 0; i < shapeInfo.shapeDim; ++i) n *= shapeInfo.shape[i];
+  return n;
+}
+
 template <class T>
 class GlobalTensor {
  public:
@@ -95,9 +141,12 @@ class GlobalTensor {
   __gm__ T* GetPhyAddr() const { return addr_; }
   __gm__ T* GetPhyAddr(uint64_t offset) const { return addr_ + offset; }
   uint64_t GetSize() const { return size_; }
+  void SetShapeInfo(const ShapeInfo& shapeInfo) { shapeInfo_ = shapeInfo; }
+  ShapeInfo GetShapeInfo() const { return shapeInfo_; }
 
   __gm__ T* addr_ = nullptr;
   uint64_t size_ = 0;
+  ShapeInfo shapeInfo_;
 };
 
 template <class T>
@@ -169,10 +218,15 @@ class LocalTensor {
   uint64_t GetPhyAddr() const { return addr_ == nullptr ? 0 : trex_emu::RT().UbOffset(addr_); }
   uint64_t GetPhyAddr(uint32_t offset) const { return GetPhyAddr() + uint64_t{offset} * sizeof(T); }
   TPosition GetPosition() const { return buf_ ? static_cast<TPosition>(buf_->position) : TPosition::MAX; }
+  // The shape an advanced API may read (asc-devkit: set on the tensor, kept by copies; a sub-tensor from
+  // operator[] or ReinterpretCast starts without one).
+  void SetShapeInfo(const ShapeInfo& shapeInfo) { shapeInfo_ = shapeInfo; }
+  ShapeInfo GetShapeInfo() const { return shapeInfo_; }
 
   T* addr_ = nullptr;
   uint32_t size_ = 0;  // elements
   const trex_emu::BufferInfo* buf_ = nullptr;
+  ShapeInfo shapeInfo_;
 };
 
 }  // namespace AscendC
