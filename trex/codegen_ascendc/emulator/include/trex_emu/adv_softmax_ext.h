@@ -10,6 +10,19 @@
 //     else dst = (grad - s) * src.  SoftmaxGradFront: the isFront form.
 //   LogSoftMax(dst, sum, max, src): dst = ln(exp(x - max) / sum) * 0.4342944819 (log10, as the implementation's
 //     Ln + Muls), max and sum written too.
+//   SoftmaxFlashV3<half, float, isUpdate>(dst, mean, expSum, max, src, expMax, inMean, inExpSum, inMax, [tmp],
+//     tiling, SoftMaxParams): the PASA form, as membase/v220/softmax_flashv3_impl.h computes it per row (float x,
+//     n = oriSrcK, baseK = n / splitMeanCnt, a = alpha / (1 - alpha)): lane[l] = blocksum(x[8l..8l+7]) for the
+//     first 512 columns, then lane[l] = x[512 + 64r + l] + lane[l] for each further 64 columns; local[j] =
+//     blocksum(lane[8j..8j+7]) * (1 / baseK); g = blocksum(local) * (1 / 8); x[c] -= (g - local[c / baseK]) * a;
+//     mean = g (isUpdate: (inMean * (loopCnt - 1) + g) * (1 / loopCnt)); shiftCurr = (g - mean) * a;
+//     max = rowmax(x) + shiftCurr (isUpdate: shiftPrev = (inMean - mean) * a, max = max(max, inMax + shiftPrev),
+//     em = exp(inMax - max + shiftPrev), expSum = em * inExpSum, expMax = half(em)); dst = half(exp(x - (max -
+//     shiftCurr)[c % 8])), expSum (+)= rowsum. Block ops are done lane by lane on the tensors' memory in the
+//     implementation's order, so aliasing meanTensor with inMeanTensor (as the docs allow) reads what it reads there.
+//     Checks: n >= 512 and a multiple of 64, splitMeanCnt 8, loopCnt >= 1 (isUpdate), the tiling's split
+//     consistent, the rows and blocks in UB, and the workspace (sharedTmpBuffer, else PopStackBuffer's) holding
+//     splitSize + splitM * 64 + reduceSize * (isUpdate ? 4 : 3) + splitK floats, apart from the operands.
 // Computation in float (half converted up and rounded back once); row sums in ReduceSum's order (RowSum below:
 // lane-wise over 64-float repeats, then a pairwise tree). max/sum/expMax tensors hold one 32-byte data block per row, the row's value
 // repeated. Rows: the SoftMaxShapeInfo's srcM / srcK (else the tiling's), valid columns oriSrcK. The temporary
@@ -23,7 +36,19 @@
 #include "trex_emu/adv_softmax.h"
 #include "trex_emu/adv_common.h"
 #include "trex_emu/logsoftmax_tiling.h"
+#include "trex_emu/adv_rmsnorm.h"  // PopStackBuffer
 
+namespace AscendC {
+struct SoftMaxParams {
+  uint32_t srcM{0};
+  uint32_t srcK{0};
+  uint32_t oriSrcM{0};
+  uint32_t oriSrcK{0};
+  uint32_t loopCnt{1};
+  uint32_t splitMeanCnt{8};
+  float alpha{0.9375};
+};
+}  // namespace AscendC
 
 namespace trex_emu {
 struct SmShape {
@@ -175,6 +200,128 @@ inline void LogSm(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor
   }
   CountRepeats(api, CountFormRepeats(uint64_t{s.m} * s.k, sizeof(float)));
 }
+
+template <bool isUpdate>
+inline void FlashV3(const AscendC::LocalTensor<half>& dst, const AscendC::LocalTensor<float>& mean,
+                    const AscendC::LocalTensor<float>& expSum, const AscendC::LocalTensor<float>& max,
+                    const AscendC::LocalTensor<half>& src, const AscendC::LocalTensor<half>& expMax,
+                    const AscendC::LocalTensor<float>& inMean, const AscendC::LocalTensor<float>& inExpSum,
+                    const AscendC::LocalTensor<float>& inMax, const AscendC::LocalTensor<uint8_t>& work,
+                    const SoftMaxTiling& t, const AscendC::SoftMaxParams& p) {
+  const char* api = "SoftmaxFlashV3";
+  uint32_t n = p.oriSrcK;
+  if (p.srcM == 0 || p.srcK == 0) {
+    const AscendC::ShapeInfo si = src.GetShapeInfo();
+    n = si.originalShapeDim ? si.originalShape[si.originalShapeDim - 1] : 0;
+  }
+  const uint32_t k = t.splitK, sm = t.splitM;
+  if (k == 0 || sm == 0 || t.splitSize != sm * k || t.reduceSize != sm * 8 || t.reduceK != 8 ||
+      t.tailSplitSize != t.tailM * k || t.tailReduceSize != t.tailM * 8 || t.srcK != k)
+    Fail(api, ": the tiling's split is inconsistent (splitM ", sm, ", splitK ", k, ", splitSize ", t.splitSize,
+         ", reduceSize ", t.reduceSize, ", tailM ", t.tailM, "); compute it with SoftMaxFlashV3TilingFunc");
+  if (n < 512) Fail(api, ": Failed to check shape in SoftmaxFlashV3, the last axis (", n, ") should be at least 512");
+  if (n % 64 != 0 || n > k) Fail(api, ": the last axis ", n, " must be a multiple of 64 and at most srcK ", k);
+  if (p.splitMeanCnt != 8) Fail(api, ": params.splitMeanCnt is ", p.splitMeanCnt, "; only 8 is supported");
+  if (isUpdate && p.loopCnt < 1) Fail(api, ": params.loopCnt must be >= 1 when isUpdate");
+  const uint64_t rows = uint64_t{t.rangeM} * sm + t.tailM;
+  SmRange(api, "srcTensor", src, rows * k);
+  SmRange(api, "dstTensor", dst, rows * k);
+  SmRange(api, "meanTensor", mean, rows * 8);
+  SmRange(api, "expSumTensor", expSum, rows * 8);
+  SmRange(api, "maxTensor", max, rows * 8);
+  if (isUpdate) {
+    SmRange(api, "expMaxTensor", expMax, rows * 16);
+    SmRange(api, "inMeanTensor", inMean, rows * 8);
+    SmRange(api, "inExpSumTensor", inExpSum, rows * 8);
+    SmRange(api, "inMaxTensor", inMax, rows * 8);
+  }
+  const uint64_t need = (uint64_t{t.splitSize} + uint64_t{sm} * 64 + uint64_t{t.reduceSize} * (isUpdate ? 4 : 3) + k) * 4;
+  if (work.GetSize() < need)
+    Fail(api, ": the temporary buffer holds ", work.GetSize(), " B; a split of ", sm, " rows of ", k, " needs ", need,
+         " B (GetSoftMaxFlashV3MaxMinTmpSize / SoftMaxFlashV3TilingFunc give the sizes)");
+  SmTmp(api, &work);
+  {
+    const uint8_t* w = work.addr_;
+    auto hit = [&](const void* q, uint64_t b) {
+      const uint8_t* c = static_cast<const uint8_t*>(q);
+      return c != nullptr && b && w < c + b && c < w + need;
+    };
+    if (hit(src.addr_, rows * k * 2) || hit(dst.addr_, rows * k * 2) || hit(mean.addr_, rows * 32) ||
+        hit(expSum.addr_, rows * 32) || hit(max.addr_, rows * 32) ||
+        (isUpdate && (hit(expMax.addr_, rows * 32) || hit(inMean.addr_, rows * 32) || hit(inExpSum.addr_, rows * 32) ||
+                      hit(inMax.addr_, rows * 32))))
+      Fail(api, ": the temporary buffer overlaps an operand; it must not (the docs' constraint)");
+  }
+  const uint32_t baseK = n / p.splitMeanCnt;
+  const float a = p.alpha / (1 - p.alpha);
+  const float a2 = static_cast<float>(p.alpha / (1.0f - p.alpha));
+  std::vector<float> x(n);
+  for (uint64_t r = 0; r < rows; ++r) {
+    const half* s = src.addr_ + r * k;
+    for (uint32_t c = 0; c < n; ++c) x[c] = ToF(s[c]);
+    float lane[64];
+    for (uint32_t l = 0; l < 64; ++l) {
+      float b[8];
+      for (int e = 0; e < 8; ++e) b[e] = x[8 * l + e];
+      lane[l] = TreeSum(b, 8);
+    }
+    for (uint32_t c = 512; c < n; c += 64)
+      for (uint32_t l = 0; l < 64; ++l) lane[l] = x[c + l] + lane[l];
+    float local[8], g8[8];
+    for (int j = 0; j < 8; ++j) {
+      local[j] = TreeSum(lane + 8 * j, 8);
+      if (baseK != 0) local[j] = local[j] * static_cast<float>(1.0f / baseK);
+      g8[j] = local[j];
+    }
+    const float g = TreeSum(g8, 8) * static_cast<float>(1.0f / 8);
+    float shift[8];
+    for (int j = 0; j < 8; ++j) shift[j] = (g - local[j]) * a2;
+    for (uint32_t c = 0; c < n; ++c) x[c] = x[c] - shift[c / baseK];
+    float mx = -INFINITY;
+    for (uint32_t c = 0; c < n; ++c) mx = NanMaxF(mx, x[c]);
+    float* me = mean.addr_ + r * 8;
+    float* ma = max.addr_ + r * 8;
+    float* es = expSum.addr_ + r * 8;
+    float cur[8], em[8];
+    // block steps lane by lane, on the tensors themselves (outputs may be the inputs)
+    for (int l = 0; l < 8; ++l) {
+      if (isUpdate) {
+        float v = inMean.addr_[r * 8 + l] * (p.loopCnt - 1.0f);
+        v = v + g;
+        me[l] = v * static_cast<float>(1.0f / p.loopCnt);
+      } else {
+        me[l] = g;
+      }
+    }
+    for (int l = 0; l < 8; ++l) {
+      cur[l] = (g - me[l]) * a;
+      ma[l] = mx + cur[l];
+    }
+    if (isUpdate) {
+      float prev[8], mt[8];
+      for (int l = 0; l < 8; ++l) {
+        prev[l] = (inMean.addr_[r * 8 + l] - me[l]) * a;
+        mt[l] = inMax.addr_[r * 8 + l] + prev[l];
+      }
+      for (int l = 0; l < 8; ++l) ma[l] = NanMaxF(ma[l], mt[l]);
+      for (int l = 0; l < 8; ++l) {
+        float v = inMax.addr_[r * 8 + l] - ma[l];
+        v = prev[l] + v;
+        em[l] = std::exp(v);
+      }
+      for (int l = 0; l < 8; ++l) es[l] = em[l] * inExpSum.addr_[r * 8 + l];
+    }
+    for (int l = 0; l < 8; ++l) cur[l] = ma[l] - cur[l];
+    for (uint32_t c = 0; c < n; ++c) x[c] = std::exp(x[c] - cur[c % 8]);
+    half* d = dst.addr_ + r * k;
+    for (uint32_t c = 0; c < n; ++c) d[c] = Down<half>(x[c]);
+    const float total = RowSum(x.data(), n);
+    for (int l = 0; l < 8; ++l) es[l] = isUpdate ? es[l] + total : total;
+    if (isUpdate)
+      for (int l = 0; l < 16; ++l) expMax.addr_[r * 16 + l] = Down<half>(em[l / 2]);
+  }
+  EndAdvancedApi(api, work.addr_, need, CountFormRepeats(rows * k, sizeof(float)) * 8);
+}
 }  // namespace trex_emu
 
 namespace AscendC {
@@ -296,5 +443,35 @@ inline void LogSoftMax(const LocalTensor<T>& dst, const LocalTensor<T>& sumTenso
                        const LogSoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}) {
   static_assert(!isDataFormatNZ, "LogSoftMax: the NZ data format is not emulated (ND only)");
   trex_emu::LogSm(dst, sumTensor, maxTensor, src, &sharedTmpBuffer, tiling, softmaxShapeInfo);
+}
+template <typename T, typename U, bool isUpdate = false, bool isReuseSource = false, bool isBasicBlock = false,
+          bool isDataFormatNZ = false, const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
+inline void SoftmaxFlashV3(const LocalTensor<T>& dstTensor, const LocalTensor<U>& meanTensor,
+                           const LocalTensor<U>& expSumTensor, const LocalTensor<U>& maxTensor,
+                           const LocalTensor<T>& srcTensor, const LocalTensor<T>& expMaxTensor,
+                           const LocalTensor<U>& inMeanTensor, const LocalTensor<U>& inExpSumTensor,
+                           const LocalTensor<U>& inMaxTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                           const SoftMaxTiling& tiling, const SoftMaxParams& params) {
+  static_assert(std::is_same<T, half>::value && std::is_same<U, float>::value,
+                "Failed to check dtype in SoftmaxFlashV3, Current api support dtype combination is T : half, U : float");
+  static_assert(!isDataFormatNZ, "SoftmaxFlashV3: the NZ data format is not emulated (ND only)");
+  trex_emu::FlashV3<isUpdate>(dstTensor, meanTensor, expSumTensor, maxTensor, srcTensor, expMaxTensor, inMeanTensor,
+                              inExpSumTensor, inMaxTensor, sharedTmpBuffer, tiling, params);
+}
+template <typename T, typename U, bool isUpdate = false, bool isReuseSource = false, bool isBasicBlock = false,
+          bool isDataFormatNZ = false, const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
+inline void SoftmaxFlashV3(const LocalTensor<T>& dstTensor, const LocalTensor<U>& meanTensor,
+                           const LocalTensor<U>& expSumTensor, const LocalTensor<U>& maxTensor,
+                           const LocalTensor<T>& srcTensor, const LocalTensor<T>& expMaxTensor,
+                           const LocalTensor<U>& inMeanTensor, const LocalTensor<U>& inExpSumTensor,
+                           const LocalTensor<U>& inMaxTensor, const SoftMaxTiling& tiling,
+                           const SoftMaxParams& params) {
+  static_assert(std::is_same<T, half>::value && std::is_same<U, float>::value,
+                "Failed to check dtype in SoftmaxFlashV3, Current api support dtype combination is T : half, U : float");
+  static_assert(!isDataFormatNZ, "SoftmaxFlashV3: the NZ data format is not emulated (ND only)");
+  LocalTensor<uint8_t> stack;
+  PopStackBuffer<uint8_t, TPosition::LCM>(stack);
+  trex_emu::FlashV3<isUpdate>(dstTensor, meanTensor, expSumTensor, maxTensor, srcTensor, expMaxTensor, inMeanTensor,
+                              inExpSumTensor, inMaxTensor, stack, tiling, params);
 }
 }  // namespace AscendC
