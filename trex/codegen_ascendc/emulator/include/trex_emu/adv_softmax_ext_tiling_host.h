@@ -4,6 +4,10 @@
 //  * GetSoftMaxFlashV2Min/MaxTmpSize, GetSoftMaxGradMaxTmpSize, GetLogSoftMaxMin/MaxTmpSize and the TilingFuncs:
 //    the emulator's sizing of softmax_tiling_host.h (one row / all rows in float plus two blocks a row; one split of
 //    as many rows as the workspace holds). The emulated kernels do not read the split fields.
+//  * GetSoftMaxFlashV3MaxMinTmpSize / SoftMaxFlashV3TilingFunc (softmax_tiling.cpp, A2/A3): per row
+//    8 * 5 + 2 * k + 64 floats; min = one row, max = m rows (bytes); the tiling splits m into rows the
+//    workspace holds (a multiple of 8 when that is more than 8 and less than m). dataTypeSize1 must be 2 and
+//    dataTypeSize2 4 (else the outputs are left as they are).
 //  * GetSelectMaxMinTmpSize (tiling/select/select_tiling.cpp): max(1024, pad32(n) * 2 + 512) bytes, n capped at 4096
 //    for the minimum, plus pad32(n * maskTypeSize) when the mask's last axis differs from the source's (> 1) and
 //    the mask is not reused.
@@ -30,6 +34,36 @@ inline void SoftMaxFlashV2TilingFunc(const Shape& srcShape, const uint32_t dataT
                                      const uint32_t localWorkSpaceSize, optiling::SoftMaxTiling& softmaxFlashTiling,
                                      const bool = false, const bool = false, const bool = false) {
   SoftMaxTilingFunc(srcShape, dataTypeSize1, localWorkSpaceSize, softmaxFlashTiling);
+}
+template <class Shape>
+inline void GetSoftMaxFlashV3MaxMinTmpSize(const Shape& srcShape, const uint32_t dataTypeSize1,
+                                           const uint32_t dataTypeSize2, uint32_t& maxValue, uint32_t& minValue,
+                                           const bool, const bool = false) {
+  if (dataTypeSize1 != 2 || dataTypeSize2 != 4) return;
+  uint32_t m = 0, k = 0;
+  trex_softmax::RowsCols(srcShape, m, k);
+  minValue = ((32 / dataTypeSize2) * 5 + 2 * k + 64) * 4;
+  maxValue = m * minValue;
+}
+template <class Shape>
+inline void SoftMaxFlashV3TilingFunc(const Shape& srcShape, const uint32_t dataTypeSize1, const uint32_t dataTypeSize2,
+                                     const uint32_t localWorkSpaceSize, optiling::SoftMaxTiling& t, const bool,
+                                     const bool = false) {
+  if (dataTypeSize1 != 2 || dataTypeSize2 != 4) return;
+  uint32_t m = 0, k = 0;
+  trex_softmax::RowsCols(srcShape, m, k);
+  const uint32_t per = 32 / dataTypeSize2;
+  uint32_t baseM = localWorkSpaceSize / 4 / (per * 5 + 2 * k + 64);
+  baseM = std::min(baseM, m);
+  if (baseM < m && baseM > 8) baseM = baseM / 8 * 8;
+  t.srcM = m; t.srcK = k; t.srcSize = m * k;
+  t.outMaxM = m; t.outMaxK = per; t.outMaxSize = m * per;
+  t.splitM = baseM; t.splitK = k; t.splitSize = baseM * k;
+  t.reduceM = baseM; t.reduceK = per; t.reduceSize = baseM * per;
+  if (baseM != 0) {
+    const uint32_t tail = m % baseM;
+    t.rangeM = m / baseM; t.tailM = tail; t.tailSplitSize = tail * k; t.tailReduceSize = tail * per;
+  }
 }
 template <class Shape>
 inline uint32_t GetSoftMaxGradMinTmpSize(const Shape& srcShape, const uint32_t dataTypeSize, const bool isFront,
