@@ -21,8 +21,11 @@ def test_translate_launches_rewrites_only_code():
     assert n == 2
     lines = text.splitlines()
     assert lines[0] == "// k<<<1, 0, s>>>(x) in a comment"  # comments untouched, line count kept
-    assert lines[1] == '::trex_emu::AscLaunch("foo", (n), [&]() { foo<A<1>, 3>(f(a, b), "<<<"); });'
-    assert lines[2] == '::trex_emu::AscLaunch("ns::bar", (8), [&]() { ns::bar( x ); });'
+    assert lines[1] == ('::trex_emu::AscLaunch("foo", (n), (s), [=](auto&&... trex_a) { foo<A<1>, 3>(trex_a...); },'
+                        'f(a, b), "<<<");')
+    assert lines[2] == '::trex_emu::AscLaunch("ns::bar", (8), (stream), [=](auto&&... trex_a) { ns::bar(trex_a...); }, x );'
+    assert asc_program.translate_launches("k<<<4, 0>>>();\n")[0] == (
+        '::trex_emu::AscLaunch("k", (4), (nullptr), [=](auto&&... trex_a) { k(trex_a...); });\n')
     with pytest.raises(ValueError, match="line 1"):
         asc_program.translate_launches("k<<<1, 0, s>>>;\n")
 

@@ -10,8 +10,10 @@ the CMakeLists, the program compiled with g++ against the emulator's headers (ac
 runtime calls, device memory as bounds-checked GM regions), gen_data, the program, the verify script.
 
 What the toolchain does and g++ does not, done here: `kernel<<<blocks, l2ctrl, stream>>>(args)` (the asc
-language's launch, which bisheng compiles) becomes `trex_emu::AscLaunch("kernel", blocks, [&] {
-kernel(args); })` (trex_emu/asc_program.h) in a copy of the source; every other line is the program's.
+language's launch, which bisheng compiles) becomes `trex_emu::AscLaunch("kernel", blocks, stream,
+[=](auto&&... a) { kernel(a...); }, args)` (trex_emu/asc_program.h: the arguments are evaluated at the
+launch; a launch on a stream being captured is recorded into the aclmdlRI model) in a copy of the source;
+every other line is the program's.
 
     python -m trex.codegen_ascendc.emulator.asc_program EXAMPLE_DIR [--scenario N] [--keep DIR]
 """
@@ -86,6 +88,22 @@ def _mask(source: str) -> str:
     return _CODE_MASK.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
 
 
+def _top_level_split(code: str, source: str, begin: int, end: int) -> list[str]:
+    """source[begin:end] split at the commas outside brackets (code: the masked text)."""
+    parts, depth, last = [], 0, begin
+    for i in range(begin, end):
+        c = code[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(source[last:i])
+            last = i + 1
+    parts.append(source[last:end])
+    return parts
+
+
 def translate_launches(source: str) -> tuple[str, int]:
     """The source with every `kernel<<<blocks, l2ctrl, stream>>>(args)` outside comments and strings
     replaced by a call of the emulator's launch, on one line (line numbers stay the file's); returns
@@ -105,10 +123,14 @@ def translate_launches(source: str) -> tuple[str, int]:
             line = source.count("\n", 0, m.start()) + 1
             raise ValueError(f"line {line}: a <<<...>>> launch that is not `kernel<<<blocks, l2ctrl, stream>>>(args)`")
         args_end = _skip_balanced(code, paren, "(", ")")
-        blocks = source[m.end():close].split(",")[0].strip()
+        config = _top_level_split(code, source, m.end(), close)
+        blocks = config[0].strip()
+        stream = config[2].strip() if len(config) > 2 and config[2].strip() else "nullptr"
         name = json.dumps(kernel.split("<")[0].strip())
+        args = source[paren + 1:args_end - 1]
         out.append(source[pos:start])
-        out.append(f"::trex_emu::AscLaunch({name}, ({blocks}), [&]() {{ {kernel}{source[paren:args_end]}; }})")
+        out.append(f"::trex_emu::AscLaunch({name}, ({blocks}), ({stream}), [=](auto&&... trex_a) {{ {kernel}(trex_a...); }}"
+                   + (f",{args})" if args.strip() else ")"))
         pos = args_end
         count += 1
     out.append(source[pos:])
