@@ -1,5 +1,7 @@
-// trex tests (written for trex): AscendQuant (per tensor / per channel) and AscendDequant (tensor / scalar scale).
+// trex tests (written for trex): AscendQuant (per tensor / per channel), AscendDequant (tensor / scalar scale),
+// AscendAntiQuant (int8 -> half: tensor / stack / scalar / scale-only forms) and host GetAscendAntiQuantMaxMinTmpSize.
 #include "kernel_operator.h"
+#include "tiling/tiling_api.h"
 using namespace AscendC;
 
 // x: float [blocks * n]; y: int8 [blocks * n]; sc: float [ch] per-channel scales (mode 1) or unused.
@@ -73,4 +75,71 @@ extern "C" __global__ __aicore__ void deq_float(GM_ADDR x, GM_ADDR sc, GM_ADDR y
 extern "C" __global__ __aicore__ void deq_half(GM_ADDR x, GM_ADDR sc, GM_ADDR y, uint32_t m, uint32_t n, uint32_t cal,
                                                uint32_t mode, uint32_t tmpBytes) {
   DeqBody<half>(x, sc, y, m, n, cal, mode, tmpBytes);
+}
+
+// AscendAntiQuant<int8_t, half, false>: src int8 [blocks][k, n], offset / scale half [groups, n] (groups = 1 except
+// the scale-only modes), dst half [blocks][k, n]. mode 0: tensor offset + scale with tmp; 1: the same from the stack
+// buffer; 2: scalar offset / scale (so, sc); 3: scale only, groups from the scale's SetShapeInfo; 4: scale only,
+// groups from AntiQuantShapeInfo.
+extern "C" __global__ __aicore__ void antiquant_half(GM_ADDR x, GM_ADDR off, GM_ADDR sc, GM_ADDR y, uint32_t k,
+                                                     uint32_t n, uint32_t groups, uint32_t mode, float so, float ss) {
+  const uint32_t b = GetBlockIdx(), cnt = k * n, pn = groups * n;
+  GlobalTensor<int8_t> xg;
+  GlobalTensor<half> og, sg, yg;
+  xg.SetGlobalBuffer((__gm__ int8_t*)x + b * cnt, cnt);
+  og.SetGlobalBuffer((__gm__ half*)off, pn);
+  sg.SetGlobalBuffer((__gm__ half*)sc, pn);
+  yg.SetGlobalBuffer((__gm__ half*)y + b * cnt, cnt);
+  TPipe pipe;
+  TQue<TPosition::VECIN, 1> qx, qo, qs;
+  TQue<TPosition::VECOUT, 1> qy, qt;
+  pipe.InitBuffer(qx, 1, cnt);
+  pipe.InitBuffer(qo, 1, pn * 2);
+  pipe.InitBuffer(qs, 1, pn * 2);
+  pipe.InitBuffer(qy, 1, cnt * 2);
+  pipe.InitBuffer(qt, 1, 1024);
+  LocalTensor<int8_t> lx = qx.AllocTensor<int8_t>();
+  LocalTensor<half> lo = qo.AllocTensor<half>(), ls = qs.AllocTensor<half>();
+  DataCopy(lx, xg, cnt);
+  DataCopy(lo, og, pn);
+  DataCopy(ls, sg, pn);
+  qx.EnQue(lx);
+  qo.EnQue(lo);
+  qs.EnQue(ls);
+  lx = qx.DeQue<int8_t>();
+  lo = qo.DeQue<half>();
+  ls = qs.DeQue<half>();
+  LocalTensor<half> ly = qy.AllocTensor<half>();
+  LocalTensor<uint8_t> tmp = qt.AllocTensor<uint8_t>();
+  uint32_t shape[2] = {groups, n};
+  switch (mode) {
+    case 0: AscendAntiQuant<int8_t, half, false>(ly, lx, lo, ls, tmp, k); break;
+    case 1: AscendAntiQuant<int8_t, half, false>(ly, lx, lo, ls, k); break;
+    case 2: AscendAntiQuant<int8_t, half, false>(ly, lx, static_cast<half>(so), static_cast<half>(ss), tmp, k); break;
+    case 3:
+      ls.SetShapeInfo(ShapeInfo(2, shape, DataFormat::ND));
+      AscendAntiQuant<int8_t, half, false>(ly, lx, ls, tmp, k);
+      break;
+    default: AscendAntiQuant<int8_t, half, false>(ly, lx, ls, tmp, k, AntiQuantShapeInfo{0, 0, groups, n}); break;
+  }
+  qy.EnQue(ly);
+  ly = qy.DeQue<half>();
+  DataCopy(yg, ly, cnt);
+  qy.FreeTensor(ly);
+  qt.FreeTensor(tmp);
+  qx.FreeTensor(lx);
+  qo.FreeTensor(lo);
+  qs.FreeTensor(ls);
+}
+
+// Host: out = {max, min} of GetAscendAntiQuantMaxMinTmpSize for src [k, n], scale [scaleN], out dtype (1 half, 27 bf16).
+extern "C" __global__ __aicore__ void antiquant_host(GM_ADDR out, uint32_t k, uint32_t n, uint32_t scaleN,
+                                                     uint32_t transpose, int32_t outType) {
+  ge::Shape src({k, n}), scale({scaleN});
+  uint32_t mx = 7, mn = 7;
+  GetAscendAntiQuantMaxMinTmpSize(src, scale, transpose != 0, int32_t{2}, outType, mx, mn);  // ge::DT_INT8 = 2
+  GlobalTensor<uint32_t> o;
+  o.SetGlobalBuffer((__gm__ uint32_t*)out, 2);
+  o.SetValue(0, mx);
+  o.SetValue(1, mn);
 }
