@@ -14,6 +14,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "trex_emu/block_sync.h"
 #include "trex_emu/runtime.h"
 #include "trex_emu/tensor.h"
 
@@ -166,10 +167,98 @@ inline void DumpTensor(const Tensor& t, uint32_t desc, uint32_t count) {
   for (uint32_t i = 0; i < count; ++i) std::printf(" %g", static_cast<double>(static_cast<float>(t.GetValue(i))));
   std::printf("\n");
 }
-// Data cache maintenance: the emulator has no data cache between scalar accesses and GM, so these are
-// no-ops (kept for kernels that flush before GM reads by other cores).
+// Data cache maintenance: the emulator has no data cache between scalar accesses and GM, so the data
+// effect is nil (a LocalTensor form is a no-op). On GM, DataCacheCleanAndInvalid is how cores exchange
+// scalars (a block writes a flag and cleans its cache line; another invalidates the line and reads it), so
+// the GlobalTensor form also (1) orders the race check's clocks as that release/acquire pair does: what a
+// block did before cleaning a line precedes what a block does after invalidating it, and (2) hands the
+// baton on in a poll loop: a block that invalidates lines whose 64 bytes stay unchanged many times in a row
+// waits (other blocks run; the NPU's cores run in parallel) until one of them changes, so a flag written by
+// a later block is seen; nobody changing them is the NPU's hang, reported.
 enum class CacheLine : uint8_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
 enum class DcciDst : uint8_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+}  // namespace AscendC
+namespace trex_emu {
+constexpr uint64_t kSyncKeyDcci = uint64_t{0x23} << 56;
+constexpr uint32_t kDcciPollLimit = 64;  // unchanged invalidations of the watched lines before handing on
+struct DcciLine {
+  uintptr_t begin = 0, end = 0;  // the 64-byte line, clipped to its GM region
+  uint8_t snap[64] = {};
+  uint32_t unchanged = 0;
+};
+inline std::vector<DcciLine>& DcciLines() {  // per block thread, so per block of one launch
+  static thread_local std::vector<DcciLine> lines;
+  return lines;
+}
+inline bool DcciLineChanged(const DcciLine& l) {
+  return std::memcmp(reinterpret_cast<const void*>(l.begin), l.snap, l.end - l.begin) != 0;
+}
+inline bool DcciAnyLineChanged(void*) {
+  for (const DcciLine& l : DcciLines())
+    if (DcciLineChanged(l)) return true;
+  return false;
+}
+inline void DcciGm(const void* addr) {
+  Runtime& rt = RT();
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr), line = a & ~uintptr_t{63};
+  uintptr_t begin = line, end = line + 64;
+  bool in_gm = false;
+  for (const GmRegion& r : rt.gm_regions)
+    if (a >= r.begin && a < r.end) {
+      begin = std::max(line, r.begin);
+      end = std::min<uintptr_t>(line + 64, r.end);
+      in_gm = true;
+      break;
+    }
+  if (!in_gm) {  // the bounds check names the API and the address
+    CheckSyncGm("DataCacheCleanAndInvalid", addr, 1);
+    return;
+  }
+  const uint64_t key = kSyncKeyDcci | (line & ((uint64_t{1} << 56) - 1));
+  SyncMerge(key, key + 1);  // invalidate: see what the blocks that cleaned the line did before
+  SyncPublish(key);         // clean: what this block did so far precedes who invalidates it next
+  std::vector<DcciLine>& lines = DcciLines();
+  // This block's reads of the lines it invalidates (since it last did so) were polls of flags it reads
+  // again (a poll loop's reads race by design): they leave the race check; writes stay.
+  static thread_local size_t scanned = 0;
+  for (size_t i = std::min(scanned, rt.gm_accesses.size()); i < rt.gm_accesses.size(); ++i) {
+    GmAccess& g = rt.gm_accesses[i];
+    if (g.block != rt.block_idx || g.kind != GmKind::kRead) continue;
+    bool polled = g.begin < end && g.end > begin;
+    for (const DcciLine& x : lines) polled |= g.begin < x.end && g.end > x.begin;
+    if (polled) g.begin = g.end = 0;  // an empty access at 0 overlaps nothing
+  }
+  scanned = rt.gm_accesses.size();
+  DcciLine* l = nullptr;
+  for (DcciLine& x : lines)
+    if (x.begin == begin) l = &x;
+  if (l == nullptr) {
+    lines.push_back(DcciLine{});
+    l = &lines.back();
+    l->begin = begin;
+    l->end = end;
+    std::memcpy(l->snap, reinterpret_cast<const void*>(begin), end - begin);
+    return;
+  }
+  if (DcciLineChanged(*l)) {
+    for (DcciLine& x : lines) x.unchanged = 0;
+    std::memcpy(l->snap, reinterpret_cast<const void*>(begin), end - begin);
+    return;
+  }
+  if (++l->unchanged < kDcciPollLimit || rt.wait_until == nullptr) return;
+  for (DcciLine& x : lines) {  // a poll loop: wait until a watched line changes
+    x.unchanged = 0;
+    std::memcpy(x.snap, reinterpret_cast<const void*>(x.begin), x.end - x.begin);
+  }
+  rt.wait_until("DataCacheCleanAndInvalid (a GM poll loop)", &DcciAnyLineChanged, nullptr);
+  SyncMerge(key, key + 1);
+}
+}  // namespace trex_emu
+namespace AscendC {
+template <class T, CacheLine entire = CacheLine::SINGLE_CACHE_LINE, DcciDst dst = DcciDst::CACHELINE_ALL, class U>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<U>& gm) {
+  trex_emu::DcciGm(gm.GetPhyAddr());
+}
 template <class T, CacheLine entire = CacheLine::SINGLE_CACHE_LINE, DcciDst dst = DcciDst::CACHELINE_ALL, class Tensor>
 inline void DataCacheCleanAndInvalid(const Tensor&) {}
 // Scalar min/max, which the CCE compiler provides as builtins to kernel code.
