@@ -1,7 +1,10 @@
 """SoftmaxFlashV2 (isUpdate false / true), SoftmaxGrad, SoftmaxGradFront, LogSoftMax and AdjustSoftMaxRes
 (adv_softmax_ext.h) against torch, as asc-devkit's API pages define them (LogSoftMax: log10 of the softmax, the
 implementation's Ln * 0.4342944819); stats one 32-byte block a row; several blocks; poisoned outputs. The
-GetSoftMaxGradMinTmpSize / GetSelectMaxMinTmpSize host formulas; asc-devkit's example programs when checked out."""
+GetSoftMaxGradMinTmpSize / GetSelectMaxMinTmpSize host formulas. SoftmaxFlashV3 (half in, float stats) against the
+API page's PASA pseudo code in float32 (block sums pairwise as BlockReduceSum), isUpdate false / true, tmp and
+stack forms, outputs aliasing the inputs, several splits and a tail; its host tiling; its shape errors.
+asc-devkit's example programs when checked out."""
 import os
 import subprocess
 from pathlib import Path
@@ -9,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from trex.codegen_ascendc.emulator import EmulatorError
 from trex.codegen_ascendc.emulator.runner import INCLUDE_DIR, compiler_available, find_compiler
 
 KERNELS = Path(__file__).parent / "kernels"
@@ -129,12 +133,104 @@ def test_host_sizes(tmp_path):
                                    16 * 960 * 2 + 512, 4096 * 2 + 512]
 
 
+def tree8(v):
+    # BlockReduceSum: pairwise over the 8 floats of each block
+    while v.shape[-1] > 1:
+        v = v[..., 0::2] + v[..., 1::2]
+    return v[..., 0]
+
+
+def flash_v3_ref(x, in_mean, in_sum, in_max, update, loop_cnt, alpha, alias=False):
+    f32 = torch.float32
+    x = x.float()
+    m, k = x.shape[-2:]
+    a = torch.tensor(alpha, dtype=f32) / (1 - torch.tensor(alpha, dtype=f32))
+    lane = tree8(x[..., :512].reshape(*x.shape[:-1], 64, 8))
+    for c in range(512, k, 64):
+        lane = x[..., c:c + 64] + lane
+    base_k = k // 8
+    local = tree8(lane.reshape(*lane.shape[:-1], 8, 8)) * torch.tensor(1.0 / base_k, dtype=f32)
+    g = tree8(local.clone()) * torch.tensor(1.0 / 8, dtype=f32)
+    shift = (g[..., None] - local) * a
+    x = x - shift.repeat_interleave(base_k, dim=-1)
+    mean = g[..., None].expand(*g.shape, 8)
+    if update:
+        mean = (in_mean * torch.tensor(loop_cnt - 1.0, dtype=f32) + mean) * torch.tensor(1.0 / loop_cnt, dtype=f32)
+    cur = (g[..., None] - mean) * a
+    mx = x.max(-1, keepdim=True).values + cur
+    em = None
+    if update:
+        # alias: inMean / inMax are the output tensors, read after mean / max were written into them (the
+        # implementation's order): shiftPrev is 0 and the running max the current one
+        prev = (mean - mean) * a if alias else (in_mean - mean) * a
+        in_max = mx if alias else in_max
+        mx = torch.maximum(mx, in_max + prev)
+        em = torch.exp(prev + (in_max - mx))
+    y = torch.exp(x - (mx - cur).repeat(1, 1, k // 8))
+    s = y.double().sum(-1, keepdim=True).float().expand(*y.shape[:-1], 8)
+    if update:
+        s = em * in_sum + s
+    return y.half(), mean, s, mx, em
+
+
+@pytest.mark.parametrize("update, m, k, work, tmp, alias", [
+    (False, 8, 512, 1 << 30, 0, 0),          # stack form, one split
+    (True, 12, 1024, 4 * 3 * (40 + 2 * 1024 + 64), 40000, 0),  # 3-row splits: 4 of them
+    (True, 9, 640, 4 * 8 * (40 + 2 * 640 + 64), 60000, 1),     # 8-row split + 1-row tail, outputs alias inputs
+])
+def test_flash_v3(lib, update, m, k, work, tmp, alias):
+    blocks, alpha, loop_cnt = 2, 0.9375, 3
+    g = torch.Generator().manual_seed(11)
+    x = (torch.rand(blocks, m, k, generator=g) * 10).half()
+    in_mean = (torch.rand(blocks, m, 1, generator=g) * 2 + 4).expand(blocks, m, 8).contiguous()
+    in_sum = (torch.rand(blocks, m, 1, generator=g) * 100).expand(blocks, m, 8).contiguous()
+    in_max = (torch.rand(blocks, m, 1, generator=g) * 12).expand(blocks, m, 8).contiguous()
+    y = torch.full((blocks, m, k), float("nan"), dtype=torch.float16)
+    em = torch.full((blocks, m, 16), float("nan"), dtype=torch.float16)
+    outs = [torch.full((blocks, m, 8), float("nan")) for _ in range(3)]
+    ins = [in_mean.clone(), in_sum.clone(), in_max.clone()]
+    lib.launch("flash_v3", blocks, x, *ins, y, *outs, em, m, k, work, tmp, alias, int(update), loop_cnt, alpha)
+    got_mean, got_sum, got_max = outs
+    want_y, mean, s, mx, e = flash_v3_ref(x, in_mean, in_sum, in_max, update, loop_cnt, alpha, bool(alias))
+    torch.testing.assert_close(y.float(), want_y.float(), rtol=2e-3, atol=1e-3)
+    torch.testing.assert_close(got_mean, mean, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(got_max, mx, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(got_sum, s, rtol=1e-4, atol=1e-4)
+    if update:
+        torch.testing.assert_close(em.float(), e.repeat_interleave(2, dim=-1).half().float(), rtol=2e-3, atol=1e-4)
+    else:
+        assert torch.isnan(em.float()).all()
+
+
+@pytest.mark.parametrize("m, k, work, message", [
+    (8, 256, 1 << 30, r"SoftmaxFlashV3: Failed to check shape in SoftmaxFlashV3, the last axis \(256\) should be at least 512"),
+    (8, 512, 1 << 30, r"SoftmaxFlashV3: the temporary buffer holds 4096 B; a split of 8 rows of 512 needs"),
+])
+def test_flash_v3_misuse(lib, m, k, work, message):
+    with pytest.raises(EmulatorError, match=message):
+        lib.launch("flash_v3", 1, torch.ones(m, k).half(), *[torch.ones(m, 8) for _ in range(3)],
+                   torch.zeros(m, k).half(), *[torch.zeros(m, 8) for _ in range(3)], torch.zeros(m, 16).half(),
+                   m, k, work, 4096 if k == 512 else 0, 0, 1, 1, 0.9375)
+
+
+def test_flash_v3_host(lib):
+    out = torch.zeros(18, dtype=torch.int32)
+    m, k, work = 20, 1024, 4 * 6 * (40 + 2 * 1024 + 64) + 100
+    lib.launch("flash_v3_host", 1, out, m, k, work)
+    row = (40 + 2 * k + 64) * 4
+    base = 6
+    assert out.tolist() == [m * row, row, m, k, m * k, m, 8, m * 8, base, k, base * k, base, 8, base * 8,
+                            m // base, m % base, m % base * k, m % base * 8]
+
+
 CORPUS = (Path(os.environ["TREX_CORPUS_ROOT"]) / "mirror-cann+asc-devkit" if os.environ.get("TREX_CORPUS_ROOT") else Path("/nonexistent")) / "examples/01_simd_cpp_api"
 
 
 @pytest.mark.skipif(not (compiler_available() and CORPUS.is_dir()), reason="set TREX_CORPUS_ROOT to the corpus checkout (corpus.SOURCES) to run asc-devkit's examples")
 @pytest.mark.parametrize("example", ["01_activation/softmax", "01_activation/softmaxflashv2",
-                                     "01_activation/softmaxgrad", "01_activation/logsoftmax", "07_filter/select"])
+                                     "01_activation/softmaxgrad", "01_activation/logsoftmax", "07_filter/select",
+                                     pytest.param("01_activation/softmaxflashv3", marks=pytest.mark.xfail(
+                                         reason="calls bisheng's scalar built-in min, which asc_program.h lacks"))])
 def test_asc_devkit_example_passes(example):
     from trex.codegen_ascendc.emulator import asc_program
     results = asc_program.run_all_scenarios(CORPUS / "04_advanced_api" / example)
