@@ -282,9 +282,9 @@ int main() {
 
 
 @pytest.mark.skipif(not compiler_available(), reason="no C++ compiler")
-# Kernel-launch program order (the asc example's): include/ first. include_host/tiling/tiling_api.h (op_host order)
-# does not include adv_welford_tiling_host.h yet.
-@pytest.mark.parametrize("host_side", [False])
+# Both include orders: a kernel-launch program's (the asc example's: include/ first) and an op project's op_host
+# file's (include_host/ first, whose tiling/tiling_api.h must reach the same helpers).
+@pytest.mark.parametrize("host_side", [False, True])
 def test_host_tmp_sizes_are_the_tiling_impl_formulas(tmp_path, host_side):
     src = tmp_path / "h.cpp"
     src.write_text(HOST_SNIPPET)

@@ -7,6 +7,7 @@
 #include "trex_emu/softmax_tiling.h"
 #include "trex_emu/logsoftmax_tiling.h"
 #include "trex_emu/tiling_norm.h"
+#include "trex_emu/tiling_deepnorm.h"
 #include "trex_emu/tiling_rmsnorm.h"
 #include "trex_emu/tiling_welford.h"
 #include "trex_emu/tiling_topk.h"

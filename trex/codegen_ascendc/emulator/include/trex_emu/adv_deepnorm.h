@@ -1,0 +1,2 @@
+// adv_deepnorm.h: the DeepNorm advanced API
+#pragma once

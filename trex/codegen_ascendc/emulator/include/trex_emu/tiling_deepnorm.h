@@ -1,0 +1,2 @@
+// tiling_deepnorm.h: DeepNorm's tiling struct (DeepNormTiling), kernel and host halves
+#pragma once
