@@ -229,8 +229,7 @@ CORPUS = (Path(os.environ["TREX_CORPUS_ROOT"]) / "mirror-cann+asc-devkit" if os.
 @pytest.mark.skipif(not (compiler_available() and CORPUS.is_dir()), reason="set TREX_CORPUS_ROOT to the corpus checkout (corpus.SOURCES) to run asc-devkit's examples")
 @pytest.mark.parametrize("example", ["01_activation/softmax", "01_activation/softmaxflashv2",
                                      "01_activation/softmaxgrad", "01_activation/logsoftmax", "07_filter/select",
-                                     pytest.param("01_activation/softmaxflashv3", marks=pytest.mark.xfail(
-                                         reason="calls bisheng's scalar built-in min, which asc_program.h lacks"))])
+                                     "01_activation/softmaxflashv3"])
 def test_asc_devkit_example_passes(example):
     from trex.codegen_ascendc.emulator import asc_program
     results = asc_program.run_all_scenarios(CORPUS / "04_advanced_api" / example)

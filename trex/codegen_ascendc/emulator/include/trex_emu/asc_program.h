@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,23 @@
 #ifndef block_num
 #define block_num (::AscendC::GetBlockNum())
 #endif
+
+// bisheng's scalar built-ins min/max, which device code calls unqualified (asc-devkit's softmaxflashv3:
+// `baseM = min(baseM, rowNum);`). Two type parameters so mixed operands work as the built-ins' usual
+// arithmetic conversions do; a program's `using namespace std;` still gets std::min for same-typed
+// operands (the more specialised template), and a program's own non-template min wins over this one.
+template <typename T, typename U,
+          typename = std::enable_if_t<std::is_arithmetic_v<T> && std::is_arithmetic_v<U>>>
+constexpr std::common_type_t<T, U> min(T a, U b) {
+  using C = std::common_type_t<T, U>;
+  return static_cast<C>(b) < static_cast<C>(a) ? static_cast<C>(b) : static_cast<C>(a);
+}
+template <typename T, typename U,
+          typename = std::enable_if_t<std::is_arithmetic_v<T> && std::is_arithmetic_v<U>>>
+constexpr std::common_type_t<T, U> max(T a, U b) {
+  using C = std::common_type_t<T, U>;
+  return static_cast<C>(a) < static_cast<C>(b) ? static_cast<C>(b) : static_cast<C>(a);
+}
 
 namespace trex_emu {
 

@@ -88,7 +88,8 @@ inline Vms4Sr& Vms4() {
   return r;
 }
 
-// The score of a structure as a sort key: NaN ranks above +inf, as Sort32 orders it (vec_gather.h).
+// The score of a structure as a sort key: NaN sorts as the largest score, as Sort32 orders it (vec_gather.h):
+// it keys as +inf, so a NaN and a +inf tie and keep list order.
 template <class T>
 inline float SortKey(const uint8_t* slot) {
   T v;
