@@ -49,7 +49,8 @@
 //   resForGamma = x2 * r05; x3 = x1 * r05; pdMean = level-sum(x3 * -1) + pdVar * (level-sum(x2 * -2) * k1);
 //   pdX = (((pdVar * k2) * x2) + pdMean * k1) + x3. Rounds: loopNum of nohCalSize rows, then nohTailSize rows.
 //   float isReuseSource: inputDy ends holding ((pdVar * k2) * x2) + pdMean * k1 and inputX holding x2 (the impl's
-//   x1 / x2 tensors). Checks: tmp bytes >= tiling.stackBufferSize and the tiling's tensors inside it; H * sizeof(T)
+//   x1 / x2 tensors). Checks: tmp bytes >= tiling.stackBufferSize and the tiling's tensors (as far as a round
+//   reaches) inside it; H * sizeof(T)
 //   and gamma's size 32-byte multiples; ND format; half with isReuseSource refused; outputPdX / resForGamma apart.
 // * LayerNormGradBeta<T, isReuseSource>(outputPdGamma, outputPdBeta, resForGamma, inputDy[, sharedTmpBuffer],
 //   LayerNormGradBetaTiling&): m = dy * resForGamma; pdGamma[j] = m[row 0][j] + 0, then + m[row i][j] row after row
@@ -538,11 +539,12 @@ inline void LayerNormGradRun(const AscendC::LocalTensor<T>& pdX, const AscendC::
     areas.push_back({"tmpTensor1", t.tmpTensor1Pos, t.tmpTensor1Size});
     areas.push_back({"tmpTensor2", t.tmpTensor2Pos, t.tmpTensor2Size});
   }
+  // A round touches its calSize elements of each tensor (the host tiling does not cap oneCalSize at B*S*H).
+  const uint64_t used = std::max<uint64_t>(t.loopNum ? t.oneCalSize : 0, t.tailSize);
   for (const Area& ar : areas) {
-    if (ar.size < t.oneCalSize)
-      Fail(api, ": tiling.", ar.name, "Size ", ar.size, " < oneCalSize ", t.oneCalSize);
-    if (uint64_t{ar.pos} + t.oneCalSize > floats)
-      Fail(api, ": the tiling's ", ar.name, " [", ar.pos, ", ", uint64_t{ar.pos} + t.oneCalSize,
+    if (ar.size < used) Fail(api, ": tiling.", ar.name, "Size ", ar.size, " < a round's ", used, " elements");
+    if (uint64_t{ar.pos} + used > floats)
+      Fail(api, ": the tiling's ", ar.name, " [", ar.pos, ", ", uint64_t{ar.pos} + used,
            ") floats lies past the sharedTmpBuffer's ", floats, " floats (", tmp.GetSize(), " B)");
   }
   std::vector<Round> rounds;

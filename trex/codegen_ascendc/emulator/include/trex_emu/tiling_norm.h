@@ -1,7 +1,7 @@
 // tiling_norm.h: the tiling structs of the LayerNorm family (asc-devkit include/adv_api/normalization/
 // layernorm_tilingdata.h: LayerNormTiling 26 fields and LayerNormSeparateTiling 26 fields; layernorm_grad_tilingdata.h:
-// LayerNormGradTiling 31 fields, lastDimValueBack / lastDimValueBackMulTwo holding float bits in uint32_t;
-// layernorm_grad_beta_tilingdata.h: LayerNormGradBetaTiling 21 fields), global like SoftMaxTiling, with the optiling
+// LayerNormGradTiling 30 fields, lastDimValueBack / lastDimValueBackMulTwo holding float bits in uint32_t;
+// layernorm_grad_beta_tilingdata.h: LayerNormGradBetaTiling 20 fields), global like SoftMaxTiling, with the optiling
 // and AscendC::tiling aliases, so kernel code, host tiling code and a kernel-launch program's copy of the tiling bytes
 // all see one layout. DeepNorm's struct lives in tiling_deepnorm.h.
 #pragma once
