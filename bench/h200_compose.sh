@@ -8,6 +8,7 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh P   # per-kernel table of one step, trex_ro vs inductor_ro (~6 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh R   # composition tests, gpu_patterns in 3 interleaved rounds (~7 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh L   # e2e_hf with transformers' loop experts: eager, trex_ro, inductor_ro (~9 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh H   # host tax per step (bench/host_tax.py) + the reduce-overhead chain test (~7 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # composition tests, gpu_patterns, SwiGLU's Inductor code, train_step small (~9.5 min)
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
@@ -99,5 +100,12 @@ PY
     unset EXPERTS
     timeout -k 5 570 python3 bench/e2e_hf.py --out "$OUT" eager trex_ro inductor_ro > "$OUT/e2e_log.txt" 2>&1
     echo "e2e rc=$?"; grep -v "^{" "$OUT/e2e_log.txt" | tail -8 ;;
-  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L)"; exit 2 ;;
+  H)  # the host tax per step at a tiny size (host-bound), trex against Inductor, with cProfile's top functions;
+      # then the composition test part R's 120 s cut off (the reduce-overhead chain, cold compile)
+    timeout -k 5 300 python3 bench/host_tax.py --out "$OUT" --variants inductor,trex_compile > "$OUT/host_tax_log.txt" 2>&1
+    echo "host_tax rc=$?"; grep -E "us \(dev" "$OUT/host_tax_log.txt"
+    timeout -k 5 200 python3 -m pytest tests/gpu/test_inductor_cuda.py -v -m cuda -p no:cacheprovider --timeout 190 \
+      -k "chain_forward_backward" --tb=short -rfs > "$OUT/compose_tests_chain.txt" 2>&1
+    echo "chain tests rc=$?"; grep -E "PASSED|FAILED|ERROR|passed|failed" "$OUT/compose_tests_chain.txt" | tail -4 ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H)"; exit 2 ;;
 esac
