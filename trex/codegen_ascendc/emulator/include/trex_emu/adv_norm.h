@@ -17,7 +17,8 @@
 //   y = ((r * d) * gamma) + beta. half: mean / variance half(mean / var) over meanVarSize. The impl's rounds:
 //   loopRound rounds of bsCurLength rows (offsets inputRoundSize / meanVarRoundSize), then meanVarTailSize rows at
 //   inputTailPos / meanVarTailPos; with a tail it leaves tiling.bshCurLength / bsCurLength at the tail's sizes (it
-//   takes the tiling by reference and writes them). float isReuseSource: inputX ends holding (r * d) * gamma.
+//   takes the tiling by reference and writes them). float isReuseSource: the impl's tempTensorA is inputX from its
+//   start, so each round leaves its rows' (r * d) * gamma at the start of inputX (the last round's on top).
 //   Checks: tiling.oneTmpSize > 0, hLength * sizeof(T) a multiple of 32 B, gamma / beta sizes 32-byte multiples of at
 //   least H, rounds within oneTmpSize, the buffer (floats) >= tmpBufSize and thirdTmpStartPos (float isReuseSource:
 //   secondTmpStartPos) + oneTmpSize <= tmpBufSize; half with isReuseSource is refused; operands in UB, 32-byte
@@ -56,7 +57,8 @@
 //   LayerNormGradBetaTiling&): m = dy * resForGamma; pdGamma[j] = m[row 0][j] + 0, then + m[row i][j] row after row
 //   over all rounds; pdBeta likewise over dy (half: float sums, half(sum) out). Only the first originalHLength
 //   columns are written, and rows are read originalHLength apart within a round (the impl's stride) while rounds
-//   advance by oneCalSize. float isReuseSource: resForGamma ends holding m. Checks: oneCalSize > 0, tmp floats >=
+//   advance by oneCalSize. float isReuseSource: each round's m lands at the start of resForGamma (the impl's tmp
+//   is resForGamma from its start). Checks: oneCalSize > 0, tmp floats >=
 //   stackBufferSize, the impl's tmp areas inside it, output sizes 32-byte multiples, outputs apart.
 // The forms without sharedTmpBuffer take the PopStackBuffer stack (the UB the TPipe left). The tmp buffer holds
 // garbage afterwards (scribbled with the UB fill byte).
@@ -253,7 +255,7 @@ inline void LayerNormTilingRun(const AscendC::LocalTensor<T>& output, const Asce
     for (uint64_t i = 0; i < r.rows; ++i) {
       const uint64_t e0 = r.elem + i * h, row = r.row + i;
       for (uint32_t j = 0; j < h; ++j) {
-        xf[j] = ToF(x.addr_[e0 + j]);
+        xf[j] = ToF(x.addr_[e0 + j]);  // round r's rows lie past round 0's, which reuse writes: read before written
         c[j] = xf[j] * k;
       }
       const float mean = FoldSum(c.data(), h);
@@ -270,7 +272,9 @@ inline void LayerNormTilingRun(const AscendC::LocalTensor<T>& output, const Asce
         const float xh = rs * d[j];
         const float yg = xh * ToF(gamma.addr_[j]);
         const float y = yg + ToF(beta.addr_[j]);
-        if constexpr (isReuseSource && sizeof(T) == 4) x.addr_[e0 + j] = yg;
+        // float isReuseSource: tempTensorA is the whole inputX (GetLayerNormNDTensorInfo<float, true>), not the
+        // round's slice, so every round leaves its (r * d) * gamma at the start of inputX.
+        if constexpr (isReuseSource && sizeof(T) == 4) x.addr_[i * h + j] = yg;
         output.addr_[e0 + j] = FromF<T>(y);
       }
       if constexpr (sizeof(T) == 4) {
@@ -664,7 +668,8 @@ inline void LayerNormGradBetaRun(const AscendC::LocalTensor<T>& pdGamma, const A
     m.assign(r.n, 0.0f);
     for (uint64_t e = 0; e < r.n; ++e) {
       m[e] = ToF(dy.addr_[r.elem + e]) * ToF(resForGamma.addr_[r.elem + e]);
-      if constexpr (isReuseSource && sizeof(T) == 4) resForGamma.addr_[r.elem + e] = m[e];
+      // float isReuseSource: resForGammaTmpTensor is the whole resForGamma, so each round's products land at its start
+      if constexpr (isReuseSource && sizeof(T) == 4) resForGamma.addr_[e] = m[e];
     }
     // ReduceSumFirstN: row i at i * originalHLength within the round; the first round starts with row 0 + 0.
     uint64_t i = 0;
