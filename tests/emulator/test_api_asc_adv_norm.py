@@ -126,12 +126,22 @@ def test_layernorm_float(lib, rows, h, ori_h, tmp):
     torch.testing.assert_close(mean[:, :rows].double(), m[..., 0], rtol=1e-5, atol=1e-4)
 
 
-def test_layernorm_float_reuse_source(lib):
-    x, g, b, y, mean, var, xa, _ = run_ln(lib, "ln_float_reuse", torch.float32, 7, 40, 40, 0, seed=3)
+@pytest.mark.parametrize("tmp", [0, 2 * 3 * 40 * 4])  # one round; 3 rows a round (2 tmp tensors) + a 1-row tail
+def test_layernorm_float_reuse_source(lib, tmp):
+    rows, h = 7, 40
+    x, g, b, y, mean, var, xa, _ = run_ln(lib, "ln_float_reuse", torch.float32, rows, h, h, tmp, seed=3)
+    per = rows if tmp == 0 else tmp // 4 // 2 // h
     for blk in range(BLOCKS):
-        wy, wm, wv, yg = ln_ref(x[blk], g, b, 40, 1e-4, torch.float32)
+        wy, wm, wv, yg = ln_ref(x[blk], g, b, h, 1e-4, torch.float32)
         same(y[blk].numpy(), wy)
-        same(xa[blk].numpy(), yg)  # the impl's tempTensorA is inputX: it ends holding (rstd * (x - mean)) * gamma
+        same(mean[blk, :rows].numpy(), wm)
+        # the impl's tempTensorA is inputX from its start: each round leaves its rows' (rstd * (x - mean)) * gamma
+        # there, the last round's on top; rows no round wrote keep x
+        want = x[blk].numpy().copy()
+        for start in range(0, rows, per):
+            n = min(per, rows - start)
+            want[:n] = yg[start:start + n]
+        same(xa[blk].numpy(), want)
 
 
 @pytest.mark.parametrize("rows, h, tmp", [(9, 32, 0), (11, 80, 2 * 16 * 4 + 3 * 3 * 80 * 4)])
@@ -389,6 +399,26 @@ def test_layernorm_grad_float_reuse_source(lib):
         same(res[blk].numpy(), wres)
         same(dya[blk].numpy(), e)   # x1Tensor is inputDy: it ends holding pdVar * 2/H * (x - mean) + pdMean / H
         same(xa[blk].numpy(), x2)   # x2Tensor is inputX: x - mean
+
+
+def test_layernorm_grad_beta_float_reuse_source(lib):
+    # GradBeta<float, isReuseSource>: the products dy * resForGamma go to resForGamma from its start each round.
+    rows, h, tmp = 10, 16, 2 * 4 * 16 * 4  # 8 rows a round, then a 2-row tail
+    gen = torch.Generator().manual_seed(6)
+    dy = torch.randn(BLOCKS, rows, h, generator=gen)
+    res = torch.randn(BLOCKS, rows, h, generator=gen)
+    z = torch.zeros(BLOCKS, 16)
+    _, ra, pdg, pdb, _, _ = run_grad(lib, "grad_float_reuse", dy, torch.zeros_like(dy), z, z, torch.ones(h), rows, h,
+                                     h, tmp, 1e-4, 2, res=res)
+    for blk in range(BLOCKS):
+        m = f32(dy[blk]) * f32(res[blk])
+        wg, wb = beta_ref(f32(dy[blk]), f32(res[blk]), [(0, rows)], h)
+        same(pdg[blk, :h].numpy(), wg)
+        same(pdb[blk, :h].numpy(), wb)
+        want = f32(res[blk]).copy()
+        want[:8] = m[:8]
+        want[:2] = m[8:]
+        same(ra[blk].numpy(), want)
 
 
 def test_layernorm_grad_beta_original_h_stride(lib):
