@@ -385,12 +385,12 @@ inline void NormalizeRun(const AscendC::LocalTensor<T>& output, const AscendC::L
     Fail(api, ": The config.aLength is ", config.aLength, ", should be equal to -1 or equal to para.aLength ", p.aLength,
          ".");
   const Span st = Tmp(api, tmp);
-  NormalizeCore<U, T, config.isNoBeta, config.isNoGamma>(api, output, outRstd, mean, var, x, gamma, beta,
-                                                         tmp.GetSize() / 4, epsilon, p);
   const Span so{"output", output.addr_, uint64_t{p.aLength} * p.rLengthWithPadding * sizeof(T)};
   const Span sr{"outputRstd", outRstd.addr_, uint64_t{p.aLength} * 4};
   Apart(api, {so, st});
   Apart(api, {sr, st});
+  NormalizeCore<U, T, config.isNoBeta, config.isNoGamma>(api, output, outRstd, mean, var, x, gamma, beta,
+                                                         tmp.GetSize() / 4, epsilon, p);
   EndAdvancedApi(api, &tmp, CountFormRepeats(uint64_t{p.aLength} * p.rLengthWithPadding, 4) * 6);
 }
 
