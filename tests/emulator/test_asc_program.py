@@ -53,6 +53,19 @@ def test_program_runs_every_scenario_over_several_blocks():
 
 
 @needs_compiler
+def test_uninitialised_host_locals_read_a_fixed_pattern(tmp_path):
+    from trex.codegen_ascendc.emulator.runner import find_compiler
+    import subprocess
+    flags = asc_program.uninitialized_locals_flags(find_compiler())
+    if not flags:
+        pytest.skip("the compiler lacks -ftrivial-auto-var-init=pattern (GCC >= 12, clang >= 8)")
+    (tmp_path / "u.cpp").write_text('#include <cstdio>\n#include <cstdint>\n'
+                                    'void get(uint32_t&) {}\nint main() { uint32_t n; get(n); std::printf("%x", n); }\n')
+    subprocess.run([find_compiler(), *flags, str(tmp_path / "u.cpp"), "-o", str(tmp_path / "u")], check=True)
+    assert subprocess.run([str(tmp_path / "u")], capture_output=True, text=True).stdout == "fefefefe"
+
+
+@needs_compiler
 def test_unwritten_output_fails_against_the_golden():
     r = asc_program.run_example(ADD, "2", defines={"TAIL_BUG": "ON"})
     assert r.result == "wrong" and "test failed" in r.detail

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from .runner import INCLUDE_DIR, find_compiler, summarize_compile_errors
@@ -355,6 +356,20 @@ class ProgramResult:
     seconds: float = 0.0
 
 
+@lru_cache(maxsize=None)
+def uninitialized_locals_flags(cxx: str) -> tuple[str, ...]:
+    """Flags that fill every uninitialised local with a fixed byte pattern (0xFE.. on GCC >= 12, clang >= 8),
+    so a host main that reads one (asc-devkit's sort example reads the minTmpSize that GetSortMaxMinTmpSize
+    leaves unwritten on A2/A3) fails the same way on every run instead of by what the stack held; () where
+    the compiler lacks it."""
+    flag = "-ftrivial-auto-var-init=pattern"
+    with tempfile.TemporaryDirectory() as d:
+        probe = Path(d) / "p.cpp"
+        probe.write_text("int main() { return 0; }\n")
+        ok = subprocess.run([cxx, flag, "-fsyntax-only", str(probe)], capture_output=True, check=False).returncode == 0
+    return (flag,) if ok else ()
+
+
 def compile_program(build: Build, out: Path, opt: str = "-O0") -> tuple[Path, int]:
     """The program built into `out/demo`; returns (executable, launches rewritten)."""
     cxx = find_compiler()
@@ -371,7 +386,7 @@ def compile_program(build: Build, out: Path, opt: str = "-O0") -> tuple[Path, in
     incs = [src.parent for src in build.sources] + build.include_dirs + [INCLUDE_DIR, HOST_INCLUDE_DIR]
     # __ASCC_HOST__: the asc compiler's host pass defines it (kernel_type.h then declares DT_* as enumerators
     # of AscendC::DataType, not as the ccec build's macros); the one g++ pass here compiles host and kernel.
-    cmd = [cxx, "-std=c++17", opt, "-w", "-DASCENDC_CPU_DEBUG", "-D__ASCC_HOST__", *arch, *[f"-D{d}" for d in build.defines],
+    cmd = [cxx, "-std=c++17", opt, *uninitialized_locals_flags(cxx), "-w", "-DASCENDC_CPU_DEBUG", "-D__ASCC_HOST__", *arch, *[f"-D{d}" for d in build.defines],
            *[f"-I{d}" for d in incs], *map(str, units), "-o", str(out / "demo"), "-pthread"]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=STEP_TIMEOUT_S)
     if proc.returncode != 0:

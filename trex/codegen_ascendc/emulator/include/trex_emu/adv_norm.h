@@ -81,7 +81,7 @@
 #include "trex_emu/vec_misc.h"
 
 namespace AscendC {
-#ifndef TREX_EMU_REDUCE_PATTERN
+#ifndef TREX_EMU_REDUCE_PATTERN  // the same enum as adv_reduce_tiling_host.h's (host side), defined once per unit
 #define TREX_EMU_REDUCE_PATTERN
 enum class ReducePattern : uint32_t { AR = 0, RA = 1, R, ARA, ARAR, ARARA, ARARAR, ARARARA };
 #endif
@@ -117,15 +117,6 @@ struct LayerNormGradShapeInfo {
   DataFormat dataFormat = DataFormat::ND;
 };
 
-#ifndef TREX_EMU_ASCENDC_UTILS
-#define TREX_EMU_ASCENDC_UTILS 1
-// AscendCUtils::SetOverflow (impl/basic_api/kernel_utils_base.h, arch 2201: CTRL[48] 1 = inf/nan mode, 0 = saturated
-// mode), which asc-devkit's layernorm_v2 example brackets its compute with. The emulator computes IEEE float (the
-// inf/nan mode) throughout; the saturated mode is not modelled, so the call changes nothing here.
-struct AscendCUtils {
-  static inline void SetOverflow(uint64_t ctrlValue) { (void)ctrlValue; }
-};
-#endif
 }  // namespace AscendC
 
 namespace trex_emu {

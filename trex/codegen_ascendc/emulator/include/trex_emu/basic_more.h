@@ -1,6 +1,6 @@
 // trex AscendC emulator: basic APIs asc-devkit's kernel-launch examples use that the other headers lack —
 // the ReduceSum mask/repeat form and GetReduceRepeatSumSpr, ReducePairElem (the 9.1 name of PairReduceSum),
-// AscendC::Conditional. Semantics from asc-devkit's API pages (docs/zh/api/SIMD-API/基础API/...) and its
+// AscendC::Conditional, AscendCUtils::SetOverflow. Semantics from asc-devkit's API pages (docs/zh/api/SIMD-API/基础API/...) and its
 // implementation (impl/basic_api/...), Atlas A2/A3 (dav-c220).
 #pragma once
 
@@ -15,6 +15,14 @@
 #include "trex_emu/vec_misc.h"
 
 namespace AscendC {
+
+// AscendCUtils::SetOverflow (impl/basic_api/kernel_utils_base.h, arch 2201: CTRL[48] 1 = inf/nan mode, 0 = saturated
+// mode), which asc-devkit's layernorm_v2 example sets to 1 around its compute and back to 0 after. The emulator
+// computes IEEE float (the inf/nan mode) throughout; the saturated mode is not modelled (docs/emulator.md), so the
+// call changes nothing here.
+struct AscendCUtils {
+  static inline void SetOverflow(uint64_t ctrlValue) { (void)ctrlValue; }
+};
 
 // impl/basic_api/utils/kernel_utils_constants.h
 template <bool condition, class T1, class T2>
