@@ -26,7 +26,8 @@
 // thirdTmpStartPos (float with isReuseSrc: secondTmpStartPos) + oneTmpSize <= tmpBufSize. The emulator adds: the
 // tiling consistent (h > 0, bshCurLength == bsCurLength * h and the round / tail sizes alike, each at most oneTmpSize),
 // every tensor holds what the tiling makes the implementation touch, the tmp buffer overlaps no operand, and no
-// output overlaps another operand (dst == src is the documented reuse, allowed only with isReuseSrc). isReuseSrc with
+// output overlaps another operand (dst == src is the documented reuse, allowed only with isReuseSrc, and for
+// float only in one round: later rounds would overwrite the first round's results with tmp tensor A). isReuseSrc with
 // half is the implementation's warning only ("may not be effective"): the half path never reuses srcLocal.
 // Afterwards the tmp buffer holds the UB fill byte (EndAdvancedApi); with float isReuseSrc, srcLocal's first
 // oneTmpSize elements hold A's last contents (y * gamma of the last round), as on the NPU.
@@ -319,9 +320,15 @@ inline void DeepNormRun(const AscendC::LocalTensor<T>& dst, const AscendC::Local
       const auto &a = ops[i], &b = ops[j];
       if (!(a.written || b.written) || !hit(a.p, a.bytes, b.p, b.bytes)) continue;
       if (i == 0 && j == 3 && a.p == b.p) {
-        if (isReuseSrc) continue;
-        Fail("DeepNorm: dstLocal is srcLocal; with isReuseSrc false srcLocal and dstLocal may not share memory "
-             "(API page, constraints)");
+        if (!isReuseSrc)
+          Fail("DeepNorm: dstLocal is srcLocal; with isReuseSrc false srcLocal and dstLocal may not share memory "
+               "(API page, constraints)");
+        const uint64_t rounds = uint64_t{t.loopRound} + (t.inputTailSize ? 1 : 0);
+        if (kReuse && rounds > 1)
+          Fail("DeepNorm: dstLocal is srcLocal with isReuseSrc and ", rounds, " rounds: srcLocal's first oneTmpSize (",
+               t.oneTmpSize, ") elements are tmp tensor A of every round, so each later round overwrites the first "
+               "round's results there; give dstLocal its own buffer or a tmp buffer for one round");
+        continue;
       }
       Fail("DeepNorm: ", a.name, " UB bytes [", RT().UbOffset(a.p), ", ", RT().UbOffset(a.p + a.bytes), ") overlap ",
            b.name, " [", RT().UbOffset(b.p), ", ", RT().UbOffset(b.p + b.bytes), "); give each its own buffer");
