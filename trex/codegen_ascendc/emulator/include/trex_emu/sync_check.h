@@ -162,7 +162,9 @@ inline void NoteUbAccess(const char* api, const char* operand, const void* lo, c
   SyncState& st = Sync();
   if (st.pending_api != nullptr && st.pending_api != api) FlushInstr();
   st.pending_api = api;
-  const bool write = std::strcmp(operand, "dst") == 0 || std::strcmp(api, "LocalTensor::SetValue") == 0;
+  // A write is an operand named for the destination, as the API pages name them: dst, dstLocal, dstTensor,
+  // dstValueLocal (an advanced API's other outputs, e.g. meanLocal, pass their steps' "dst" instead).
+  const bool write = std::strncmp(operand, "dst", 3) == 0 || std::strcmp(api, "LocalTensor::SetValue") == 0;
   const uint8_t* b = static_cast<const uint8_t*>(lo);
   const uint8_t* e = static_cast<const uint8_t*>(hi);
   for (PendingAccess& a : st.pending)
