@@ -113,19 +113,6 @@ class TBufPool : public trex_emu::BufPoolBase {
   TBufPool() = default;
 
   template <TPosition P, int32_t D, auto M>
-  bool InitBuffer(TQue<P, D, M>& que, uint8_t num, uint32_t len, TREX_EMU_HERE) {
-    return InitQue(h.file, h.line, h.Call("InitBuffer").c_str(), que, num, len);
-  }
-  template <TPosition S, TPosition D, int32_t DEPTH, auto M>
-  bool InitBuffer(TQueBind<S, D, DEPTH, M>& que, uint8_t num, uint32_t len, TREX_EMU_HERE) {
-    return InitQue(h.file, h.line, h.Call("InitBuffer").c_str(), que, num, len);
-  }
-  template <TPosition P>
-  bool InitBuffer(TBuf<P>& buf, uint32_t len, TREX_EMU_HERE) {
-    return InitBufferAt(h.file, h.line, h.Call("InitBuffer").c_str(), buf, len);
-  }
-
-  template <TPosition P, int32_t D, auto M>
   bool InitBufferAt(const char* file, int line, const char* call, TQue<P, D, M>& que, uint8_t num, uint32_t len) {
     return InitQue(file, line, call, que, num, len);
   }

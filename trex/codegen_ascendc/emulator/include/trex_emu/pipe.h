@@ -3,11 +3,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cctype>
-#include <dlfcn.h>
-#include <fstream>
-#include <map>
-#include <mutex>
 #include <cstdint>
 #include <deque>
 #include <sstream>
@@ -92,117 +87,6 @@ inline std::string FirstArgName(const char* args) {
   const size_t e = name.find_last_not_of(" \t\n");
   return b == std::string::npos ? std::string("<buffer>") : name.substr(b, e - b + 1);
 }
-
-// The argument text of the `api(` call at file:line, as `#__VA_ARGS__` would give it (comments dropped,
-// whitespace runs made one space): InitBuffer / InitBufPool are real member functions (a user class may
-// define its own InitBuffer, e.g. a custom TBufPool of EXTERN_IMPL_BUFPOOL), and their defaulted Here
-// argument carries the caller's __builtin_FILE() / __builtin_LINE(); the text is read from the source once
-// per file. A kernel compiled from text (runner.py) has a file name that does not exist: its unit k_*.cpp,
-// next to the loaded k_*.so, holds the text after `#line 1 "<name>"`. Not found: "" (the caller names the
-// buffer buffer@file:line).
-inline const std::vector<std::string>* SourceLines(const std::string& file) {
-  static std::mutex mu;
-  static std::map<std::string, std::vector<std::string>> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(file);
-  if (it != cache.end()) return it->second.empty() ? nullptr : &it->second;
-  std::vector<std::string>& lines = cache[file];
-  auto read = [](const std::string& path, std::vector<std::string>& out) {
-    std::ifstream in(path);
-    std::string ln;
-    while (in && std::getline(in, ln)) out.push_back(ln);
-    return !out.empty();
-  };
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&SourceLines), &info) != 0 && info.dli_fname != nullptr) {
-    std::string unit = info.dli_fname;
-    if (unit.size() > 3 && unit.compare(unit.size() - 3, 3, ".so") == 0) {
-      std::vector<std::string> all;
-      unit = unit.substr(0, unit.size() - 3) + ".cpp";
-      if (read(unit, all)) {
-        const std::string marker = "#line 1 \"" + file + "\"";
-        for (size_t k = 0; k < all.size(); ++k)
-          if (all[k] == marker) {
-            lines.assign(all.begin() + static_cast<long>(k) + 1, all.end());
-            return &lines;
-          }
-      }
-    }
-  }
-  if (read(file, lines)) return &lines;
-  return nullptr;
-}
-inline std::string CallText(const char* file, int line, const char* api) {
-  static std::mutex mu;
-  static std::map<std::pair<std::string, int>, std::string> cache;
-  const std::pair<std::string, int> key(std::string(file ? file : "") + "\n" + api, line);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-  }
-  std::string text;
-  const std::vector<std::string>* lines = file ? SourceLines(file) : nullptr;
-  if (lines != nullptr && line >= 1 && static_cast<size_t>(line) <= lines->size()) {
-    const std::string& first = (*lines)[line - 1];
-    const std::string a(api);
-    size_t at = 0;
-    for (;; at += a.size()) {
-      at = first.find(a, at);
-      if (at == std::string::npos) break;
-      size_t k = at + a.size();
-      while (k < first.size() && (first[k] == ' ' || first[k] == '\t')) ++k;
-      const bool word_start = at == 0 || !(std::isalnum(static_cast<unsigned char>(first[at - 1])) || first[at - 1] == '_');
-      if (word_start && k < first.size() && first[k] == '(') {
-        at = k + 1;
-        break;
-      }
-    }
-    if (at != std::string::npos) {
-      int depth = 0;
-      bool space = false, done = false, block = false;
-      for (size_t l = static_cast<size_t>(line - 1); l < lines->size() && l < static_cast<size_t>(line) + 40 && !done; ++l) {
-        const std::string& s = (*lines)[l];
-        size_t k = l == static_cast<size_t>(line - 1) ? at : 0;
-        space = true;  // a line break is white space
-        for (; k < s.size(); ++k) {
-          const char c = s[k];
-          if (block) {
-            if (c == '*' && k + 1 < s.size() && s[k + 1] == '/') { block = false; ++k; space = true; }
-            continue;
-          }
-          if (c == '/' && k + 1 < s.size() && s[k + 1] == '/') break;
-          if (c == '/' && k + 1 < s.size() && s[k + 1] == '*') { block = true; ++k; continue; }
-          if (c == '(' || c == '[' || c == '{') ++depth;
-          if (c == ')' || c == ']' || c == '}') {
-            if (depth == 0 && c == ')') { done = true; break; }
-            --depth;
-          }
-          if (c == ' ' || c == '\t' || c == '\r') { space = true; continue; }
-          if (space && !text.empty()) text += ' ';
-          space = false;
-          text += c;
-        }
-      }
-      if (!done) text.clear();
-    }
-  }
-  std::lock_guard<std::mutex> lock(mu);
-  cache[key] = text;
-  return text;
-}
-// The caller of an InitBuffer / InitBufPool (a defaulted argument: explicit, so no user argument converts).
-struct Here {
-  const char* file;
-  int line;
-  explicit Here(const char* f, int l) : file(f), line(l) {}
-  // The call's argument text, or "buffer@file:line" when the source is not readable.
-  std::string Call(const char* api) const {
-    std::string t = CallText(file, line, api);
-    return t.empty() ? "buffer@" + std::string(file) + ":" + std::to_string(line) : t;
-  }
-};
-#define TREX_EMU_HERE ::trex_emu::Here h = ::trex_emu::Here(__builtin_FILE(), __builtin_LINE())
 
 class QueBase;
 class TBufBase;
@@ -627,24 +511,6 @@ class TPipe : public trex_emu::TPipeBase {
  public:
   TPipe() = default;
 
-  // InitBuffer: the caller's file and line come in `h`; the call text (for messages) from its source.
-  template <TPosition POS, int32_t DEPTH, auto MASK>
-  bool InitBuffer(TQue<POS, DEPTH, MASK>& que, uint8_t num, uint32_t len, TREX_EMU_HERE) {
-    return InitBufferAt(h.file, h.line, h.Call("InitBuffer").c_str(), que, num, len);
-  }
-  template <TPosition SRC, TPosition DST, int32_t DEPTH, auto MASK>
-  bool InitBuffer(TQueBind<SRC, DST, DEPTH, MASK>& que, uint8_t num, uint32_t len, TREX_EMU_HERE) {
-    return InitBufferAt(h.file, h.line, h.Call("InitBuffer").c_str(), que, num, len);
-  }
-  template <TPosition POS>
-  bool InitBuffer(TBuf<POS>& buf, uint32_t len, TREX_EMU_HERE) {
-    return InitBufferAt(h.file, h.line, h.Call("InitBuffer").c_str(), buf, len);
-  }
-  template <TPosition POS>
-  bool InitBuffer(TBuf<POS>& buf, uint8_t num, uint32_t len, TREX_EMU_HERE) {
-    return InitBufferAt(h.file, h.line, h.Call("InitBuffer").c_str(), buf, num, len);
-  }
-
   template <TPosition POS, int32_t DEPTH, auto MASK>
   bool InitBufferAt(const char* file, int line, const char* call, TQue<POS, DEPTH, MASK>& que, uint8_t num, uint32_t len) {
     return InitQue(file, line, call, que, num, len);
@@ -907,3 +773,8 @@ inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<
 
 }  // namespace AscendC
 
+// `pipe.InitBuffer(que, num, bytes)` records the call text so that a UB overflow names the buffer.
+// Define TREX_EMU_NO_INITBUFFER_MACRO if your code has its own function called InitBuffer.
+#ifndef TREX_EMU_NO_INITBUFFER_MACRO
+#define InitBuffer(...) InitBufferAt(__FILE__, __LINE__, #__VA_ARGS__, __VA_ARGS__)
+#endif
