@@ -122,19 +122,9 @@ struct LayerNormGradShapeInfo {
 namespace trex_emu {
 namespace lnorm {
 
-// LayerNormReduceSumImpl over one row of len floats (see the header comment).
-inline float FoldSum(const float* v, uint32_t len) {
-  float acc[64] = {};
-  const uint32_t lanes = std::min<uint32_t>(len, 64);
-  for (uint32_t j = 0; j < lanes; ++j) acc[j] = v[j];
-  if (len > 64) {
-    for (uint32_t r = 1; r < (len >> 6); ++r)
-      for (uint32_t j = 0; j < 64; ++j) acc[j] = v[64 * r + j] + acc[j];
-    const uint32_t tail = len & 63u, base = len & ~63u;
-    for (uint32_t j = 0; j < tail; ++j) acc[j] = v[base + j] + acc[j];
-  }
-  return TreeSum(acc, 64);
-}
+// LayerNormReduceSumImpl over one row of len floats (see the header comment): Welford's row sum is the same impl
+// function (adv_welford.h).
+inline float FoldSum(const float* v, uint32_t len) { return WfRowSum(v, len); }
 
 inline float LevelSum(const float* v, uint32_t len) { return RmsRepeatSum(std::vector<float>(v, v + len)); }
 

@@ -164,8 +164,9 @@ inline void WelfordUpdateImpl(const AscendC::LocalTensor<U>& outMean, const Asce
 }
 
 // LayerNormReduceSumImpl<true, false>(.., 1, len): 64-lane blocks 1.. added onto block 0 (the tail's lanes too),
-// then one WholeReduceSum of min(len, 64) lanes.
-inline float WfRowSum(std::vector<float>& v, uint32_t len) {
+// then one WholeReduceSum of min(len, 64) lanes (the lanes past len are 0). LayerNorm (adv_norm.h) reduces its rows
+// with the same impl function.
+inline float WfRowSum(const float* v, uint32_t len) {
   float acc[64] = {};
   const uint32_t lanes = std::min<uint32_t>(len, 64);
   for (uint32_t j = 0; j < lanes; ++j) acc[j] = v[j];
@@ -175,7 +176,6 @@ inline float WfRowSum(std::vector<float>& v, uint32_t len) {
     const uint32_t tail = len & 63u, base = len & ~63u;
     for (uint32_t j = 0; j < tail; ++j) acc[j] = v[base + j] + acc[j];
   }
-  for (uint32_t j = lanes; j < 64; ++j) acc[j] = 0.0f;
   return TreeSum(acc, 64);
 }
 
@@ -267,7 +267,7 @@ inline void WelfordFinalizeImpl(const AscendC::LocalTensor<float>& outMean, cons
     }
     if (counts == nullptr && tailForm)
       for (uint32_t j = 0, h = headLen(off, len); j < h; ++j) v[j] = v[j] * headScale;
-    mp.Push(WfRowSum(v, len));
+    mp.Push(WfRowSum(v.data(), len));
   }
   const float mean = mp.Final();
   // Variance.
@@ -291,7 +291,7 @@ inline void WelfordFinalizeImpl(const AscendC::LocalTensor<float>& outMean, cons
       }
       v[j] = t * p.rRec;
     }
-    vp.Push(WfRowSum(v, len));
+    vp.Push(WfRowSum(v.data(), len));
   }
   const float var = vp.Final();
   outMean.addr_[0] = mean + 0.0f;
