@@ -84,3 +84,27 @@ def test_device_target_with_inductor_is_an_error_naming_the_fix(monkeypatch):
     with logs.capture() as reports:
         torch.compile(rms, backend="trex", options={"target": "fake_dev"})(x, w)
     assert "compile_aten" in reports[0].seconds
+
+
+@pytest.mark.parametrize("user, expected", [({}, True),
+                                            ({"static_launch_user_defined_triton_kernels": False}, False)])
+def test_inlined_kernels_ask_for_inductors_static_launcher(monkeypatch, user, expected):
+    """A graph with fused ops compiles with Inductor's static launcher for user-defined Triton kernels
+    (trex's inlined kernels are those; tests/gpu/test_inductor_cuda.py checks they are launched that
+    way), unless the caller's own Inductor options say otherwise."""
+    import torch._inductor.compile_fx as compile_fx_module
+    import torch._inductor.config as inductor_config
+    if not getattr(inductor_config, "use_static_cuda_launcher", False) or \
+            not hasattr(inductor_config, "static_launch_user_defined_triton_kernels"):
+        pytest.skip(f"torch {torch.__version__} has no static launcher for user kernels")
+    seen = []
+    real = compile_fx_module.compile_fx
+
+    def spy(gm, inputs, config_patches=None, **kw):
+        seen.append(dict(config_patches or {}))
+        return real(gm, inputs, config_patches=config_patches, **kw)
+    monkeypatch.setattr(compile_fx_module, "compile_fx", spy)
+    x, w = torch.randn(4, 16), torch.randn(16)
+    out = torch.compile(rms, backend="trex", options={"rest": "inductor", "inductor": user})(x, w)
+    torch.testing.assert_close(out, rms(x, w))
+    assert seen and seen[0].get("static_launch_user_defined_triton_kernels", False) is expected

@@ -109,3 +109,31 @@ def test_chain_forward_backward_through_inductor(mode):
     rms_block(*ref).float().square().sum().backward()
     for got, want in zip(args, ref):
         _close(got.grad, want.grad, torch.bfloat16)
+
+
+def test_inlined_kernels_launch_through_inductors_static_launcher():
+    """trex's inlined kernels are user-defined Triton kernels to Inductor, which launches those through
+    Triton's Python launcher unless `static_launch_user_defined_triton_kernels` is set; the backend sets
+    it (backend._static_user_kernel_launch). With Inductor's strict flag a kernel that bypasses the
+    static launcher raises, so this passes only if every inlined kernel, forward and backward, is
+    launched statically."""
+    import torch._inductor.config as inductor_config
+    if not hasattr(inductor_config, "strict_static_cuda_launcher") or \
+            not getattr(inductor_config, "use_static_cuda_launcher", False):
+        pytest.skip(f"torch {torch.__version__} has no static CUDA launcher to check")
+    g = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(512, 1024, device="cuda", generator=g).bfloat16()
+    w = torch.randn(1024, device="cuda", generator=g).bfloat16()
+    up = (torch.randn(1024, 256, device="cuda", generator=g) / 32).bfloat16()
+    compiled = torch.compile(rms_block, backend="trex",
+                             options={"inductor": {"strict_static_cuda_launcher": True}})
+    args = [t.clone().requires_grad_() for t in (x, w, up)]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)     # no fallback to extern calls
+        _, codes = run_and_get_code(lambda: compiled(*args).float().square().sum().backward())
+    assert "torch.ops.trex." not in "\n".join(codes)
+    ref = [t.clone().requires_grad_() for t in (x, w, up)]
+    rms_block(*ref).float().square().sum().backward()
+    for got, want in zip(args, ref):
+        _close(got.grad, want.grad, torch.bfloat16)

@@ -441,6 +441,21 @@ def _inductor_patches(opts: TrexOptions) -> dict:
     return inductor_patches(patches)    # Inductor's on-disk caches keyed on trex's code too
 
 
+def _static_user_kernel_launch() -> dict:
+    """Inductor launches its own kernels through its static CUDA launcher but user-defined Triton
+    kernels, which trex's inlined kernels are, through Triton's Python launcher unless this flag is set
+    (off by default in torch 2.11-2.13). Call H (bench/NOTES_gpu.md, session 17) measured the
+    difference as part of trex's host tax: 34-39 us a launch against ~30 under cProfile. A kernel the
+    static launcher cannot take keeps Triton's launcher (Inductor checks each); `options={"inductor":
+    {"static_launch_user_defined_triton_kernels": False}}` turns it off."""
+    import torch._inductor.config as inductor_config
+
+    if getattr(inductor_config, "use_static_cuda_launcher", False) and \
+            hasattr(inductor_config, "static_launch_user_defined_triton_kernels"):
+        return {"static_launch_user_defined_triton_kernels": True}
+    return {}
+
+
 def _eager_backward_lowering():
     import contextlib
 
@@ -463,7 +478,8 @@ def _compile_inductor(prepared: fx.GraphModule, example_inputs: list, opts: Trex
             # the backward is lowered now, not at the first backward call (AOTAutograd's default), so
             # an inlined kernel Inductor cannot build fails here, where the fallback below catches it
             with targets.inlining_kernels(), _eager_backward_lowering():
-                return compile_fx(prepared, example_inputs, config_patches=patches)
+                return compile_fx(prepared, example_inputs,
+                                  config_patches={**_static_user_kernel_launch(), **patches})
         except Exception as e:  # noqa: BLE001 - e.g. Inductor cannot codegen an inlined kernel
             reason = f"{type(e).__name__}: {str(e)[:300]}"
             warnings.warn(f"trex: Inductor could not compile graph {report.graph_id} with trex's kernels "
