@@ -629,6 +629,9 @@ def make_variants(case: Case, which: set) -> tuple[dict, dict]:
         variants["trex_aten"] = torch.compile(chain, backend="trex", options={"rest": "aten"})
     if "trex_compile" in which:  # the default on CUDA: trex's fusions, Inductor for the rest, kernels inlined
         variants["trex_compile"] = torch.compile(chain, backend="trex")
+    if "trex_compile_triton_launcher" in which:  # the same with trex's kernels on Triton's own launcher
+        variants["trex_compile_triton_launcher"] = torch.compile(chain, backend="trex", options={
+            "inductor": {"static_launch_user_defined_triton_kernels": False}})
     if "trex_ro" in which:       # the same under CUDA graphs
         variants["trex_ro"] = _step_marked(torch.compile(chain, backend="trex", mode="reduce-overhead"))
     return variants, skipped
@@ -657,7 +660,8 @@ def atomic_write_json(path, obj):
     os.replace(tmp, path)
 
 
-ALL_VARIANTS = ("eager", "inductor", "inductor_ro", "liger", "trex", "trex_aten", "trex_compile", "trex_ro")
+ALL_VARIANTS = ("eager", "inductor", "inductor_ro", "liger", "trex", "trex_aten", "trex_compile",
+                "trex_compile_triton_launcher", "trex_ro")
 
 
 def main(argv=None):

@@ -9,6 +9,7 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh R   # composition tests, gpu_patterns in 3 interleaved rounds (~7 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh L   # e2e_hf with transformers' loop experts: eager, trex_ro, inductor_ro (~9 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh H   # host tax per step (bench/host_tax.py) + the reduce-overhead chain test (~7 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh S   # session 18: static launcher + one-kernel RoPE tests, host tax with/without the static launcher (~8 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # composition tests, gpu_patterns, SwiGLU's Inductor code, train_step small (~9.5 min)
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
@@ -107,5 +108,14 @@ PY
     timeout -k 5 200 python3 -m pytest tests/gpu/test_inductor_cuda.py -v -m cuda -p no:cacheprovider --timeout 190 \
       -k "chain_forward_backward" --tb=short -rfs > "$OUT/compose_tests_chain.txt" 2>&1
     echo "chain tests rc=$?"; grep -E "PASSED|FAILED|ERROR|passed|failed" "$OUT/compose_tests_chain.txt" | tail -4 ;;
-  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H)"; exit 2 ;;
+  S)  # the static launcher for trex's inlined kernels and RoPE as one kernel (session 18): their tests, then
+      # the host tax with trex's kernels on Inductor's static launcher and on Triton's own, in one run
+    timeout -k 5 200 python3 -m pytest tests/gpu/test_inductor_cuda.py tests/gpu/test_interpret.py tests/gpu/test_gpu_cuda.py \
+      -k "static or rope or inlined" -p no:cacheprovider --timeout 150 --tb=short -rfs \
+      > "$OUT/compose_tests_s18.txt" 2>&1; echo "tests rc=$?"
+    grep -E "FAILED|ERROR|passed|failed" "$OUT/compose_tests_s18.txt" | tail -12
+    timeout -k 5 340 python3 bench/host_tax.py --out "$OUT" --variants inductor,trex_compile,trex_compile_triton_launcher \
+      > "$OUT/host_tax_log.txt" 2>&1
+    echo "host_tax rc=$?"; grep -E "us \(dev" "$OUT/host_tax_log.txt" ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S)"; exit 2 ;;
 esac

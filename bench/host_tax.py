@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import gpu_patterns as gp  # noqa: E402 - the cases, variants and JSON helpers are gpu_patterns'
 
-VARIANTS = ("inductor", "trex_compile", "inductor_ro", "trex_ro")
+VARIANTS = ("inductor", "trex_compile", "trex_compile_triton_launcher", "inductor_ro", "trex_ro")
 
 
 def _step_fn(fn, inputs, needs_grad, backward, grads_out):

@@ -26,7 +26,7 @@ def test_the_key_follows_the_kernel_environment_not_the_cache_location(monkeypat
     base = cache_key.fingerprint()
     monkeypatch.setenv("TREX_TRITON_CACHE", "/elsewhere")
     assert cache_key.fingerprint() == base
-    monkeypatch.setenv("TREX_ROPE_TABLE_CACHE", "0")
+    monkeypatch.setenv("TREX_TRITON_POISON", "1")
     assert cache_key.fingerprint() != base
     assert cache_key.TrexCacheKey().uuid() == cache_key.fingerprint()
 
@@ -64,5 +64,5 @@ def test_a_second_process_hits_the_cache_and_a_changed_trex_misses(tmp_path):
     assert cold["fused"] == 1 and cold["hit"] == 0 and cold["miss"] == 1, cold
     warm = run()
     assert warm["hit"] == 1 and warm["miss"] == 0, warm
-    changed = run(TREX_ROPE_TABLE_CACHE="0")      # another kernel environment: another key
+    changed = run(TREX_TRITON_POISON="1")       # another kernel environment: another key
     assert changed["hit"] == 0 and changed["miss"] == 1, changed

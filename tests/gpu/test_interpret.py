@@ -122,50 +122,30 @@ def test_cuda_target_runs_every_kernel_spec_like_the_references():
     assert checked >= 8
 
 
-def test_rope_tables_are_expanded_once_per_table_version():
-    """The cuda executor caches the pair-expanded cos/sin tables per storage and version: a second call
-    with the same tables reuses them; an in-place update of cos is seen (no stale table)."""
-    from trex.codegen_triton import target
-    target._DERIVED.clear()
-    x = torch.randn(3, 2, 8)
-    ang = torch.rand(3, 1, 2)
-    cos, sin = ang.cos(), ang.sin()
-    y1 = target.run("rope", (x, cos, sin, 4, False))
-    assert len(target._DERIVED) == 1
-    y2 = target.run("rope", (x, cos, sin, 4, False))
-    assert len(target._DERIVED) == 1 and torch.equal(y1, y2)
-    cos.mul_(0.5)                       # in place: a new version, a new entry, a different result
-    y3 = target.run("rope", (x, cos, sin, 4, False))
-    assert len(target._DERIVED) == 2
+def test_rope_on_cuda_is_one_launch_reading_the_half_tables(monkeypatch):
+    """The cuda layout expands cos/sin in registers: one kernel a call, fed the tables as given (no
+    host-side expansion kernels, nothing cached between calls), for every broadcast layout of the
+    tables, both directions; an in-place update of cos is seen by the next call."""
+    from trex.codegen_triton import launcher, target
     from trex.passes.rope.op import rope_reference
-    torch.testing.assert_close(y3, rope_reference(x, cos, sin, 4, False), rtol=1e-5, atol=1e-5)
+    programs = []
+    real = launcher.run_program
 
-
-def test_rope_table_cache_keys_on_the_row_layout_and_dies_with_the_table():
-    """Review findings: with cos broadcast to every row, the expanded tables depend on x's leading
-    shape (two shapes with the same row count must not share an entry); a view of a live table hits;
-    an entry goes away with its table (no memory pinned)."""
-    import gc
-
-    from trex.codegen_triton import target
-    from trex.passes.rope.op import rope_reference
-    target._DERIVED.clear()
+    def spy(p, inputs, scalars=None, **kw):
+        programs.append((p.name, {k: tuple(v.shape) for k, v in inputs.items()}))
+        return real(p, inputs, scalars, **kw)
+    monkeypatch.setattr(target, "_EXECUTOR", target.TritonExecutor(spy))
     ang = torch.rand(2, 1, 2, 1, 4)
-    cos, sin = ang.cos(), ang.sin()
-    for lead in ((2, 3, 2, 5), (2, 5, 2, 3)):
-        x = torch.randn(*lead, 8)
-        torch.testing.assert_close(target.run("rope", (x, cos, sin, 8, False)),
-                                   rope_reference(x, cos, sin, 8, False), rtol=1e-5, atol=1e-5)
-    base = torch.rand(3, 2)
-    x = torch.randn(3, 2, 4)
-    n = len(target._DERIVED)
-    target.run("rope", (x, base.cos()[:, None, :], base.sin()[:, None, :], 4, False))   # temporaries: entry dies
-    gc.collect()
-    assert len(target._DERIVED) == n
-    c, s = base.cos(), base.sin()
-    target.run("rope", (x, c[:, None, :], s[:, None, :], 4, False))
-    target.run("rope", (x, c[:, None, :], s[:, None, :], 4, False))     # new views of live tables
-    assert len(target._DERIVED) == n + 1
-    del c, s
-    gc.collect()
-    assert len(target._DERIVED) == n
+    for lead, (cos, sin) in (((2, 3, 2, 5), (ang.cos(), ang.sin())), ((2, 5, 2, 3), (ang.cos(), ang.sin())),
+                             ((7,), (ang[0, 0, 0].expand(7, 4).cos(), ang[0, 0, 0].expand(7, 4).sin())),
+                             ((3, 2), (ang[0, 0, :1].cos(), ang[0, 0, :1].sin()))):
+        x = torch.randn(*lead, 10)
+        for inverse in (False, True):
+            programs.clear()
+            torch.testing.assert_close(target.run("rope", (x, cos, sin, 8, inverse)),
+                                       rope_reference(x, cos, sin, 8, inverse), rtol=1e-5, atol=1e-5)
+            assert len(programs) == 1 and programs[0][0].endswith("_pairs"), programs
+            assert programs[0][1]["cos"][-1] == 4, programs      # the half-width table, not an expansion
+    cos.mul_(0.5)
+    torch.testing.assert_close(target.run("rope", (x, cos, sin, 8, False)), rope_reference(x, cos, sin, 8, False),
+                               rtol=1e-5, atol=1e-5)

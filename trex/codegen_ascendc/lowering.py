@@ -506,6 +506,13 @@ def _pair_swap(ctx: _Ctx, op: Op) -> list:
                   f"rule); build the Ascend program with swap='shifted_loads' (trex/passes/rope/ir.py, build_rope)")
 
 
+def _pair_expand(ctx: _Ctx, op: Op) -> list:
+    # the vector unit has no lane shuffle; Ascend programs read tables the runner expanded on the host
+    raise IRError(f"`{op}`: pair_expand has no AscendC lowering (no lane shuffle on the vector unit); build "
+                  f"the Ascend program with swap='shifted_loads', which reads host-expanded tables "
+                  f"(trex/passes/rope/ir.py, build_rope)")
+
+
 def _view(ctx: _Ctx, op: Op) -> list:
     return []      # storage is aliased (ub_plan.plan_storage)
 
@@ -515,7 +522,7 @@ LOWERING_RULES: dict[str, Callable] = {
     **{k: _unary for k in ("exp", "ln", "abs", "sqrt", "relu", "copy", "neg", "rsqrt", "reciprocal", "sigmoid")},
     **{k: _scalar_op for k in _SCALAR_API},
     "fill": _fill, "cast": _cast, "reduce_sum": _reduce, "reduce_max": _reduce, "acc_rows": _acc_rows,
-    "select": _select, "parity_select": _parity_select, "pair_swap": _pair_swap, "slice": _slice_like, "set_slice": _slice_like, "hist_read": _slice_like,
+    "select": _select, "parity_select": _parity_select, "pair_swap": _pair_swap, "pair_expand": _pair_expand, "slice": _slice_like, "set_slice": _slice_like, "hist_read": _slice_like,
     "hist_write": _slice_like, "transpose": _transpose, "view": _view, "matvec": _matvec, "matvec_t": _matvec_t,
 }
 # opcodes lowered by plan_kernel itself (queues + transfers: _load, _lower_store), not by LOWERING_RULES

@@ -684,6 +684,21 @@ def _rule_pair_swap(pr: _Printer, op: Op):
     pr.set_val(op.out, _Val(var, src.per_row, pr.shape_of(out), out.dtype))
 
 
+def _rule_pair_expand(pr: _Printer, op: Op):
+    """Each lane of the last axis twice, in place (RoPE's half-width cos/sin tables to the pair layout):
+    join the block with itself and flatten the pairs. A block of twice the source's block: padding
+    lanes land on padding lanes."""
+    src = pr.value(op.args[0])
+    out = _out_local(pr, op)
+    axes = pr.shape_of(out)
+    if axes[-1].extent != 2 * src.axes[-1].extent or axes[-1].block != 2 * src.axes[-1].block:
+        raise IRError(f"program {pr.p.name}: `{op}` needs an out last axis twice src's, got {axes[-1].extent} "
+                      f"(block {axes[-1].block}) for {src.axes[-1].extent} (block {src.axes[-1].block})")
+    var = pr.ident(op.out)
+    pr.emit(f"{var} = tl.reshape(tl.join({src.var}, {src.var}), {pr.block_shape(src.per_row, axes)})")
+    pr.set_val(op.out, _Val(var, src.per_row, axes, out.dtype))
+
+
 def _rule_select(pr: _Printer, op: Op):
     out = _out_local(pr, op)
     a, b, x, y = (pr.arg(v) for v in op.args)
@@ -912,6 +927,7 @@ RULES: dict[str, Callable[[_Printer, Op], None]] = {
     "select": _rule_select,
     "parity_select": _rule_parity_select,
     "pair_swap": _rule_pair_swap,
+    "pair_expand": _rule_pair_expand,
     "slice": _rule_slice,
     "set_slice": _rule_set_slice,
     "transpose": _rule_transpose,

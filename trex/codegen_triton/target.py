@@ -12,18 +12,16 @@ entry point when the backend asks for target "cuda"):
 
 Each op's kernel spec (`trex.compiler.registry.kernel_spec(op)`, registered by the op's package) runs
 its cuda layout (the SAME programs the AscendC printer prints, or the spec's cuda variant: RoPE's
-register pair swap, mHC per stream) on `TritonExecutor`: `launcher.run_program` for the kernels, the
-Triton GEMM for a `rows_matmul` host step, and a cache of host-derived inputs (RoPE's expanded tables).
+register pair swap and table expansion, mHC per stream) on `TritonExecutor`: `launcher.run_program` for
+the kernels and the Triton GEMM for a `rows_matmul` host step.
 Inputs the spec's guards name, fp64 and zero-width rows return NotImplemented; any failure while
 printing/compiling warns once and falls back to the composite reference: a compiler failure never
 produces a wrong result.
 """
 from __future__ import annotations
 
-import collections
 import os
 import warnings
-import weakref
 
 import torch
 
@@ -32,12 +30,10 @@ from trex.compiler.kernel_ir import IRError
 from trex.compiler.kernels import Executor
 
 from .launcher import rows_matmul, run_program
-from .tracing import traced_launches, tracing
+from .tracing import traced_launches
 
 TARGET_NAME = "cuda"
 _FAILED: dict[tuple, str] = {}
-_DERIVED: collections.OrderedDict = collections.OrderedDict()
-_DERIVED_MAX = 16
 # the mhc_pre_proj launch (block_t, block_k, num_warps, num_stages, slices) without and with dli (forward,
 # backward); empty: mhc_proj_triton's choice. bench/h200_h17_mhc.py sweeps the launches and sets these to
 # run the layout end to end at its best.
@@ -68,40 +64,6 @@ class TritonExecutor(Executor):
         if x.is_cuda and os.environ.get("TRITON_INTERPRET") != "1" and fn.shape[0] <= 64:
             return mhc_proj_triton(x, fn, n, dli, **_PROJ_LAUNCH[dli is not None])
         return super().mhc_pre_proj(x, fn, n, dli)
-
-    def derived(self, sources, key, compute):
-        """Host-derived inputs (RoPE's pair-expanded tables), cached per source tensors, their versions
-        and `key`: a model applies one cos/sin table in every layer, forward (and inverse) and backward,
-        so the 3-4 small expansion kernels run once per table instead of once per call.
-
-        Entries hold the sources (their bases, for views) by weak reference and die with them (no
-        memory pinned, no data pointer reused while an entry lives); an in-place write through
-        autograd-visible ops bumps the version and misses. Writes that bypass the version counter
-        (`cos.data.mul_()`, raw kernels, DLPack/numpy aliases) are not seen: set
-        TREX_ROPE_TABLE_CACHE=0 for such tables. Inference tensors have no version counter and are not
-        cached, nor is anything during CUDA-graph capture or while Inductor traces the launches (the
-        expansion is then part of the compiled graph)."""
-        if tracing() or os.environ.get("TREX_ROPE_TABLE_CACHE") == "0" or any(t.is_inference() for t in sources) \
-                or (sources[0].is_cuda and torch.cuda.is_current_stream_capturing()):
-            return compute()
-        # a view (a model's `freqs[pos]`, the bench's `c[:, None, :]`) is a new tensor object per call:
-        # the entry is anchored on its base, which lives as long as the table does; views share the
-        # base's version counter, and the view's own pointer/shape/strides are in the key
-        anchors = tuple(t._base if t._base is not None else t for t in sources)
-        cache_key = (tuple((id(a), t.data_ptr(), t._version, tuple(t.shape), t.stride(), t.dtype)
-                           for a, t in zip(anchors, sources)), key, str(sources[0].device))
-        hit = _DERIVED.get(cache_key)
-        if hit is not None and all(ref() is a for ref, a in zip(hit[0], anchors)):
-            _DERIVED.move_to_end(cache_key)
-            return hit[1]
-
-        def drop(_ref, cache_key=cache_key):
-            _DERIVED.pop(cache_key, None)
-        value = compute()
-        _DERIVED[cache_key] = (tuple(weakref.ref(a, drop) for a in anchors), value)
-        if len(_DERIVED) > _DERIVED_MAX:
-            _DERIVED.popitem(last=False)
-        return value
 
 
 _EXECUTOR = TritonExecutor(run_program)

@@ -17,7 +17,7 @@ A spec holds
 
 A runner receives an ``Executor``: calling it runs a program on views (the reference interpreter,
 the AscendC emulator, a Triton launch); its methods are the host steps a target provides
-(``rows_matmul``; ``derived`` for host-computed inputs that a target may cache), so that no runner
+(``rows_matmul``, the mHC projections), so that no runner
 imports a code generator.
 """
 from __future__ import annotations
@@ -121,11 +121,6 @@ class Executor:
         if dli is None:
             return hpart, sspart, None
         return hpart, sspart, (xs * dli.float().reshape(rows, 1, -1)).sum(-1).reshape(rows, n, 1)
-
-    def derived(self, sources: tuple[torch.Tensor, ...], key, compute: Callable[[], tuple]) -> tuple:
-        """Host-computed inputs that depend on nothing but ``sources`` and ``key`` (RoPE's pair-expanded
-        tables): computed on every call here; a target may cache them per source tensor."""
-        return compute()
 
 
 @dataclasses.dataclass(frozen=True)

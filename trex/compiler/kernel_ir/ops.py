@@ -72,6 +72,7 @@ OPS: dict[str, OpSpec] = {
                                    "local; src is consumed (a target may sum it in place)"),
     "parity_select": OpSpec("select", 2, "out[..., j] = a[..., j] if j is even else b[..., j] (pair swaps)"),
     "pair_swap": OpSpec("layout", 1, "out[..., 2i] = src[..., 2i+1], out[..., 2i+1] = src[..., 2i] (even last axis)"),
+    "pair_expand": OpSpec("layout", 1, "out[..., 2i] = out[..., 2i+1] = src[..., i] (out's last axis twice src's)"),
     "select": OpSpec("select", 4, "where(a CMP b, x, y); b and y may be scalars; attr cmp in LT LE GT GE EQ NE"),
     "slice": OpSpec("layout", 1, "src[..., start:stop:step] along column axis `axis`; attr chunk=dim instead of "
                              "start/stop/step: the current column chunk [c0, c0 + cl) of a resident local (inside a "

@@ -325,6 +325,15 @@ def _pair_swap(it: _Interp, op: Op, out: Local, r0, r1):
     return x.reshape(*x.shape[:-1], -1, 2).flip(-1).reshape(x.shape)
 
 
+def _pair_expand(it: _Interp, op: Op, out: Local, r0, r1):
+    x = it.env[op.args[0]]
+    y = x.repeat_interleave(2, dim=-1)
+    if y.shape[-1] != it.cols(out.cols)[-1]:
+        raise IRError(f"`{op}`: pair_expand's out has last axis {it.cols(out.cols)[-1]}, twice src's "
+                      f"{x.shape[-1]} expected")
+    return y
+
+
 def _view(it: _Interp, op: Op, out: Local, r0, r1):
     x = it.env[op.args[0]]
     return x.reshape(x.shape[0], *it.cols(out.cols))
@@ -372,6 +381,7 @@ RULES: dict[str, Rule] = {
     "set_slice": _set_slice,
     "transpose": _transpose,
     "pair_swap": _pair_swap,
+    "pair_expand": _pair_expand,
     "view": _view,
     "matvec": _matvec,
     "matvec_t": _matvec_t,

@@ -5,15 +5,19 @@ Rotates the LAST rope_dim = RD channels of x[..., head_dim] in interleaved pairs
 
 Vector form used by the kernel: y = x * C + swap(x) * S with the pair-expanded tables
 C = [c0, c0, c1, c1, ...] and S = [-s0, s0, -s1, s1, ...] (S negated for the inverse rotation), and
-swap(x) = [x1, x0, x3, x2, ...] = parity_select(x shifted left by one, x shifted right by one): the
-shifted copies are DataCopyPad loads of the rope slice at GM offsets +1 / -1 (left/right padding
-lanes), so no element moves on the scalar unit. The tables are expanded on the host by the runner
-(O(S * RD), against O(S * heads * head_dim) for x; through the executor's `derived`, which the cuda
-target caches per table); the inverse is the same kernel with S negated. cos/sin rows broadcast over
-x's leading dims through a RowMap: table row = (r // CDIV) % CROWS.
+swap(x) = [x1, x0, x3, x2, ...]. Two forms of swap and of the tables:
 
-Runners (the kernel spec's, kernel.py): `run_rope` (AscendC's shifted loads) and `run_rope_pairs` (the
-cuda layout: the pairs swapped in registers).
+* "shifted_loads" (AscendC's): swap(x) = parity_select(x shifted left by one, x shifted right by one),
+  the shifted copies DataCopyPad loads of the rope slice at GM offsets +1 / -1 (left/right padding
+  lanes), so no element moves on the scalar unit; the runner expands the tables on the host
+  (O(S * RD), against O(S * heads * head_dim) for x) and the inverse negates S there.
+* "pairs" (the GPU's): x is loaded once and its pairs are swapped in registers (`pair_swap`); the
+  kernel reads the half-width cos/sin tables and expands them in registers (`pair_expand`), the
+  direction a scalar sign. One kernel a call, no host-side table kernels: session 17 measured the
+  expansion's 2 extra kernels and allocations as RoPE's host tax under Inductor (bench/NOTES_gpu.md).
+
+cos/sin rows broadcast over x's leading dims through a RowMap: table row = (r // CDIV) % CROWS.
+Runners (the kernel spec's, kernel.py): `run_rope` (shifted loads) and `run_rope_pairs` (pairs).
 """
 from __future__ import annotations
 
@@ -40,8 +44,10 @@ def build_rope(dtype: DType | str = DType.BF16, cs_dtype: DType | str | None = N
 
     swap: how swap(x) is formed. "shifted_loads" (AscendC's form): two more loads of the rope slice
     at GM offsets +1 / -1 and a parity select, since a UB copy at a one-element offset breaks the
-    32-byte rule. "pairs" (the GPU's form): the slice is loaded once and its pairs are swapped in
-    registers (`pair_swap`); the AscendC lowering has no rule for that op."""
+    32-byte rule; it reads the host-expanded tables cos2/sin2 (`expand_tables`). "pairs" (the GPU's
+    form): the slice is loaded once and its pairs are swapped in registers (`pair_swap`), and the
+    half-width tables cos/sin are expanded in registers (`pair_expand`) with the rotation's direction
+    the scalar $sgn (1 forward, -1 inverse); the AscendC lowering has no rule for those two ops."""
     if swap not in SWAPS:
         raise IRError(f"build_rope(swap={swap!r}): choose one of {SWAPS}")
     dtype = DType(dtype)
@@ -49,12 +55,16 @@ def build_rope(dtype: DType | str = DType.BF16, cs_dtype: DType | str | None = N
     suffix = ("" if passthrough else "_full") + ("_pairs" if swap == "pairs" else "")
     b = ProgramBuilder(f"rope_{dtype.value}_cs{cdt.value}{suffix}",
                        doc="y[-RD:] = x*C + swap(x)*S over interleaved pairs (pair-expanded tables C, S)")
+    pairs = swap == "pairs"
     b.gm("x", dtype, (HD,))
     rm = RowMap(CDIV, CROWS)
-    b.gm("cos2", cdt, (RD,), row_map=rm)
-    b.gm("sin2", cdt, (RD,), row_map=rm)
+    tables = ("cos", "sin") if pairs else ("cos2", "sin2")
+    for t in tables:
+        b.gm(t, cdt, (RD / 2,) if pairs else (RD,), row_map=rm)
     b.gm("y", dtype, (HD,), role="out")
     b.scalar("cdiv", DType.INT32)
+    if pairs:
+        b.scalar("sgn", F32)
     b.size_params.append((CDIV, "cdiv"))
     b.row_group = CDIV          # the CDIV rows (heads) of one token share a table row: one load per tile
     nope = HD - RD
@@ -68,8 +78,19 @@ def build_rope(dtype: DType | str = DType.BF16, cs_dtype: DType | str | None = N
         xl = _load_f32_cols(b, dtype, "xl", (nope + 1, HD), (0, 1))    # xl[j] = x[nope + j + 1]
         xr = _load_f32_cols(b, dtype, "xr", (nope, HD - 1), (1, 0))    # xr[j] = x[nope + j - 1]
         b.op("parity_select", "sw", xl, xr, dtype=F32, cols=(RD,))     # pair swap
-    c = _load_table(b, "cos2", cdt, "c")
-    s = _load_table(b, "sin2", cdt, "s")
+    if pairs:
+        c = b.op("pair_expand", "c", _load_table(b, "cos", cdt, "ch", RD / 2), dtype=F32, cols=(RD,),
+                 per_row=False)
+        half = {"dtype": F32, "cols": (RD / 2,), "per_row": False}
+        full = {"dtype": F32, "cols": (RD,), "per_row": False}
+        sh = b.op("muls", "sh", _load_table(b, "sin", cdt, "st", RD / 2), "$sgn", **half)
+        b.op("neg", "shn", sh, **half)
+        b.op("pair_expand", "sp", sh, **full)
+        b.op("pair_expand", "sn", "shn", **full)
+        s = b.op("parity_select", "s", "sn", "sp", **full)     # [-s0, s0, -s1, s1, ...] times $sgn
+    else:
+        c = _load_table(b, "cos2", cdt, "c")
+        s = _load_table(b, "sin2", cdt, "s")
     b.op("mul", "yr", xa, c, dtype=F32, cols=(RD,))
     b.op("mul", "sw", "sw", s)
     b.op("add", "yr", "yr", "sw")
@@ -81,12 +102,12 @@ def build_rope(dtype: DType | str = DType.BF16, cs_dtype: DType | str | None = N
     return b.build()
 
 
-def _load_table(b: ProgramBuilder, gm: str, cdt: DType, name: str) -> str:
-    """The tile's table row (all rows of a tile share it), as a (1, RD) fp32 local."""
+def _load_table(b: ProgramBuilder, gm: str, cdt: DType, name: str, width=RD) -> str:
+    """The tile's table row (all rows of a tile share it), as a (1, width) fp32 local."""
     if cdt == F32:
-        return b.op("load", name, gm, tile_row=True, dtype=F32, cols=(RD,), per_row=False)
-    b.op("load", name + "_in", gm, tile_row=True, dtype=cdt, cols=(RD,), per_row=False)
-    return b.op("cast", name, name + "_in", dtype=F32, cols=(RD,), per_row=False)
+        return b.op("load", name, gm, tile_row=True, dtype=F32, cols=(width,), per_row=False)
+    b.op("load", name + "_in", gm, tile_row=True, dtype=cdt, cols=(width,), per_row=False)
+    return b.op("cast", name, name + "_in", dtype=F32, cols=(width,), per_row=False)
 
 
 def _load_f32_cols(b: ProgramBuilder, dtype: DType, name: str, col, pad) -> str:
@@ -136,12 +157,14 @@ def _run(execute: Executor, x, cos, sin, rope_dim: int, inverse: bool, swap: str
         cos_v, sin_v, cdiv = cos.expand(*lead, h2).reshape(rows, h2), sin.expand(*lead, h2).reshape(rows, h2), 1
     else:
         cos_v, sin_v, cdiv = _compact(cos, lead, h2), _compact(sin, lead, h2), m[0]
-    # the expanded tables depend on cos/sin, the direction and, with cos broadcast to every row, x's
-    # leading shape
-    c2, s2 = execute.derived((cos, sin), (lead if m is None else m, bool(inverse)),
-                             lambda: expand_tables(cos_v, sin_v.to(cos.dtype), bool(inverse)))
     p = cached_program(build_rope, ir_dtype(x.dtype), ir_dtype(cos.dtype), passthrough, swap)
-    out = execute(p, {"x": x.reshape(rows, hd), "cos2": c2, "sin2": s2}, {"cdiv": cdiv})
+    sin_v = sin_v.to(cos.dtype)
+    if swap == "pairs":      # the kernel expands the tables and applies the direction
+        ins, scalars = {"cos": cos_v, "sin": sin_v}, {"cdiv": cdiv, "sgn": -1.0 if inverse else 1.0}
+    else:
+        c2, s2 = expand_tables(cos_v, sin_v, bool(inverse))
+        ins, scalars = {"cos2": c2, "sin2": s2}, {"cdiv": cdiv}
+    out = execute(p, {"x": x.reshape(rows, hd), **ins}, scalars)
     return out["y"].reshape(x.shape)
 
 
