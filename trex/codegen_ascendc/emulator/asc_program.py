@@ -30,10 +30,9 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
-from .runner import INCLUDE_DIR, find_compiler, summarize_compile_errors
+from .runner import INCLUDE_DIR, find_compiler, summarize_compile_errors, uninitialized_locals_flags
 
 HOST_INCLUDE_DIR = Path(__file__).parent / "include_host"
 # asc-devkit's `--npu-arch` values -> the macros CANN's CPU-debug build defines for them
@@ -354,20 +353,6 @@ class ProgramResult:
     findings: list[str] = field(default_factory=list)
     launches: int = 0
     seconds: float = 0.0
-
-
-@lru_cache(maxsize=None)
-def uninitialized_locals_flags(cxx: str) -> tuple[str, ...]:
-    """Flags that fill every uninitialised local with a fixed byte pattern (0xFE.. on GCC >= 12, clang >= 8),
-    so a host main that reads one (asc-devkit's sort example reads the minTmpSize that GetSortMaxMinTmpSize
-    leaves unwritten on A2/A3) fails the same way on every run instead of by what the stack held; () where
-    the compiler lacks it."""
-    flag = "-ftrivial-auto-var-init=pattern"
-    with tempfile.TemporaryDirectory() as d:
-        probe = Path(d) / "p.cpp"
-        probe.write_text("int main() { return 0; }\n")
-        ok = subprocess.run([cxx, flag, "-fsyntax-only", str(probe)], capture_output=True, check=False).returncode == 0
-    return (flag,) if ok else ()
 
 
 def compile_program(build: Build, out: Path, opt: str = "-O0") -> tuple[Path, int]:

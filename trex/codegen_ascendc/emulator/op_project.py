@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from .runner import (BASE_FLAGS, INCLUDE_DIR, EmulatorCompileError, EmulatorError, EmulatorUnavailable,
+from .runner import (BASE_FLAGS, INCLUDE_DIR, uninitialized_locals_flags, EmulatorCompileError, EmulatorError, EmulatorUnavailable,
                      KernelLibrary, TensorList, _atomic_write, summarize_compile_errors, _compiler_identity, _headers_digest, cache_dir, compile_kernel,
                      evict_cache, find_compiler)
 
@@ -236,6 +236,7 @@ def _compile_host(sources: Sequence[Path], include_dirs: Sequence[Path]) -> ctyp
             h.update(hdr.read_bytes())
     h.update(_headers_digest().encode())
     h.update(_compiler_identity(cxx).encode())
+    h.update(" ".join(uninitialized_locals_flags(cxx)).encode())
     key = h.hexdigest()[:32]
     with _HOST_LOCK:
         if key in _HOST_LIBS:
@@ -247,7 +248,7 @@ def _compile_host(sources: Sequence[Path], include_dirs: Sequence[Path]) -> ctyp
             _atomic_write(abi, b'#include "trex_host/abi.h"\n')
             fd, tmp = tempfile.mkstemp(dir=out, prefix=f"h_{key}.", suffix=".so.tmp")
             os.close(fd)
-            flags = [f for f in BASE_FLAGS if f != "-O2"] + ["-O0", "-w"]
+            flags = [f for f in BASE_FLAGS if f != "-O2"] + ["-O0", "-w", *uninitialized_locals_flags(cxx)]
             incs = [HOST_INCLUDE_DIR, INCLUDE_DIR, *include_dirs]
             cmd = [cxx, *flags, *[f"-I{d}" for d in incs], *map(str, sources), str(abi), "-o", tmp]
             proc = subprocess.run(cmd, capture_output=True, text=True, check=False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import functools
 import hashlib
 import json
 import mmap
@@ -40,6 +41,21 @@ GM_GUARD_BYTES = 32 * 1024
 GM_GUARD_FILL = 0xFF
 BOUNDS_MODES = ("strict", "device")
 BASE_FLAGS = ("-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden")
+
+
+@functools.cache
+def uninitialized_locals_flags(cxx: str) -> tuple[str, ...]:
+    """Flags that fill every uninitialised automatic variable with a fixed byte pattern (0xFE.. on GCC >= 12,
+    clang >= 8), so code that reads one fails the same way on every run instead of by what the stack held
+    (asc-devkit's sort example reads the minTmpSize that GetSortMaxMinTmpSize leaves unwritten on A2/A3;
+    cann-ops' inplace_attn_softmax sizes a queue from a kernel-object member its big-shape path never
+    sets); () where the compiler lacks it. Used for kernels, op_host tiling libraries and programs."""
+    flag = "-ftrivial-auto-var-init=pattern"
+    with tempfile.TemporaryDirectory() as d:
+        probe = Path(d) / "p.cpp"
+        probe.write_text("int main() { return 0; }\n")
+        ok = subprocess.run([cxx, flag, "-fsyntax-only", str(probe)], capture_output=True, check=False).returncode == 0
+    return (flag,) if ok else ()
 
 
 class EmulatorError(RuntimeError):
@@ -741,7 +757,7 @@ def compile_kernel(source: str | os.PathLike, *, extra_flags: Iterable[str] = ()
     unit = (f'{prelude}\n#line 1 "{display}"\n{text}\n'
             f'#line 1 "trex_emu_entry_points"\n#include "trex_emu/runner_abi.h"\n{entries}')
     incs = [str(INCLUDE_DIR)] + ([str(source_path.parent)] if source_path else []) + [str(Path(d)) for d in include_dirs]
-    flags = list(BASE_FLAGS) + list(extra_flags)
+    flags = list(BASE_FLAGS) + list(uninitialized_locals_flags(cxx)) + list(extra_flags)
     key_material = "\0".join([f"abi{ABI_VERSION}", unit, _headers_digest(), " ".join(flags), "\0".join(incs[1:]),
                               _compiler_identity(cxx),
                               _local_includes_digest(text, source_path.parent if source_path else None)])
