@@ -60,7 +60,7 @@ def test_kernel_matches_reference_interpreter(name, program, sizes):
     rows = 15 if "rope" in name else 19
     sizes_r = dict(sizes)
     sizes_r[ROWS] = rows
-    scalars = {"eps": 1e-6, "limit": 5.0, "cdiv": 3, "iters": 5, "hc_eps": 1e-6, "rms_eps": 1e-6}
+    scalars = {"eps": 1e-6, "limit": 5.0, "cdiv": 3, "sgn": -1.0, "iters": 5, "hc_eps": 1e-6, "rms_eps": 1e-6}
     scalars = {s.name: scalars[s.name] for s in program.scalars}
     ins = make_inputs(program, sizes_r, rows, gen)
     ref = interpret(program, ins, scalars)

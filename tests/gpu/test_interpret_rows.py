@@ -86,7 +86,7 @@ def test_block_tiled_row_kernel_matches_the_reference(name, module, builder, bui
     sizes = _sizes(dim, width, rows)
     gen = torch.Generator().manual_seed(width * 7 + rows)
     ins = make_inputs(program, {**sizes, ROWS: rows}, rows, gen)
-    scalars = {s.name: {"eps": 1e-6, "limit": 5.0, "cdiv": 1}[s.name] for s in program.scalars}
+    scalars = {s.name: {"eps": 1e-6, "limit": 5.0, "cdiv": 1, "sgn": -1.0}[s.name] for s in program.scalars}
     ref = interpret(program, ins, scalars, Schedule(rows_per_tile=1 << 30))
     for tiling in _tilings(program, sizes, rows):
         out = run_program(program, ins, scalars, tiling)

@@ -22,7 +22,7 @@ register_kernel_spec(KernelSpec(
     variants={"cuda": Layout(run=run_rope_pairs, program=lambda dtype, sizes: build_rope(dtype, swap="pairs"))},
     sizes={"example": _sizes(EXAMPLE_TOKENS), "small": {"ROWS": 512, "HD": 128, "RD": 64, "CDIV": 8, "CROWS": 64},
            "tiny": {"ROWS": 32, "HD": 64, "RD": 16, "CDIV": 4, "CROWS": 8}, "v4pro": _sizes(V4PRO_TOKENS)},
-    scalars={"cdiv": V4PRO_HEADS},
+    scalars={"cdiv": V4PRO_HEADS, "sgn": 1.0},      # sgn: the cuda program's direction (1 forward)
     guards=(Guard(lambda a: a[3] % 2 or not 2 <= a[3] <= a[0].shape[-1] or a[1].shape[-1] != a[3] // 2,
                   "invalid rope_dim: the reference raises the argument error"),
             Guard(lambda a: a[1].dtype != a[2].dtype, "cos and sin dtypes differ"))))
