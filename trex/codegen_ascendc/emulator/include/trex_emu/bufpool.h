@@ -8,8 +8,10 @@
 //    pool's free space.
 //  * pool.InitBuffer(que, num, len) / pool.InitBuffer(tbuf, len) hand out the pool's memory like
 //    TPipe::InitBuffer (32-byte rounded, bounds-checked, the overflow message names the pool). A pool hands
-//    out at most bufIDSize buffers (template argument, default 4, at most 16); a non-shared sub-pool takes
-//    its bufIDSize from the parent's remaining ids, a shared one may not exceed the parent's bufIDSize.
+//    out at most bufIDSize buffers (template argument, default 4, at most 16: the handles live in the pool's
+//    buf_[bufIDSize]). A sub-pool has handles of its own and takes none of the parent's (asc-devkit
+//    impl/basic_api/kernel_tbufpool_impl.h TBufPool::InitBufPool, the arch-2201 code the emulator follows; only
+//    Ascend 950's dav_3510 TBufPoolExtImpl adds the sub-pool's bufIDSize to the parent's curBufSize_).
 //  * pool.Reset() ends the pool's stage: its buffers stay assigned (the page: usable again after switching
 //    back) but their contents are invalid — here overwritten with the UB fill byte. Every TQue buffer of the
 //    pool must be free at that point (AllocTensor/FreeTensor and EnQue/DeQue paired, constraint 4), and a
@@ -112,6 +114,22 @@ class TBufPool : public trex_emu::BufPoolBase {
   static constexpr uint32_t kBufIDSize = bufIDSize;
   TBufPool() = default;
 
+  // The InitBuffer / InitBufPool macros' form (the call site first; see trex_emu::InitSite in pipe.h).
+  template <class... A>
+  bool InitBufferAt(const trex_emu::InitSite* at, A&&... args) {
+    return InitBufferAt(at->File(), at->Line(), at->Call(), std::forward<A>(args)...);
+  }
+  template <class... A>
+  bool InitBufPoolAt(const trex_emu::InitSite* at, A&&... args) {
+    return InitBufPoolAt(at->File(), at->Line(), at->Call(), std::forward<A>(args)...);
+  }
+#ifdef TREX_EMU_NO_INITBUFFER_MACRO
+  template <class... A>
+  bool InitBuffer(A&&... args) { return InitBufferAt("?", 0, "", std::forward<A>(args)...); }
+  template <class... A>
+  bool InitBufPool(A&&... args) { return InitBufPoolAt("?", 0, "", std::forward<A>(args)...); }
+#endif
+
   template <TPosition P, int32_t D, auto M>
   bool InitBufferAt(const char* file, int line, const char* call, TQue<P, D, M>& que, uint8_t num, uint32_t len) {
     return InitQue(file, line, call, que, num, len);
@@ -135,19 +153,19 @@ class TBufPool : public trex_emu::BufPoolBase {
   // Sub-pools: a fresh region of this pool, or one sharing `share`'s start address.
   template <class Sub>
   bool InitBufPoolAt(const char* file, int line, const char* call, Sub& sub, uint32_t len) {
-    if (Sub::kBufIDSize > id_limit_ - ids_used_)
-      trex_emu::Fail(file, ":", line, ": InitBufPool(", call, "): the sub-pool's bufIDSize ", Sub::kBufIDSize,
-                     " exceeds the ", id_limit_ - ids_used_, " buffer ids TBufPool '", name_, "' has left");
-    uint8_t* at = Take(trex_emu::FirstArgName(call), len, Sub::kBufIDSize, file, line, call, "TBufPool::InitBufPool");
+    // asc-devkit's EXTERN_IMPL_BUFPOOL befriends TPipe, TQue, TQueBind and TBuf, not TBufPool: there too only a
+    // TPipe can give a user-defined pool its memory.
+    static_assert(!trex_emu::IsUserPool<Sub>::value,
+                  "TBufPool::InitBufPool of a user-defined (EXTERN_IMPL_BUFPOOL) pool: use TPipe::InitBufPool");
+    uint8_t* at = Take(trex_emu::FirstArgName(call), len, 0, file, line, call, "TBufPool::InitBufPool");
     sub.Place(trex_emu::FirstArgName(call), at, len, Sub::kBufIDSize);
     return true;
   }
   template <class Sub, class Share>
   bool InitBufPoolAt(const char* file, int line, const char* call, Sub& sub, uint32_t len, Share& share) {
+    static_assert(!trex_emu::IsUserPool<Sub>::value && !trex_emu::IsUserPool<Share>::value,
+                  "TBufPool::InitBufPool with a user-defined (EXTERN_IMPL_BUFPOOL) pool is not emulated");
     Require("TBufPool::InitBufPool");
-    if (Sub::kBufIDSize > id_limit_)
-      trex_emu::Fail(file, ":", line, ": InitBufPool(", call, "): the shared sub-pool's bufIDSize ", Sub::kBufIDSize,
-                     " exceeds TBufPool '", name_, "''s bufIDSize ", id_limit_);
     return PlaceShared(file, line, call, sub, len, share);
   }
   void Reset() { ResetPool(); }
@@ -189,6 +207,131 @@ class TBufPool : public trex_emu::BufPoolBase {
 
 }  // namespace AscendC
 
+// User-defined pools (asc-devkit include/basic_api/kernel_tpipe.h EXTERN_IMPL_BUFPOOL, 自定义TBufPool docs): a
+// kernel's class gets the pool members asc-devkit's macro defines, over the TBufPoolImpl handle block below, and
+// hands out the pool's memory in its own InitBuffer with InitStartBufHandle / InitBufHandle. What the emulator
+// adds: TPipe::InitBufPool records the pool's region; InitBufHandle checks that the handle is one of the pool's
+// BUFID_SIZE handles and that the buffer lies inside the pool (else a UB-overflow error naming the buffer and
+// the InitBuffer call), and gives the queue's buffer that UB; Reset overwrites the pool's UB with the fill byte
+// (the page: the pool and its buffers may not be used after Reset) before it clears the pool as asc-devkit does.
+namespace AscendC {
+
+template <uint32_t bufIDSize = 4>
+struct TBufPoolImpl {
+  TBufType buf_[bufIDSize] = {};
+  uint32_t startAddr_ = 0;
+  uint32_t maxAddr_ = 0;
+  uint32_t maxLen_ = 0;
+  uint8_t curBufSize_ = 0;
+  uint8_t isReset_ = 0;
+  std::string name_ = "<pool>";  // the emulator's: the pool's name in the InitBufPool call
+
+  void Place(const std::string& name, uint32_t start, uint32_t len) {
+    name_ = name;
+    startAddr_ = maxAddr_ = start;
+    maxLen_ = (len + trex_emu::kUbAlign - 1) / trex_emu::kUbAlign * trex_emu::kUbAlign;
+  }
+  template <class Share>
+  void PlaceShared(const char* file, int line, const char* call, const std::string& name, uint32_t len,
+                   const Share& share) {
+    const uint32_t rounded = (len + trex_emu::kUbAlign - 1) / trex_emu::kUbAlign * trex_emu::kUbAlign;
+    if (rounded > share.maxLen_)
+      trex_emu::Fail(file, ":", line, ": InitBufPool(", call, "): ", rounded, " B exceed the ", share.maxLen_,
+                     " B of the shared pool '", share.name_, "' (the length must be <= the reused pool's)");
+    name_ = name;
+    startAddr_ = maxAddr_ = share.startAddr_;
+    maxLen_ = share.maxLen_;  // asc-devkit: the share's length, not len
+  }
+  // InitBufHandle: the buffer `buf` at handle h gets UB bytes [addr, addr + len) (len 32-byte rounded).
+  uint8_t* Hand(TBufHandle h, uint32_t addr, uint32_t len, const std::string& buf, int free_evt) {
+    const char* file = trex_emu::SiteFile();
+    const int line = trex_emu::SiteLine();
+    const char* call = trex_emu::SiteCall();
+    auto* p = reinterpret_cast<TBufType*>(h);
+    if (p < buf_ || p >= buf_ + bufIDSize)
+      trex_emu::Fail(file, ":", line, ": InitBuffer(", call, "): the handle of '", buf, "' is not one of the ",
+                     bufIDSize, " handles of pool '", name_, "' (GetBufHandle(offset) needs offset < BUFID_SIZE = ",
+                     bufIDSize, ")");
+    if (maxLen_ == 0)
+      trex_emu::Fail(file, ":", line, ": InitBuffer(", call, ") hands out '", buf, "' from pool '", name_,
+                     "', which has no memory: TPipe::InitBufPool(pool, len) first (Reset clears the pool)");
+    if (addr < startAddr_ || uint64_t{addr} + len > uint64_t{startAddr_} + maxLen_)
+      trex_emu::Fail("UB overflow: ", file, ":", line, ": InitBuffer(", call, ") asks for ", len, " B for '", buf,
+                     "' at UB offset ", addr, ", but pool '", name_, "' spans UB [", startAddr_, ", ",
+                     startAddr_ + maxLen_, ") (", maxLen_, " B); enlarge the pool (InitBufPool) or shrink the buffer");
+    p->state = TBufState::FREE;
+    p->freeBufEvt = free_evt < 0 ? HardEvent::MAX : static_cast<HardEvent>(free_evt);
+    p->enQueEvtID = INVALID_TEVENTID;
+    p->freeBufEvtID = INVALID_TEVENTID;
+    p->address = addr;
+    p->dataLen = len;
+    p->usertag = -1;
+    return trex_emu::RT().ub + addr;
+  }
+  // Reset / the destructor: the pool's data is invalid from here on.
+  void Invalidate() {
+    if (maxLen_ != 0) std::memset(trex_emu::RT().ub + startAddr_, trex_emu::RT().ub_fill, maxLen_);
+  }
+};
+
+}  // namespace AscendC
+
+// The members asc-devkit's EXTERN_IMPL_BUFPOOL defines (the variant for architectures other than 3510), with
+// the same semantics: Init/ResetPool clear the pool, GetBufHandle(offset) is the handle buf_ + offset,
+// Set/GetCurAddr the next free UB address, Set/GetCurBufSize the handles used; Reset clears each handle's
+// pending free event (the emulator does not model event waits) and the pool.
+#define EXTERN_IMPL_BUFPOOL(EXT_BUFPOOL, POSITION, BUFID_SIZE)                                             \
+ public:                                                                                                   \
+  static constexpr AscendC::TPosition poolPos = POSITION;                                                  \
+  static constexpr int bufIDSize = BUFID_SIZE;                                                             \
+  static constexpr uint32_t kBufIDSize = BUFID_SIZE;                                                       \
+  static constexpr bool isTbufPool = true;                                                                 \
+  static constexpr bool trexEmuUserPool = true;                                                            \
+  static_assert(POSITION == AscendC::TPosition::VECIN || POSITION == AscendC::TPosition::VECOUT ||         \
+                    POSITION == AscendC::TPosition::VECCALC,                                               \
+                "EXTERN_IMPL_BUFPOOL: only Unified Buffer positions (VECIN/VECOUT/VECCALC) are emulated");  \
+  ~EXT_BUFPOOL() { Reset(); }                                                                              \
+  void Reset() {                                                                                           \
+    auto ptr = this->tBufPoolImpl.buf_;                                                                    \
+    for (uint8_t i = 0; i < this->tBufPoolImpl.curBufSize_ && i < bufIDSize; i++, ptr++)                  \
+      ptr->freeBufEvtID = AscendC::INVALID_TEVENTID;                                                       \
+    this->tBufPoolImpl.Invalidate();                                                                       \
+    ResetPool();                                                                                           \
+  }                                                                                                        \
+  void Init() {                                                                                            \
+    ResetPool();                                                                                           \
+    tBufPoolImpl.isReset_ = true;                                                                          \
+  }                                                                                                        \
+  AscendC::TBufHandle GetBufHandle(uint8_t offset) {                                                       \
+    return reinterpret_cast<AscendC::TBufHandle>(this->tBufPoolImpl.buf_ + offset);                        \
+  }                                                                                                        \
+  void SetCurAddr(uint32_t curAddr) { this->tBufPoolImpl.maxAddr_ = curAddr; }                             \
+  uint32_t GetCurAddr() { return this->tBufPoolImpl.maxAddr_; }                                            \
+  void SetCurBufSize(uint8_t curBufSize) { this->tBufPoolImpl.curBufSize_ = curBufSize; }                  \
+  uint8_t GetCurBufSize() { return this->tBufPoolImpl.curBufSize_; }                                       \
+                                                                                                           \
+ protected:                                                                                                \
+  AscendC::TBufPoolImpl<BUFID_SIZE> tBufPoolImpl;                                                          \
+                                                                                                           \
+ private:                                                                                                  \
+  void ResetPool() {                                                                                       \
+    tBufPoolImpl.curBufSize_ = 0;                                                                          \
+    tBufPoolImpl.startAddr_ = 0;                                                                           \
+    tBufPoolImpl.maxAddr_ = 0;                                                                             \
+    tBufPoolImpl.maxLen_ = 0;                                                                              \
+  }                                                                                                        \
+                                                                                                           \
+ private:                                                                                                  \
+  friend class AscendC::TPipe;                                                                             \
+  template <AscendC::TPosition src, AscendC::TPosition dst, int32_t depth, auto mask>                      \
+  friend class AscendC::TQueBind;                                                                          \
+  template <AscendC::TPosition bufPos, int32_t depth, auto mask>                                           \
+  friend class AscendC::TQue;                                                                              \
+  template <AscendC::TPosition bufPos>                                                                     \
+  friend class AscendC::TBuf
+
 #ifndef TREX_EMU_NO_INITBUFFER_MACRO
-#define InitBufPool(...) InitBufPoolAt(__FILE__, __LINE__, #__VA_ARGS__, __VA_ARGS__)
+#define InitBufPool(...)                                                                                  \
+  InitBufPoolAt(trex_emu::InitSite(trex_emu_site_)[trex_emu::CallText{__FILE__, __LINE__, #__VA_ARGS__}] \
+                    __VA_OPT__(, ) __VA_ARGS__)
 #endif

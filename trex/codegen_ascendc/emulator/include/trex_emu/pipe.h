@@ -7,6 +7,8 @@
 #include <deque>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "trex_emu/runtime.h"
@@ -87,6 +89,62 @@ inline std::string FirstArgName(const char* args) {
   const size_t e = name.find_last_not_of(" \t\n");
   return b == std::string::npos ? std::string("<buffer>") : name.substr(b, e - b + 1);
 }
+
+// The call site of an InitBuffer / InitBufPool macro call (the macros at the end of this file and of bufpool.h).
+// `x.InitBuffer(args)` expands to `x.InitBufferAt(trex_emu::InitSite(trex_emu_site_)[trex_emu::CallText{__FILE__,
+// __LINE__, "args"}], args)`. That text is also a valid declaration: a class of the kernel's own that declares
+// `bool InitBuffer(T& que, uint8_t num, uint32_t len)` (asc-devkit's EXTERN_IMPL_BUFPOOL pools do, and the macro
+// rewrites that name too) declares `InitBufferAt(trex_emu::InitSite* trex_emu_site_, T& que, ...)`: the site part
+// reads as a parameter `trex_emu_site_` of type array of InitSite (bound CallText{...} == 1), which decays to a
+// pointer. In a call it is a temporary InitSite (built from the global tag below, or from that parameter in a call
+// inside such a member) that lives to the end of the full expression; while it does, Current() names it, so code
+// run by the call (InitStartBufHandle / InitBufHandle inside a user pool's InitBuffer) can name the buffer too.
+struct CallText {
+  const char* file;
+  int line;
+  const char* text;
+  constexpr operator std::size_t() const { return 1; }  // the array bound when the site is a parameter declaration
+};
+struct SiteTag {};
+class InitSite {
+ public:
+  explicit InitSite(SiteTag) {}
+  explicit InitSite(const InitSite*) {}
+  InitSite(const InitSite&) = delete;
+  InitSite& operator=(const InitSite&) = delete;
+  ~InitSite() {
+    if (active_) Current() = prev_;
+  }
+  InitSite* operator[](const CallText& at) {
+    at_ = at;
+    prev_ = Current();
+    Current() = this;
+    active_ = true;
+    return this;
+  }
+  const char* File() const { return at_.file; }
+  int Line() const { return at_.line; }
+  const char* Call() const { return at_.text; }
+  // The innermost InitBuffer / InitBufPool macro call being evaluated (nullptr outside one).
+  static const InitSite*& Current() {
+    static const InitSite* current = nullptr;
+    return current;
+  }
+
+ private:
+  CallText at_{"?", 0, ""};
+  const InitSite* prev_ = nullptr;
+  bool active_ = false;
+};
+inline const char* SiteFile() { return InitSite::Current() ? InitSite::Current()->File() : "?"; }
+inline int SiteLine() { return InitSite::Current() ? InitSite::Current()->Line() : 0; }
+inline const char* SiteCall() { return InitSite::Current() ? InitSite::Current()->Call() : ""; }
+
+// Pools declared with EXTERN_IMPL_BUFPOOL (bufpool.h) carry asc-devkit's TBufPoolImpl handle block.
+template <class P, class = void>
+struct IsUserPool : std::false_type {};
+template <class P>
+struct IsUserPool<P, std::void_t<decltype(P::trexEmuUserPool)>> : std::true_type {};
 
 class QueBase;
 class TBufBase;
@@ -177,6 +235,9 @@ class QueBase {
   std::vector<std::string> lent_to_;
   std::vector<int> lent_evt_;  // that queue's FreeTensor event (a HardEvent)
   int stale_ = 0;
+  // InitStartBufHandle's start handle (a user pool's TBufType block, EXTERN_IMPL_BUFPOOL): buffer k is the one
+  // InitBufHandle writes through handle start + k. nullptr for queues given memory by a TPipe / TBufPool.
+  void* handle_start_ = nullptr;
 
   QueBase() = default;
   // A copy is not registered with the pipe (only the queue InitBuffer gave memory is).
@@ -195,6 +256,7 @@ class QueBase {
     lent_to_ = o.lent_to_;
     lent_evt_ = o.lent_evt_;
     stale_ = o.stale_;
+    handle_start_ = o.handle_start_;
     return *this;
   }
   ~QueBase() {
@@ -261,6 +323,11 @@ class QueBase {
     for (int k = 0; k < n; ++k) {
       const int i = (next_ + k) % n;
       if (state_[i] == BufState::kFree) {
+        if (bufs_[i]->begin == nullptr)
+          Fail(Describe(), ": AllocTensor hands out buffer ", i, ", which InitStartBufHandle counted but no "
+               "InitBufHandle gave an address. asc-devkit's TQueBind::InitBufHandle(pool, index, handle, addr, len) "
+               "writes through `handle` and ignores `index` (impl/basic_api/kernel_tquebind_impl.h), so buffer k "
+               "needs the handle GetBufHandle(start + k), not the start handle for every k");
         if (static_cast<size_t>(i) < lent_to_.size() && !lent_to_[i].empty())
           Fail(Describe(), ": AllocTensor hands out buffer ", i, " again after it was enqueued into ", lent_to_[i],
                " (device bounds; the NPU runs a single use). On the NPU that queue's DeQue and FreeTensor work on "
@@ -389,6 +456,7 @@ class QueBase {
     lent_evt_.clear();
     stale_ = 0;
     next_ = 0;
+    handle_start_ = nullptr;
   }
 };
 
@@ -415,6 +483,7 @@ class TBufBase {
   std::string name_;
   BufferInfo* buf_ = nullptr;
   uint32_t bytes_ = 0;
+  void* handle_start_ = nullptr;  // as QueBase::handle_start_ (a TBuf has one handle)
 };
 
 }  // namespace trex_emu
@@ -423,6 +492,22 @@ namespace AscendC {
 
 class TPipe;
 inline TPipe* GetTPipePtr();
+
+// A buffer's handle, as asc-devkit's user-defined pools (EXTERN_IMPL_BUFPOOL, bufpool.h) see it
+// (impl/basic_api/kernel_tensor_base.h: TBufHandle = uint8_t*, pointing at a TBufType; kernel_tpipe_base.h:
+// INVALID_TEVENTID). The emulator keeps each queue's buffers itself; InitBufHandle also fills these fields.
+using TBufHandle = uint8_t*;
+enum class TBufState : uint8_t { FREE = 0, OCCUPIED, ENQUE, DEQUE };
+constexpr TEventID INVALID_TEVENTID = static_cast<TEventID>(-1);
+struct TBufType {
+  TBufState state;
+  HardEvent freeBufEvt;
+  TEventID enQueEvtID;
+  TEventID freeBufEvtID;
+  uint32_t address;
+  uint32_t dataLen;
+  int32_t usertag;
+};
 
 template <TPosition POS, int32_t DEPTH = 1, auto MASK = 0>
 class TQue : public trex_emu::QueBase {
@@ -458,11 +543,53 @@ class TQue : public trex_emu::QueBase {
       if (s == trex_emu::BufState::kFree) return true;
     return false;
   }
+  // For user-defined pools (EXTERN_IMPL_BUFPOOL): asc-devkit impl/basic_api/kernel_tquebind_impl.h. The queue
+  // gets `num` buffers starting at handle `startBufhandle` (their addresses come from InitBufHandle).
+  void InitStartBufHandle(TBufHandle startBufhandle, uint8_t num, uint32_t len) {
+    if (num == 0)
+      trex_emu::Fail(trex_emu::SiteFile(), ":", trex_emu::SiteLine(), ": InitStartBufHandle for TQue '",
+                     trex_emu::FirstArgName(trex_emu::SiteCall()), "': buffer count must be >= 1");
+    this->Reset();
+    this->name_ = trex_emu::FirstArgName(trex_emu::SiteCall());
+    this->buf_bytes_ = len;
+    this->handle_start_ = startBufhandle;
+    trex_emu::Runtime& rt = trex_emu::RT();
+    for (int i = 0; i < num; ++i) {
+      rt.buffers.push_back(trex_emu::BufferInfo{this->name_ + "[" + std::to_string(i) + "]", nullptr, nullptr,
+                                                static_cast<int>(this->position_)});
+      this->bufs_.push_back(&rt.buffers.back());
+      this->state_.push_back(trex_emu::BufState::kFree);
+    }
+    this->lent_to_.assign(num, std::string());
+    this->lent_evt_.assign(num, -1);
+  }
+  // Writes the buffer at `bufhandle` (its state, events, address curPoolAddr and 32-byte-rounded length) and
+  // ignores `index`, as asc-devkit does: the buffer is the one the handle points at.
+  template <class Pool>
+  void InitBufHandle(Pool* bufPool, uint32_t index, TBufHandle bufhandle, uint32_t curPoolAddr, uint32_t len) {
+    (void)index;
+    const int k = HandleIndex(bufhandle);
+    len = (len + trex_emu::kUbAlign - 1) / trex_emu::kUbAlign * trex_emu::kUbAlign;
+    trex_emu::BufferInfo* b = this->bufs_[k];
+    b->begin = bufPool->tBufPoolImpl.Hand(bufhandle, curPoolAddr, len, b->name, this->FreeEvent());
+    b->end = b->begin + len;
+  }
 
  private:
   template <class T>
   static LocalTensor<T> Whole(trex_emu::BufferInfo* b) {
     return LocalTensor<T>(reinterpret_cast<T*>(b->begin), static_cast<uint32_t>((b->end - b->begin) / sizeof(T)), b);
+  }
+  int HandleIndex(TBufHandle h) const {
+    const char* what = this->handle_start_ == nullptr ? "before InitStartBufHandle gave the queue its handles"
+                                                       : "with a handle that is not one of the queue's";
+    if (this->handle_start_ != nullptr) {
+      const auto* start = static_cast<const TBufType*>(this->handle_start_);
+      const auto* p = reinterpret_cast<const TBufType*>(h);
+      if (p >= start && p < start + this->bufs_.size()) return static_cast<int>(p - start);
+    }
+    trex_emu::Fail(trex_emu::SiteFile(), ":", trex_emu::SiteLine(), ": InitBufHandle on TQue '", this->name_, "' ",
+                   what, " (InitStartBufHandle(start, num, len) gives it the num handles from start)");
   }
 };
 
@@ -500,16 +627,59 @@ class TBuf : public trex_emu::TBufBase {
   LocalTensor<T> AllocTensor() const { return Get<T>(); }
   template <class T>
   void FreeTensor(LocalTensor<T>&) const {}
+  // For user-defined pools (EXTERN_IMPL_BUFPOOL): asc-devkit impl/basic_api/kernel_tbuf_impl.h
+  // InitStartBufHandle (one handle, bufLen = len) and TQueBind::InitBufHandle, which TBuf inherits.
+  void InitStartBufHandle(TBufHandle startBufhandle, uint8_t num, uint32_t len) {
+    name_ = trex_emu::FirstArgName(trex_emu::SiteCall());
+    if (num != 1)
+      trex_emu::Fail(trex_emu::SiteFile(), ":", trex_emu::SiteLine(), ": InitStartBufHandle for TBuf '", name_,
+                     "': num is ", static_cast<int>(num), ", but a TBuf has exactly one buffer (num must be 1)");
+    trex_emu::Runtime& rt = trex_emu::RT();
+    rt.buffers.push_back(trex_emu::BufferInfo{name_, nullptr, nullptr, static_cast<int>(POS)});
+    buf_ = &rt.buffers.back();
+    bytes_ = len;
+    handle_start_ = startBufhandle;
+  }
+  template <class Pool>
+  void InitBufHandle(Pool* bufPool, uint32_t index, TBufHandle bufhandle, uint32_t curPoolAddr, uint32_t len) {
+    (void)index;  // as TQue::InitBufHandle: the handle decides, and a TBuf has only its start handle
+    if (handle_start_ == nullptr || bufhandle != handle_start_)
+      trex_emu::Fail(trex_emu::SiteFile(), ":", trex_emu::SiteLine(), ": InitBufHandle on TBuf '", name_, "' ",
+                     handle_start_ == nullptr ? "before InitStartBufHandle gave it its handle"
+                                              : "with a handle other than the one InitStartBufHandle gave it");
+    len = (len + trex_emu::kUbAlign - 1) / trex_emu::kUbAlign * trex_emu::kUbAlign;
+    buf_->begin = bufPool->tBufPoolImpl.Hand(bufhandle, curPoolAddr, len, name_, -1);
+    buf_->end = buf_->begin + len;
+  }
 
  private:
   void Require(const char* api) const {
-    if (buf_ == nullptr) trex_emu::Fail(api, " on a TBuf that was never given memory: call pipe.InitBuffer(buf, bytes) first");
+    if (buf_ == nullptr || buf_->begin == nullptr)
+      trex_emu::Fail(api, " on a TBuf that was never given memory: call pipe.InitBuffer(buf, bytes) first",
+                     buf_ == nullptr ? "" : " (it has a handle from InitStartBufHandle, but no InitBufHandle gave it an address)");
   }
 };
 
 class TPipe : public trex_emu::TPipeBase {
  public:
   TPipe() = default;
+
+  // The InitBuffer / InitBufPool macros' form (the call site first; see trex_emu::InitSite).
+  template <class... A>
+  bool InitBufferAt(const trex_emu::InitSite* at, A&&... args) {
+    return InitBufferAt(at->File(), at->Line(), at->Call(), std::forward<A>(args)...);
+  }
+  template <class... A>
+  bool InitBufPoolAt(const trex_emu::InitSite* at, A&&... args) {
+    return InitBufPoolAt(at->File(), at->Line(), at->Call(), std::forward<A>(args)...);
+  }
+#ifdef TREX_EMU_NO_INITBUFFER_MACRO
+  // Without the macros the call text is unknown: messages name no buffer and no line.
+  template <class... A>
+  bool InitBuffer(A&&... args) { return InitBufferAt("?", 0, "", std::forward<A>(args)...); }
+  template <class... A>
+  bool InitBufPool(A&&... args) { return InitBufPoolAt("?", 0, "", std::forward<A>(args)...); }
+#endif
 
   template <TPosition POS, int32_t DEPTH, auto MASK>
   bool InitBufferAt(const char* file, int line, const char* call, TQue<POS, DEPTH, MASK>& que, uint8_t num, uint32_t len) {
@@ -538,17 +708,31 @@ class TPipe : public trex_emu::TPipeBase {
   }
   // TBufPool (bufpool.h): a region of this pipe's UB for the pool, or a pool reusing `share`'s start
   // address (asc-devkit TPipe/InitBufPool.md: non-shared and shared mode).
+  // A user-defined pool (EXTERN_IMPL_BUFPOOL) gets the same region; its TBufPoolImpl records it as asc-devkit's
+  // TPipe::InitBufPool does (impl/basic_api/kernel_tpipe_impl.h: startAddr_ = maxAddr_ = the pipe's next UB
+  // address, maxLen_ = len rounded to 32; shared: the share's startAddr_ and maxLen_).
   template <class Pool>
   bool InitBufPoolAt(const char* file, int line, const char* call, Pool& pool, uint32_t len) {
     const std::string name = trex_emu::FirstArgName(call);
     trex_emu::BufferInfo* b = Allocate(name, len, static_cast<int>(Pool::poolPos), file, line, call, len);
     NoteAllocation(name, (len + 31u) / 32u * 32u);
-    pool.Place(name, b->begin, len, Pool::kBufIDSize);
+    if constexpr (trex_emu::IsUserPool<Pool>::value)
+      pool.tBufPoolImpl.Place(name, trex_emu::RT().UbOffset(b->begin), len);
+    else
+      pool.Place(name, b->begin, len, Pool::kBufIDSize);
     return true;
   }
   template <class Pool, class Share>
   bool InitBufPoolAt(const char* file, int line, const char* call, Pool& pool, uint32_t len, Share& share) {
-    return Pool::PlaceShared(file, line, call, pool, len, share);
+    static_assert(trex_emu::IsUserPool<Pool>::value == trex_emu::IsUserPool<Share>::value,
+                  "trex emulator: a TBufPool sharing the memory of a user-defined (EXTERN_IMPL_BUFPOOL) pool, or "
+                  "the reverse, is not emulated; share between two TBufPools or two user-defined pools");
+    if constexpr (trex_emu::IsUserPool<Pool>::value) {
+      pool.tBufPoolImpl.PlaceShared(file, line, call, trex_emu::FirstArgName(call), len, share.tBufPoolImpl);
+      return true;
+    } else {
+      return Pool::PlaceShared(file, line, call, pool, len, share);
+    }
   }
   // Frees all UB handed out so far; queues and buffers must be re-initialised. The event-id pool starts empty
   // again (asc-devkit TPipe::Reset -> ResetPool: eventOccupy = 0, impl/basic_api/kernel_tpipe_impl.h:1029-1043).
@@ -773,8 +957,12 @@ inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<
 
 }  // namespace AscendC
 
-// `pipe.InitBuffer(que, num, bytes)` records the call text so that a UB overflow names the buffer.
-// Define TREX_EMU_NO_INITBUFFER_MACRO if your code has its own function called InitBuffer.
+// `pipe.InitBuffer(que, num, bytes)` records the call site and text so that a UB overflow names the buffer and
+// the line (trex_emu::InitSite says how the same expansion also declares a kernel's own InitBuffer member).
+// Define TREX_EMU_NO_INITBUFFER_MACRO to do without (messages then name neither).
 #ifndef TREX_EMU_NO_INITBUFFER_MACRO
-#define InitBuffer(...) InitBufferAt(__FILE__, __LINE__, #__VA_ARGS__, __VA_ARGS__)
+inline constexpr trex_emu::SiteTag trex_emu_site_{};
+#define InitBuffer(...)                                                                                  \
+  InitBufferAt(trex_emu::InitSite(trex_emu_site_)[trex_emu::CallText{__FILE__, __LINE__, #__VA_ARGS__}] \
+                   __VA_OPT__(, ) __VA_ARGS__)
 #endif
