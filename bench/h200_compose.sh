@@ -10,6 +10,7 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh L   # e2e_hf with transformers' loop experts: eager, trex_ro, inductor_ro (~9 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh H   # host tax per step (bench/host_tax.py) + the reduce-overhead chain test (~7 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh S   # session 18: static launcher + one-kernel RoPE tests, host tax with/without the static launcher (~8 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh V   # session 18: part S's tests, then gpu_patterns in 3 rounds with the launcher variant (~8 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # composition tests, gpu_patterns, SwiGLU's Inductor code, train_step small (~9.5 min)
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
@@ -117,5 +118,13 @@ PY
     timeout -k 5 340 python3 bench/host_tax.py --out "$OUT" --variants inductor,trex_compile,trex_compile_triton_launcher \
       > "$OUT/host_tax_log.txt" 2>&1
     echo "host_tax rc=$?"; grep -E "us \(dev" "$OUT/host_tax_log.txt" ;;
-  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S)"; exit 2 ;;
+  V)  # part S's tests (verbose), then issue 22's per-pattern wall bar in 3 rounds, with the launcher variant
+    timeout -k 5 200 python3 -m pytest tests/gpu/test_inductor_cuda.py tests/gpu/test_interpret.py tests/gpu/test_gpu_cuda.py \
+      tests/gpu/test_interpret_rows.py -k "static or rope or inlined" -p no:cacheprovider --timeout 150 --tb=short -rfs -v \
+      > "$OUT/compose_tests_s18.txt" 2>&1; echo "tests rc=$?"
+    grep -E "static|FAILED|ERROR|passed|failed" "$OUT/compose_tests_s18.txt" | tail -12
+    timeout -k 5 330 python3 bench/gpu_patterns.py --out "$OUT" --sweep 0 --rounds 3 \
+      --variants eager,inductor,trex_compile,trex_compile_triton_launcher > "$OUT/gpu_patterns_log.txt" 2>&1
+    echo "gpu_patterns rc=$?"; tail -16 "$OUT/gpu_patterns_log.txt" | cut -c1-400 ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S|V)"; exit 2 ;;
 esac
