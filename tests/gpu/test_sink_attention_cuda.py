@@ -63,3 +63,29 @@ def test_the_pattern_runs_cudnn_through_backend_trex(mode):
     for got, exp in zip([out] + [x.grad for x in leaves], [want] + [x.grad for x in ref]):
         err = float((got.double() - exp).norm() / exp.norm())
         assert err < 2e-2, err
+
+
+def test_cudnn_ops_return_the_layout_their_fakes_declare():
+    """trex's own model hands the op a transposed query view ([B, T, H, D] -> [B, H, T, D]); cuDNN lays its
+    output out like the query, and a compiled graph asserts the fake's (contiguous) strides on the real
+    output: session 18's train_step stopped on exactly that. opcheck compares real and fake outputs
+    (strides included), forward and backward, for contiguous and transposed queries and expanded keys."""
+    from trex.passes.sink_attention.cuda import cudnn_attention_available
+    q, kv, mask, sinks = _inputs(48)
+    if not cudnn_attention_available(q):
+        pytest.skip("no cuDNN attention on this device")
+    b, h, t, d = q.shape
+    q_t = q.transpose(1, 2).contiguous().transpose(1, 2)          # the model's layout
+    k = kv.expand(b, h, kv.shape[2], d)
+    m = mask.expand(b, h, t, kv.shape[2])
+    for query in (q, q_t):
+        args = (query.detach().requires_grad_(), k.detach().requires_grad_(), k.detach().requires_grad_(), m,
+                sinks.detach().requires_grad_(), 0.125)
+        torch.library.opcheck(torch.ops.trex.sink_attention_cudnn.default, args)
+        out, lse = torch.ops.trex.sink_attention_cudnn(*[a.detach() if torch.is_tensor(a) else a for a in args])
+        assert out.is_contiguous() and lse.is_contiguous()
+        grad = torch.randn_like(out)
+        bwd_args = (grad, query, k, k, m, sinks, out, lse, 0.125)
+        torch.library.opcheck(torch.ops.trex.sink_attention_cudnn_bwd.default, bwd_args,
+                              test_utils=("test_schema", "test_faketensor"))
+        assert all(g.is_contiguous() for g in torch.ops.trex.sink_attention_cudnn_bwd(*bwd_args)[:3])

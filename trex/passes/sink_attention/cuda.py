@@ -46,7 +46,12 @@ def sink_attention_cudnn(query: torch.Tensor, key: torch.Tensor, value: torch.Te
                                                          scale=scale)[:2]
     lse = lse.reshape(b, h, t, 1)
     a = torch.sigmoid(lse - sinks.float().reshape(1, h, 1, 1))
-    return (out.float() * a).to(query.dtype), lse.clone()
+    # written into the contiguous tensor the fake declares: cuDNN lays `out` out like the query (a transposed
+    # view [B, T, H, D] in trex's own model), and an elementwise result keeps that layout, which Inductor's
+    # stride assertion refused (session 18's train_step)
+    res = query.new_empty(b, h, t, value.shape[-1])
+    torch.mul(out, a, out=res)          # in fp32 (the common dtype), rounded once into query's dtype
+    return res, lse.clone(memory_format=torch.contiguous_format)
 
 
 @sink_attention_cudnn.register_fake
@@ -69,12 +74,13 @@ def sink_attention_cudnn_bwd(grad: torch.Tensor, query: torch.Tensor, key: torch
     dq, dk, dv = aten._scaled_dot_product_cudnn_attention_backward(
         d_out, query, key, value, out, lse, None, None, mask, None, None, t, key.shape[2], 0.0, False, scale=scale)
     dsinks = -((1 - a) * (g * out.float()).sum(-1, keepdim=True)).sum(dim=(0, 2, 3))
-    return dq, dk, dv, dsinks.to(sinks.dtype)
+    # contiguous, as the fake declares (cuDNN's gradients follow their inputs' layouts, which may be views)
+    return dq.contiguous(), dk.contiguous(), dv.contiguous(), dsinks.to(sinks.dtype)
 
 
 @sink_attention_cudnn_bwd.register_fake
 def _bwd_fake(grad, query, key, value, mask, sinks, out, lse, scale):
-    return (torch.empty_like(query), key.new_empty(key.shape), value.new_empty(value.shape),
+    return (query.new_empty(query.shape), key.new_empty(key.shape), value.new_empty(value.shape),
             sinks.new_empty(sinks.shape))
 
 
