@@ -11,6 +11,7 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh H   # host tax per step (bench/host_tax.py) + the reduce-overhead chain test (~7 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh S   # session 18: static launcher + one-kernel RoPE tests, host tax with/without the static launcher (~8 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh V   # session 18: part S's tests, then gpu_patterns in 3 rounds with the launcher variant (~8 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh T   # session 19: sink attention's CUDA layout test, train_step small 2 layers, the CUDA suite (~9.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # composition tests, gpu_patterns, SwiGLU's Inductor code, train_step small (~9.5 min)
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
@@ -126,5 +127,16 @@ PY
     timeout -k 5 330 python3 bench/gpu_patterns.py --out "$OUT" --sweep 0 --rounds 3 \
       --variants eager,inductor,trex_compile,trex_compile_triton_launcher > "$OUT/gpu_patterns_log.txt" 2>&1
     echo "gpu_patterns rc=$?"; tail -16 "$OUT/gpu_patterns_log.txt" | cut -c1-400 ;;
-  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S|V)"; exit 2 ;;
+  T)  # dc9a142's sink-attention layout fix on a GPU, then the small train_step it unblocked, then the rest of
+      # the CUDA tests and fuzz (whatever fits; -rA names each test that ran)
+    timeout -k 5 100 python3 -m pytest tests/gpu/test_sink_attention_cuda.py -v -p no:cacheprovider --timeout 90 \
+      --tb=short -rfs > "$OUT/sink_tests.txt" 2>&1; echo "sink tests rc=$?"
+    grep -E "PASSED|FAILED|ERROR|passed|failed" "$OUT/sink_tests.txt" | tail -8
+    timeout -k 5 300 python3 bench/train_step.py --modes inductor,trex --n-layers 2 --budget-s 290 \
+      --out "$OUT/train_step.json" > "$OUT/train_step_log.txt" 2>&1
+    echo "train_step rc=$?"; tail -12 "$OUT/train_step_log.txt"
+    timeout -k 5 170 python3 -m pytest tests/gpu -p no:cacheprovider --timeout 60 --tb=line -q -rfEs \
+      --ignore tests/gpu/test_sink_attention_cuda.py > "$OUT/cuda_suite.txt" 2>&1
+    echo "cuda suite rc=$?"; grep -E "FAILED|ERROR|passed|failed" "$OUT/cuda_suite.txt" | tail -14 ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S|V|T)"; exit 2 ;;
 esac
