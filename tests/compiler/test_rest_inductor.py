@@ -108,3 +108,16 @@ def test_inlined_kernels_ask_for_inductors_static_launcher(monkeypatch, user, ex
     out = torch.compile(rms, backend="trex", options={"rest": "inductor", "inductor": user})(x, w)
     torch.testing.assert_close(out, rms(x, w))
     assert seen and seen[0].get("static_launch_user_defined_triton_kernels", False) is expected
+
+
+@pytest.mark.parametrize("rest, warmed", [("inductor", 1), ("aten", 0)])
+def test_inductor_compile_pool_is_warmed_at_backend_entry(monkeypatch, rest, warmed):
+    """With Inductor for the rest, trex starts Inductor's compile subprocesses before its own fusion runs,
+    as Inductor's backend does (else Inductor compiles kernels serially until the pool is up)."""
+    import torch._inductor.async_compile as async_compile
+
+    calls = []
+    monkeypatch.setattr(async_compile, "maybe_warm_pool", lambda: calls.append("warm"))
+    x, w = torch.randn(4, 16), torch.randn(16)
+    torch.compile(rms, backend="trex", options={"rest": rest})(x, w)
+    assert len(calls) == warmed

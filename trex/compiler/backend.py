@@ -500,11 +500,24 @@ def _compile_torchair(prepared: fx.GraphModule, example_inputs: list, opts: Trex
 _REST_COMPILE = {"aten": _compile_aten, "inductor": _compile_inductor, "torchair": _compile_torchair}
 
 
+def _warm_inductor_compile_pool() -> None:
+    """Start Inductor's compile subprocesses now, as Inductor's own backend does at its entry: until the
+    pool answers, Inductor builds each Triton kernel serially in this process, and without this call the
+    pool is only asked for at the first kernel, after trex's fusion and AOTAutograd's trace."""
+    try:
+        from torch._inductor.async_compile import maybe_warm_pool
+    except ImportError:  # a torch without the pool: nothing to warm
+        return
+    maybe_warm_pool()
+
+
 def trex_backend(gm: fx.GraphModule, example_inputs: list, options: dict | None = None,
                  mode: str | None = None) -> Any:
     """torch.compile backend entry point (``backend="trex"``; ``mode`` is torch.compile's)."""
     opts = TrexOptions.from_dict(options, mode)
     rest = opts.rest_for(example_inputs)
+    if rest == "inductor":
+        _warm_inductor_compile_pool()
     _load_device_kernels(example_inputs)
     try:
         from torch._guards import CompileContext
