@@ -177,6 +177,13 @@ def compile_phases() -> dict:
     return {k: float(sum(v)) for k, v in metrics.items()}
 
 
+def declared_writes() -> int:
+    """How many times torch's "which arguments does this launch write" was answered from trex's
+    declaration (trex/codegen_triton/writes.py) instead of a TTIR analysis, so far in this process."""
+    from trex.codegen_triton import writes
+    return writes.counters["declared"]
+
+
 def run(mode: str, caches: str) -> dict:
     from transformers import DeepseekV4ForCausalLM
 
@@ -241,7 +248,7 @@ def run(mode: str, caches: str) -> dict:
            "graphs": len(reports),
            "fused_per_family": dict(fused), "fallbacks": fallbacks[:10],
            "trex_seconds": [r.seconds for r in reports][:4],
-           "first_step_phases_s": phases}
+           "first_step_phases_s": phases, "declared_kernel_writes": declared_writes()}
     if DEVICE == "cuda":
         row.update(profile_step(step))
         torch.cuda.empty_cache()

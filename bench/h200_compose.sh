@@ -12,6 +12,7 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh S   # session 18: static launcher + one-kernel RoPE tests, host tax with/without the static launcher (~8 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh V   # session 18: part S's tests, then gpu_patterns in 3 rounds with the launcher variant (~8 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh T   # session 19: sink attention's CUDA layout test, train_step small 2 layers, the CUDA suite (~9.5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh M   # session 20: declared kernel writes vs torch's analysis, e2e trex_ro + inductor_ro loop experts (~7 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # composition tests, gpu_patterns, SwiGLU's Inductor code, train_step small (~9.5 min)
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
@@ -138,5 +139,14 @@ PY
     timeout -k 5 170 python3 -m pytest tests/gpu -p no:cacheprovider --timeout 60 --tb=line -q -rfEs \
       --ignore tests/gpu/test_sink_attention_cuda.py > "$OUT/cuda_suite.txt" 2>&1
     echo "cuda suite rc=$?"; grep -E "FAILED|ERROR|passed|failed" "$OUT/cuda_suite.txt" | tail -14 ;;
-  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S|V|T)"; exit 2 ;;
+  M)  # session 20: declared kernel writes checked against torch's TTIR analysis on every op, then part L
+    python3 -c "import inspect, torch._higher_order_ops.triton_kernel_wrap as t; print('torch', __import__('torch').__version__, \
+      {n: str(inspect.signature(getattr(t, n))) for n in ('get_mutated_tensors', 'identify_mutated_tensors') if hasattr(t, n)})"
+    timeout -k 5 150 python3 -m pytest tests/gpu/test_inductor_cuda.py -k declared_kernel_writes -p no:cacheprovider \
+      --timeout 140 --tb=short -rfs -q > "$OUT/writes_tests.txt" 2>&1; echo "writes tests rc=$?"
+    grep -E "FAILED|ERROR|passed|failed" "$OUT/writes_tests.txt" | tail -8
+    unset EXPERTS
+    timeout -k 5 400 python3 bench/e2e_hf.py --out "$OUT" trex_ro inductor_ro > "$OUT/e2e_log.txt" 2>&1
+    echo "e2e rc=$?"; grep -v "^{" "$OUT/e2e_log.txt" | tail -4 ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S|V|T|M)"; exit 2 ;;
 esac

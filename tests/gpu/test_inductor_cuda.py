@@ -77,6 +77,37 @@ def test_each_fused_op_is_inlined_into_inductor(name, dtype):
     assert ran, f"no sample of {name} has a kernel"
 
 
+@pytest.mark.parametrize("name", _ops_with_cuda_kernels())
+def test_declared_kernel_writes_match_torchs_analysis(name, monkeypatch):
+    """Every traced launch of trex's kernels answers torch's "which arguments does it write" from the
+    launch site's declaration (codegen_triton/writes.py); with VERIFY, torch's TTIR analysis runs too and
+    must agree, for every sample of every op with a kernel (both dtypes, printed and hand-written)."""
+    import warnings
+
+    from trex.codegen_triton import target, writes
+    from trex.compiler import registry
+    monkeypatch.setattr(writes, "VERIFY", True)
+    fop = registry.fused_ops()[name]
+    before = writes.counters["declared"]
+    for dtype in (torch.bfloat16, torch.float32):
+        for args in list(_samples(name, dtype))[:2]:
+            tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+
+            def call(*ts, args=args, tensors=tensors):
+                full = list(args)
+                for i, t in zip(tensors, ts):
+                    full[i] = t
+                return fop.op(*full)
+            torch._dynamo.reset()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                torch.compile(call, backend="trex", fullgraph=True)(*[args[i] for i in tensors])
+            assert not [w for w in caught if "declares writes" in str(w.message)], [str(w.message) for w in caught]
+            assert not [k for k in target._NOT_INLINED if k[0] == name], target._NOT_INLINED
+    if not target._writes_views(registry.kernel_spec(name)):   # a view-writing runner is never traced
+        assert writes.counters["declared"] > before
+
+
 def rms_block(x, w, up):
     xf = x.float()
     h = w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)

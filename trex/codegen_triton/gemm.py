@@ -85,7 +85,7 @@ def rows_matmul_cuda(a: torch.Tensor, b: torch.Tensor, block_k: int = 128, block
     if T == 0:
         return out.zero_().sum(0)
     block_m = max(16, triton.next_power_of_2(M))
-    launchable(_kernel())[(k_blocks, splits)](a, b, out, T, M, K, rows_per_split, a.stride(0), b.stride(0),
+    launchable(_kernel(), ("out_ptr",))[(k_blocks, splits)](a, b, out, T, M, K, rows_per_split, a.stride(0), b.stride(0),
                                   BLOCK_M=block_m, BLOCK_T=block_t, BLOCK_K=block_k,
                                   B_BF16=b.dtype == torch.bfloat16, num_warps=4, num_stages=3)
     return out[0] if splits == 1 else out.sum(0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import inspect
 import math
 import os
 import sys
@@ -188,12 +189,22 @@ def run_program(p: Program, inputs: dict, scalars: dict | None = None, tiling: T
                                         dtype=torch.float32, device=device))
             else:
                 args.append(lp.rows)
-        launchable(lp.kernel.fn)[lp.grid](*args, num_warps=lp.tiling.num_warps, num_stages=lp.tiling.num_stages)
+        launchable(lp.kernel.fn, _written_params(lp, ins))[lp.grid](*args, num_warps=lp.tiling.num_warps,
+                                                                    num_stages=lp.tiling.num_stages)
     for h in p.finalize:
         outs[h.out] = _host_op(h, outs, ins)
     for name in lp.partial:
         outs.pop(name, None)
     return outs
+
+
+def _written_params(lp: LaunchPlan, ins: dict) -> tuple[str, ...]:
+    """The kernel parameters a printed kernel writes: its output and scratch pointers (a program never
+    writes its inputs), by the names @triton.jit gives the positional arguments run_program passes."""
+    fn = lp.kernel.fn
+    params = getattr(fn, "arg_names", None) or list(inspect.signature(getattr(fn, "fn", fn)).parameters)
+    return tuple(params[i] for i, (kind, name, _) in enumerate(lp.arg_spec)
+                 if kind == "scratch" or (kind == "ptr" and name not in ins))
 
 
 def _host_op(h, result: dict, ins: dict) -> torch.Tensor:

@@ -137,7 +137,7 @@ def mhc_dx_dfn_triton(x: torch.Tensor, dli: torch.Tensor, fn: torch.Tensor, dh: 
     splits = triton.cdiv(T, rows_per_split) if T else 1
     out = torch.zeros((splits, M, K), device=x.device, dtype=torch.float32)
     if T:
-        launchable(_kernel())[(k_blocks, splits)](
+        launchable(_kernel(), ("dx_ptr", "dfn_ptr"))[(k_blocks, splits)](
             x, dli, fn, dh, dss2, pre, dx, out, T, M, rows_per_split, x.stride(0), dli.stride(0), dh.stride(0),
             pre.stride(0), dx.stride(0), D=d, K=K, BLOCK_M=max(16, triton.next_power_of_2(M)), BLOCK_T=block_t,
             BLOCK_K=bk, X_BF16=x.dtype == torch.bfloat16, PIPELINE=x.is_cuda if pipeline is None else bool(pipeline),

@@ -79,6 +79,11 @@ def _kernel():
     return _KERNEL
 
 
+def _proj_writes(kwargs: dict) -> tuple[str, ...]:
+    """The parameters mhc_proj_kernel stores to: dpp only with dli (without, ssp stands in its slot)."""
+    return ("hp_ptr", "ssp_ptr", "dpp_ptr") if kwargs.get("WITH_DLI") else ("hp_ptr", "ssp_ptr")
+
+
 def slices_per_stream(rows: int, n: int, d: int, block_t: int, block_k: int, sms: int) -> int:
     """J: enough programs for ~4 resident tiles per SM (loads in flight while a tile's dots run), each
     slice at least 4 column blocks long (so the pipeline fills), a power of two (the partial count P = n J
@@ -129,7 +134,7 @@ def mhc_proj_triton(x: torch.Tensor, fn: torch.Tensor, n: int, dli: torch.Tensor
     if T:
         if dli is not None and dli.stride(-1) != 1:
             dli = dli.contiguous()
-        launchable(_kernel())[(triton.cdiv(T, block_t), P)](
+        launchable(_kernel(), _proj_writes)[(triton.cdiv(T, block_t), P)](
             x, fn, dli if dli is not None else x, hp, ssp, dpp if dpp is not None else ssp, T, x.stride(0),
             dli.stride(0) if dli is not None else 0, D=d, K=K, M=M, J=J, P=P,
             BLOCK_M=max(16, triton.next_power_of_2(M)), BLOCK_T=block_t, BLOCK_K=block_k, NUM_STAGES=num_stages,

@@ -170,6 +170,8 @@ def register() -> None:
 
     if _REGISTERED:
         return
+    from . import writes
+    writes.install()   # torch asks which arguments each traced launch writes; trex's kernels declare it
     targets.register_target(TARGET_NAME, run, available=available, replace=True,
                             description="Triton kernels printed from the Kernel IR (codegen_triton)")
     for name, fop in registry.fused_ops().items():

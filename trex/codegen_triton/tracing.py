@@ -23,9 +23,14 @@ def tracing() -> bool:
     return _TRACED.get()
 
 
-def launchable(fn):
-    """`fn` (a @triton.jit function) as the current mode launches it: itself, or wrapped for tracing."""
+def launchable(fn, writes):
+    """`fn` (a @triton.jit function) as the current mode launches it: itself, or wrapped for tracing.
+    `writes` names the parameters the launch writes (a tuple, or a function of the launch's keyword
+    arguments): traced, torch is told them instead of analysing the kernel's TTIR (`writes.py`)."""
     if _TRACED.get():
         from torch.library import wrap_triton
+
+        from . import writes as declared_writes
+        declared_writes.declare(fn, writes)
         return wrap_triton(fn)
     return fn
