@@ -177,6 +177,9 @@ def compile_phases() -> dict:
     return {k: float(sum(v)) for k, v in metrics.items()}
 
 
+LOSS_RTOL = 0.01   # a mode's final loss against the first mode's (main: every mode, same seed and steps)
+
+
 def declared_writes() -> int:
     """How many times torch's "which arguments does this launch write" was answered from trex's
     declaration (trex/codegen_triton/writes.py) instead of a TTIR analysis, so far in this process."""
@@ -316,18 +319,27 @@ def main(argv=None):
             import traceback
             traceback.print_exc()
             row = {"mode": mode, "error": f"{type(err).__name__}: {err}"[:600]}
+        first_ok = next((r for r in result["rows"] if "loss" in r), None)
+        if "loss" in row and first_ok is not None:
+            # every mode trains the same model from the same seed for the same steps: a loss that drifts
+            # from the first mode's is a wrong compiled program, whatever its speed (bf16 runs agree to ~0.1%)
+            row["loss_ok"] = abs(row["loss"] - first_ok["loss"]) <= LOSS_RTOL * abs(first_ok["loss"])
+            if not row["loss_ok"]:
+                print(f"bench/e2e_hf.py: WRONG RESULT: {mode}'s loss {row['loss']:.4f} differs from "
+                      f"{first_ok['mode']}'s {first_ok['loss']:.4f} by more than {LOSS_RTOL:.0%}", flush=True)
         result["rows"].append(row)
         print(json.dumps(row), flush=True)
         atomic_write_json(path, result)
     print(f"\n{'mode':14s} {'ms/step':>8s} {'tok/s':>9s} {'MFU':>6s} {'first s':>8s} {'caches':>9s} {'regions':>8s} "
-          f"{'graphs':>6s} {'launch':>7s} {'busy':>5s}  fused")
+          f"{'graphs':>6s} {'launch':>7s} {'busy':>5s} {'loss':>7s}  fused")
     for r in result["rows"]:
         if "error" in r:
             print(f"{r['mode']:14s} error: {r['error'][:100]}")
             continue
         print(f"{r['mode']:14s} {r['step_ms']:8.2f} {r['tokens_per_s']:9.0f} {100 * r['mfu']:5.1f}% "
               f"{r['first_step_s']:8.1f} {r['caches']:>9s} {'regional' if r['regional'] else 'whole':>8s} "
-              f"{r['dynamo_graphs']:6d} {r.get('launches', 0):7d} {100 * r.get('busy', 0):4.0f}%  {r['fused_per_family']}")
+              f"{r['dynamo_graphs']:6d} {r.get('launches', 0):7d} {100 * r.get('busy', 0):4.0f}% "
+              f"{r['loss']:7.4f}{'' if r.get('loss_ok', True) else ' WRONG'}  {r['fused_per_family']}")
 
 
 if __name__ == "__main__":

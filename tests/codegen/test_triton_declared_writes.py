@@ -57,6 +57,18 @@ def test_a_declared_kernel_is_answered_without_torchs_analysis(analysis):
     assert analysis == [] and writes.counters["declared"] == before + 2
 
 
+def test_inductors_lowering_is_answered_for_ir_buffers_too(analysis):
+    """While Inductor lowers a user kernel the arguments are its IR buffers, not tensors: a declared
+    output is still named (H200 session 20: filtering on torch.Tensor answered "nothing is written"
+    there, and transformers' V4 trained to a wrong loss)."""
+    class Buffer:  # stands in for an Inductor TensorBox
+        pass
+    fn = kernel("lowered")
+    writes.declare(fn, ("out_ptr",))
+    assert tkw.identify_mutated_tensors(fn, {"x_ptr": Buffer(), "out_ptr": Buffer(), "n": 7, "B": None}, {}) \
+        == ["out_ptr"]
+
+
 def test_an_undeclared_kernel_goes_to_torchs_analysis(analysis):
     fn = kernel("foreign")
     kwargs = {"x_ptr": torch.zeros(2), "y_ptr": torch.zeros(2)}

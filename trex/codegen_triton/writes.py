@@ -21,6 +21,7 @@ import torch
 
 Writes = tuple[str, ...] | Callable[[dict], Iterable[str]]
 
+_NOT_TENSORS = (bool, int, float, str, type(None), torch.SymInt, torch.SymFloat)
 _WRITES: dict[int, tuple[object, Writes]] = {}   # id(kernel) -> (kernel, its written parameter names)
 counters: collections.Counter = collections.Counter()  # "declared": questions answered from a declaration
 VERIFY = False   # also run torch's analysis and raise when it disagrees (tests)
@@ -44,7 +45,9 @@ def declared(kernel, kwargs: dict) -> list[str] | None:
         return None
     writes = hit[1]
     names = set(writes(kwargs) if callable(writes) else writes)
-    return [k for k, v in kwargs.items() if k in names and isinstance(v, torch.Tensor)]
+    # the values are tensors while AOTAutograd functionalizes, Inductor's IR buffers while it lowers: a
+    # declared pointer parameter is named whatever its value is (only scalars and None are skipped)
+    return [k for k, v in kwargs.items() if k in names and not isinstance(v, _NOT_TENSORS)]
 
 
 _ANALYSING = False   # inside VERIFY's call of torch's analysis: declarations are not consulted
