@@ -13,6 +13,7 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh V   # session 18: part S's tests, then gpu_patterns in 3 rounds with the launcher variant (~8 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh T   # session 19: sink attention's CUDA layout test, train_step small 2 layers, the CUDA suite (~9.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh M   # session 20: declared kernel writes vs torch's analysis, e2e trex_ro + inductor_ro loop experts (~7 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh U   # session 20: train_step small 2 layers, the whole CUDA suite in 8 workers (~9.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # composition tests, gpu_patterns, SwiGLU's Inductor code, train_step small (~9.5 min)
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
@@ -148,5 +149,13 @@ PY
     unset EXPERTS
     timeout -k 5 400 python3 bench/e2e_hf.py --out "$OUT" trex_ro inductor_ro > "$OUT/e2e_log.txt" 2>&1
     echo "e2e rc=$?"; grep -v "^{" "$OUT/e2e_log.txt" | tail -4 ;;
-  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S|V|T|M)"; exit 2 ;;
+  U)  # session 20: the small train_step at 2 layers into a JSON (call T's was lost), then the whole CUDA suite
+      # (tests and fuzz) in 8 xdist workers sharing the GPU (pytest-xdist travels in .whl/)
+    timeout -k 5 270 python3 bench/train_step.py --modes inductor,trex --n-layers 2 --budget-s 260 \
+      --out "$OUT/train_step.json" > "$OUT/train_step_log.txt" 2>&1
+    echo "train_step rc=$?"; tail -8 "$OUT/train_step_log.txt"
+    timeout -k 5 285 python3 -m pytest tests/gpu -n 8 -p no:cacheprovider --timeout 240 --tb=short -q -rfEs \
+      > "$OUT/cuda_suite.txt" 2>&1
+    echo "cuda suite rc=$?"; grep -E "FAILED|ERROR|passed|failed" "$OUT/cuda_suite.txt" | tail -14 ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S|V|T|M|U)"; exit 2 ;;
 esac
