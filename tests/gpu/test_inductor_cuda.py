@@ -87,6 +87,11 @@ def test_declared_kernel_writes_match_torchs_analysis(name, monkeypatch):
     from trex.codegen_triton import target, writes
     from trex.compiler import registry
     monkeypatch.setattr(writes, "VERIFY", True)
+    # a graph another test compiled in this process would come from Inductor's caches, untraced (xdist)
+    import torch._inductor.config as inductor_config
+    monkeypatch.setattr(inductor_config, "fx_graph_cache", False)
+    import torch._functorch.config as functorch_config
+    monkeypatch.setattr(functorch_config, "enable_autograd_cache", False)
     fop = registry.fused_ops()[name]
     before = writes.counters["declared"]
     for dtype in (torch.bfloat16, torch.float32):
