@@ -44,6 +44,19 @@ def _ops_with_cuda_kernels():
     return sorted(n for n, s in registry.kernel_specs().items() if "cuda" in s.targets)
 
 
+def _tensor_call(fop, args):
+    """fused op `fop` on `args` as a function of their tensors only (the scalars baked in), and those
+    tensors: what torch.compile traces."""
+    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+
+    def call(*ts):
+        full = list(args)
+        for i, t in zip(tensors, ts):
+            full[i] = t
+        return fop.op(*full)
+    return call, [args[i] for i in tensors]
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("name", _ops_with_cuda_kernels())
 def test_each_fused_op_is_inlined_into_inductor(name, dtype):
@@ -55,16 +68,10 @@ def test_each_fused_op_is_inlined_into_inductor(name, dtype):
     fop = registry.fused_ops()[name]
     ran = 0
     for args in list(_samples(name, dtype))[:2]:
-        tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-
-        def call(*ts, args=args, tensors=tensors):
-            full = list(args)
-            for i, t in zip(tensors, ts):
-                full[i] = t
-            return fop.op(*full)
+        call, tensor_args = _tensor_call(fop, args)
         torch._dynamo.reset()
         compiled = torch.compile(call, backend="trex", fullgraph=True)
-        out, (code, *_) = run_and_get_code(compiled, *[args[i] for i in tensors])
+        out, (code, *_) = run_and_get_code(compiled, *tensor_args)
         # a runner writing into views of one output stays an extern call (target._writes_views: why)
         extern = f"torch.ops.trex.{name}.default(" in code
         assert extern == _writes_views(registry.kernel_spec(name)), code[-3000:]
@@ -96,17 +103,11 @@ def test_declared_kernel_writes_match_torchs_analysis(name, monkeypatch):
     before = writes.counters["declared"]
     for dtype in (torch.bfloat16, torch.float32):
         for args in list(_samples(name, dtype))[:2]:
-            tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-
-            def call(*ts, args=args, tensors=tensors):
-                full = list(args)
-                for i, t in zip(tensors, ts):
-                    full[i] = t
-                return fop.op(*full)
+            call, tensor_args = _tensor_call(fop, args)
             torch._dynamo.reset()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                torch.compile(call, backend="trex", fullgraph=True)(*[args[i] for i in tensors])
+                torch.compile(call, backend="trex", fullgraph=True)(*tensor_args)
             assert not [w for w in caught if "declares writes" in str(w.message)], [str(w.message) for w in caught]
             assert not [k for k in target._NOT_INLINED if k[0] == name], target._NOT_INLINED
     if not target._writes_views(registry.kernel_spec(name)):   # a view-writing runner is never traced

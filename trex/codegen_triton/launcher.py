@@ -189,8 +189,10 @@ def run_program(p: Program, inputs: dict, scalars: dict | None = None, tiling: T
                                         dtype=torch.float32, device=device))
             else:
                 args.append(lp.rows)
-        launchable(lp.kernel.fn, _written_params(lp, ins))[lp.grid](*args, num_warps=lp.tiling.num_warps,
-                                                                    num_stages=lp.tiling.num_stages)
+        # the written parameters only matter to a traced launch: an eager one (the hot path) skips them
+        writes = _written_params(lp, ins) if tracing() else ()
+        launchable(lp.kernel.fn, writes)[lp.grid](*args, num_warps=lp.tiling.num_warps,
+                                                  num_stages=lp.tiling.num_stages)
     for h in p.finalize:
         outs[h.out] = _host_op(h, outs, ins)
     for name in lp.partial:
