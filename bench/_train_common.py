@@ -286,9 +286,10 @@ def scratch_dir(name: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"trex_{name}_"))
 
 
-def step_stats(records: list[dict], warmup: int) -> dict:
-    """Medians over the steps after `warmup` (all steps if there are no more)."""
-    timed = records[warmup:] or records
+def step_stats(records: list[dict], warmup: int, exclude_steps: tuple = ()) -> dict:
+    """Medians over the steps after `warmup` (all steps if there are no more), leaving out
+    `exclude_steps` (a step run under the profiler, which slows the host)."""
+    timed = [r for r in records[warmup:] if r.get("step") not in exclude_steps] or records[warmup:] or records
     if not records:
         return {}
     return {"steps_timed": len(timed), "tokens_per_s": median([r["tokens_per_s"] for r in timed]),

@@ -29,12 +29,17 @@ Model: the config of ../shared/anchors/e2e_hf_v4.py (hidden 1024, 16 experts top
 so the numbers compare with the issue's. Env: LAYERS (2), EXPERTS (e.g. grouped_mm), B (4), T (2048),
 PEAK_TFLOPS (989, the H200's dense bf16 datasheet rate). FLOPs per token: 6 x activated parameters
 (embedding excluded) + the attention term over the sliding window, as the anchor counts them.
+Each mode runs in a process of its own with empty on-disk caches (--same-process: all modes in this one,
+caches as found, the order charging the first mode with the process's one-time costs: CUDA and cuBLAS
+initialisation, Inductor's imports, its compile pool's start). FIRST_STEP_PROFILE=1 writes a cProfile of
+each mode's first step beside the JSON (first_step_<mode>.txt: the top functions by cumulative and own time).
 Needs a transformers with DeepSeek-V4 (>= 5.18). Writes <out>/e2e_hf.json after every mode.
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import cProfile
 import datetime
 import json
 import os
@@ -217,11 +222,18 @@ def run(mode: str, caches: str) -> dict:
     if DEVICE == "cuda":
         torch.cuda.reset_peak_memory_stats()
     phases_before = compile_phases()
+    profiler = cProfile.Profile() if os.environ.get("FIRST_STEP_PROFILE") == "1" else None
     with logs.capture() as reports:
         t0 = time.perf_counter()
+        if profiler:
+            profiler.enable()
         step()
         sync()
+        if profiler:
+            profiler.disable()
         first = time.perf_counter() - t0
+    if profiler:
+        write_profile(profiler, os.path.join(PROFILE_DIR or ".", f"first_step_{mode}.txt"), first)
     phases = {k: round(v - phases_before.get(k, 0.0), 3) for k, v in compile_phases().items()
               if v - phases_before.get(k, 0.0) >= 0.05}
     for _ in range(3 if DEVICE == "cuda" else 0):
@@ -258,6 +270,39 @@ def run(mode: str, caches: str) -> dict:
     return row
 
 
+PROFILE_DIR = None   # main() sets it to --out
+
+
+def write_profile(profiler, path: str, first_s: float) -> None:
+    """The first step's cProfile as text: top 70 by cumulative time, top 50 by own time (cProfile slows
+    Python ~1.5x, so read the shares, not the seconds)."""
+    import io
+    import pstats
+    buf = io.StringIO()
+    buf.write(f"first step {first_s:.2f} s under cProfile\n")
+    stats = pstats.Stats(profiler, stream=buf)
+    stats.sort_stats("cumulative").print_stats(70)
+    stats.sort_stats("tottime").print_stats(50)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(buf.getvalue())
+
+
+def run_in_own_process(mode: str, out: str, extra_args: list) -> dict:
+    """One mode in a fresh Python process with empty on-disk compile caches: a user's cold first run."""
+    with tempfile.TemporaryDirectory(prefix=f"e2e_{mode}_") as tmp:
+        row_path = os.path.join(tmp, "row.json")
+        cmd = [sys.executable, os.path.abspath(__file__), mode, "--out", out, "--cache-dir",
+               os.path.join(tmp, "caches"), "--row-json", row_path, *extra_args]
+        proc = subprocess.run(cmd)
+        if proc.returncode != 0 or not os.path.isfile(row_path):
+            return {"mode": mode, "error": f"the mode's process exited with {proc.returncode} (its log is above)"}
+        with open(row_path) as f:
+            row = json.load(f)
+    row["process"] = "own"
+    return row
+
+
 def git_commit() -> str:
     if os.environ.get("TREX_COMMIT"):
         return os.environ["TREX_COMMIT"]
@@ -283,6 +328,10 @@ def main(argv=None):
     p.add_argument("--out", default=os.environ.get("OUT", "bench_out"))
     p.add_argument("--cache-dir", help="on-disk compile caches under this folder (one mode per process: "
                                        "empty folder = cold first step, a previous run's = warm)")
+    p.add_argument("--same-process", action="store_true",
+                   help="run every mode in this process (caches as found; the first mode pays the process's "
+                        "one-time costs) instead of one fresh process per mode with empty caches")
+    p.add_argument("--row-json", help=argparse.SUPPRESS)   # a child of run_in_own_process: write its row here
     p.add_argument("--dry-run", action="store_true",
                    help="on the CPU, one step per mode (set B, T and LAYERS small): checks the script, measures nothing")
     args = p.parse_args(argv)
@@ -290,6 +339,8 @@ def main(argv=None):
            or ("+" in m and not m.endswith("+warm"))]
     if bad:
         p.error(f"unknown mode(s) {bad}; choose from {list(MODES)}, optionally with the suffix '+warm'")
+    global PROFILE_DIR
+    PROFILE_DIR = args.out
     if args.cache_dir and len(args.modes) != 1:
         p.error(f"--cache-dir measures one mode per process (cold, then warm in a second process); got "
                 f"{len(args.modes)} modes: run one mode per command")
@@ -312,13 +363,28 @@ def main(argv=None):
     path = os.path.join(args.out, f"e2e_hf_L{os.environ.get('LAYERS', 2)}_{os.environ.get('EXPERTS', 'loop')}"
                                   f"{'_regional' if regional() else ''}"
                                   f"{f'_{args.modes[0]}_{caches}' if args.cache_dir else ''}.json")
-    for mode in args.modes:
+    if args.row_json:
         try:
-            row = run(mode, caches)
-        except Exception as err:  # noqa: BLE001 - one broken mode must not lose the others' numbers
+            row = run(args.modes[0], caches)
+        except Exception as err:  # noqa: BLE001 - reported to the parent as the mode's error
             import traceback
             traceback.print_exc()
-            row = {"mode": mode, "error": f"{type(err).__name__}: {err}"[:600]}
+            row = {"mode": args.modes[0], "error": f"{type(err).__name__}: {err}"[:600]}
+        atomic_write_json(args.row_json, row)
+        return
+    # a "+warm" mode recompiles in the process that compiled it once: it needs the shared process
+    own_process = not args.same_process and not args.cache_dir and not any("+" in m for m in args.modes)
+    for mode in args.modes:
+        if own_process:
+            row = run_in_own_process(mode, args.out, ["--dry-run"] if args.dry_run else [])
+        else:
+            try:
+                row = run(mode, caches)
+            except Exception as err:  # noqa: BLE001 - one broken mode must not lose the others' numbers
+                import traceback
+                traceback.print_exc()
+                row = {"mode": mode, "error": f"{type(err).__name__}: {err}"[:600]}
+            row["process"] = "shared" if len(args.modes) > 1 else "own"
         first_ok = next((r for r in result["rows"] if "loss" in r), None)
         if "loss" in row and first_ok is not None:
             # every mode trains the same model from the same seed for the same steps: a loss that drifts

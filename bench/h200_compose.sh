@@ -14,6 +14,8 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh T   # session 19: sink attention's CUDA layout test, train_step small 2 layers, the CUDA suite (~9.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh M   # session 20: declared kernel writes vs torch's analysis, e2e trex_ro + inductor_ro loop experts (~7 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh U   # session 20: train_step small 2 layers, the whole CUDA suite in 8 workers (~9.5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh F   # session 21: e2e inductor_ro, trex_ro loop experts, each mode in its own process (~5.5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh G   # session 21: train_step small 2 layers, 40 steps; the interpreter tests in their own process (~8.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # composition tests, gpu_patterns, SwiGLU's Inductor code, train_step small (~9.5 min)
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
@@ -157,5 +159,24 @@ PY
     timeout -k 5 285 python3 -m pytest tests/gpu -n 8 -p no:cacheprovider --timeout 240 --tb=short -q -rfEs \
       > "$OUT/cuda_suite.txt" 2>&1
     echo "cuda suite rc=$?"; grep -E "FAILED|ERROR|passed|failed" "$OUT/cuda_suite.txt" | tail -14 ;;
-  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S|V|T|M|U)"; exit 2 ;;
+  F)  # session 21: the first step measured fairly: each mode in a fresh process with empty caches (e2e_hf's
+      # default since session 21; call M2 ran trex_ro first in a shared process, charging it the process's
+      # one-time costs), transformers' loop experts, 2 layers
+    unset EXPERTS
+    timeout -k 5 330 python3 bench/e2e_hf.py --out "$OUT" inductor_ro trex_ro > "$OUT/e2e_log.txt" 2>&1
+    echo "e2e rc=$?"; grep -v "^{" "$OUT/e2e_log.txt" | tail -4
+    # trex_ro's first step again under cProfile (slower: read its shares, not its seconds)
+    FIRST_STEP_PROFILE=1 timeout -k 5 170 python3 bench/e2e_hf.py --out "$OUT/profiled" trex_ro \
+      > "$OUT/e2e_profiled_log.txt" 2>&1
+    echo "profiled e2e rc=$?"; head -3 "$OUT/profiled/first_step_trex_ro.txt" ;;
+  G)  # session 21: train_step small 2 layers over 40 steps (30 timed, the profiled step left out of the medians;
+      # call U timed 5), then the Triton-interpreter tests in a process of their own (TRITON_INTERPRET=1 from
+      # the start: in the suite's workers they skip, triton.language being imported for the GPU first)
+    timeout -k 5 330 python3 bench/train_step.py --modes inductor,trex --n-layers 2 --steps 40 --warmup 10 \
+      --budget-s 320 --out "$OUT/train_step.json" > "$OUT/train_step_log.txt" 2>&1
+    echo "train_step rc=$?"; tail -8 "$OUT/train_step_log.txt"
+    TRITON_INTERPRET=1 timeout -k 5 200 python3 -m pytest tests/gpu/test_interpret.py tests/gpu/test_interpret_rows.py \
+      -n 8 -p no:cacheprovider --timeout 180 --tb=short -q -rfEs > "$OUT/interpret_tests.txt" 2>&1
+    echo "interpreter tests rc=$?"; grep -E "FAILED|ERROR|passed|failed" "$OUT/interpret_tests.txt" | tail -8 ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S|V|T|M|U|F|G)"; exit 2 ;;
 esac

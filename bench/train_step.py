@@ -16,7 +16,8 @@ not share compile caches, counters or allocator state. The whole benchmark keeps
 each mode gets the time left minus a reserve for the modes after it, ends its loop before a step
 that would pass its share (train.max_seconds), and is killed and reported as "timeout" (with the
 phase it was in) if compilation alone overruns. compile_s = time above the steady step time summed
-over the steps (the first step's compile plus any recompile); the medians skip --warmup steps.
+over the steps (the first step's compile plus any recompile); the medians skip --warmup steps and the
+profiled step.
 Step --profile-step runs under torch.profiler (log.profile_steps): its kernels give launches, busy
 share, the sub-20-us tail and the family shares (trex.training.profile.anatomy_from_totals).
 Prints a table and writes --out, with the loss curves (JSON) and a plot of them beside it (.png).
@@ -45,7 +46,7 @@ def run_mode(mode: str, args, timeout_s: float, workdir) -> dict:
                           "log.profile_trace": False})
     run = launch(mode, overrides, timeout_s=timeout_s, workdir=workdir, config=config_for(args.model))
     result = {"mode": mode, "status": run["status"], "wall_s": run["wall_s"], "timeout_s": round(timeout_s, 1),
-              **step_stats(run["records"], args.warmup), "summary": run["summary"], "phases": run["phases"],
+              **step_stats(run["records"], args.warmup, exclude_steps=(args.profile_step,)), "summary": run["summary"], "phases": run["phases"],
               "per_step": run["records"]}
     if run["status"] != "ok":
         result["error"] = run.get("tail", "")[-4000:]

@@ -6,6 +6,7 @@ tests marked `cuda` need a CUDA GPU and Triton and skip otherwise.
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import pytest
 import torch
@@ -17,6 +18,23 @@ HAS_CUDA = HAS_TRITON and torch.cuda.is_available()
 
 requires_triton = pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed (optional: GPU target)")
 requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU and triton")
+
+INTERPRETER_COMMAND = ("TRITON_INTERPRET=1 python -m pytest tests/gpu/test_interpret.py "
+                       "tests/gpu/test_interpret_rows.py")
+
+
+def use_triton_interpreter(monkeypatch, tmp_path) -> None:
+    """Run this test's kernels in Triton's interpreter. Triton decides at import whether its library's
+    jit'd functions (tl.sum, tl.max...) are interpreter functions: in a process that imported
+    triton.language for the GPU first (a CUDA test ran before, in this process or xdist worker), an
+    interpreted kernel fails at its first library call ("Cannot call @triton.jit'd outside of the scope of
+    a kernel"), so the test skips and names the command that runs it in a process of its own."""
+    standard = sys.modules.get("triton.language.standard")
+    if standard is not None and type(getattr(standard, "sum", None)).__name__ != "InterpretedFunction":
+        pytest.skip(f"triton.language was imported in this process for the GPU (without TRITON_INTERPRET=1); "
+                    f"run the interpreter tests in a process of their own: {INTERPRETER_COMMAND}")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setenv("TREX_TRITON_CACHE", str(tmp_path))
 
 
 def program_variants():

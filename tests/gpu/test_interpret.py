@@ -13,7 +13,7 @@ import os
 import pytest
 import torch
 
-from gpu_cases import program_variants, requires_triton
+from gpu_cases import program_variants, requires_triton, use_triton_interpreter
 from trex.compiler.kernel_ir import ROWS, DType, TensorKind, interpret
 
 pytestmark = requires_triton
@@ -23,8 +23,7 @@ VARIANTS = [v for v in program_variants() if "fp16" not in v[0]]
 
 @pytest.fixture(autouse=True)
 def _interpreter(monkeypatch, tmp_path):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-    monkeypatch.setenv("TREX_TRITON_CACHE", str(tmp_path))
+    use_triton_interpreter(monkeypatch, tmp_path)
 
 
 def make_inputs(p, sizes, rows, gen):

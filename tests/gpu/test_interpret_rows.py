@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gpu_cases import requires_triton
+from gpu_cases import requires_triton, use_triton_interpreter
 from test_interpret import make_inputs, ulp_tol
 from trex.compiler.kernel_ir import ROWS, DType, Schedule, TensorKind, interpret, size
 
@@ -66,8 +66,7 @@ def _tilings(program, sizes: dict, rows: int):
 
 @pytest.fixture(autouse=True)
 def _interpreter(monkeypatch, tmp_path):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-    monkeypatch.setenv("TREX_TRITON_CACHE", str(tmp_path))
+    use_triton_interpreter(monkeypatch, tmp_path)
 
 
 # the interpreter takes ~1-8 s per (kernel, shape, tiling): the default run keeps 1000 columns x 3 and
