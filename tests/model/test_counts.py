@@ -73,6 +73,8 @@ def test_mfu_table_and_helper():
     assert mfu.device_key_from_name("NVIDIA H200") == "h200"
     assert mfu.device_key_from_name("Ascend910B2") == "ascend910b"
     assert mfu.device_key_from_name("Ascend910_9392") == "ascend910c_die"
+    assert mfu.device_key_from_name("NVIDIA H100 80GB HBM3") == "h100_sxm"
+    assert mfu.device_key_from_name("NVIDIA H100 PCIe") is None     # another peak, not in the table
     assert mfu.device_key_from_name("Tesla T4") is None
     # 1e9 FLOP/token at 1e5 tokens/s on 2 devices of 1e15 FLOP/s = 5 %
     assert mfu.mfu(1e9, 1e5, n_devices=2, peak_flops_per_device=1e15) == pytest.approx(0.05)

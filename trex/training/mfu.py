@@ -39,10 +39,15 @@ PEAK_BF16_DENSE: dict[str, PeakEntry] = {
         "BFLOAT16 Tensor Core 1,979 TFLOPS quoted 'with sparsity'; dense is half, 989.5 TFLOP/s "
         "(same tensor-core throughput as H100 SXM). Measured bf16 matmul on the project's H200: "
         "~790 TFLOP/s (reference/or_posttraining.md §5)"),
+    "h100_sxm": PeakEntry(
+        "NVIDIA H100 SXM (80GB HBM3)", 989.4e12,
+        "NVIDIA H100 datasheet (https://www.nvidia.com/en-us/data-center/h100/): SXM BF16 Tensor Core "
+        "1,979 TFLOPS quoted 'with sparsity'; dense is half, 989.4 TFLOP/s (the PCIe card, HBM2e, is lower "
+        "and not in this table)"),
 }
 
-# substrings of device names -> table key (checked in order)
-_DEVICE_NAME_KEYS = (("H200", "h200"), ("910_93", "ascend910c_die"), ("910C", "ascend910c_die"),
+# substrings of device names -> table key (checked in order); "H100 80GB HBM3" is how the SXM card names itself
+_DEVICE_NAME_KEYS = (("H200", "h200"), ("H100 80GB HBM3", "h100_sxm"), ("H100 SXM", "h100_sxm"), ("910_93", "ascend910c_die"), ("910C", "ascend910c_die"),
                      ("910B", "ascend910b"))
 
 
