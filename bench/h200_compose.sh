@@ -16,6 +16,7 @@
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh U   # session 20: train_step small 2 layers, the whole CUDA suite in 8 workers (~9.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh F   # session 21: e2e inductor_ro, trex_ro loop experts, each mode in its own process (~5.5 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh G   # session 21: train_step small 2 layers, 40 steps; the interpreter tests in their own process (~8.5 min)
+#   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh Q   # session 22: trex_ro's first step under cProfile, 480 s limit (~6 min)
 #   TREX_COMMIT=$(git rev-parse HEAD) bash bench/h200_compose.sh B   # composition tests, gpu_patterns, SwiGLU's Inductor code, train_step small (~9.5 min)
 set -uo pipefail
 part=${1:?usage: bench/h200_compose.sh A|B}
@@ -178,5 +179,11 @@ PY
     TRITON_INTERPRET=1 timeout -k 5 200 python3 -m pytest tests/gpu/test_interpret.py tests/gpu/test_interpret_rows.py \
       -n 8 -p no:cacheprovider --timeout 180 --tb=short -q -rfEs > "$OUT/interpret_tests.txt" 2>&1
     echo "interpreter tests rc=$?"; grep -E "FAILED|ERROR|passed|failed" "$OUT/interpret_tests.txt" | tail -8 ;;
-  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S|V|T|M|U|F|G)"; exit 2 ;;
+  Q)  # session 22: trex_ro's first step (loop experts, 2 layers, empty caches) under cProfile with room to
+      # finish (call F's 170 s limit cut it off): where trex's extra collect_metadata / trace_joint time goes
+    unset EXPERTS
+    FIRST_STEP_PROFILE=1 timeout -k 5 480 python3 bench/e2e_hf.py --out "$OUT/profiled" trex_ro \
+      > "$OUT/e2e_profiled_log.txt" 2>&1
+    echo "profiled e2e rc=$?"; tail -3 "$OUT/e2e_profiled_log.txt"; head -3 "$OUT/profiled/first_step_trex_ro.txt" ;;
+  *) echo "bench/h200_compose.sh: unknown part '$part' (A|B|C|D|P|R|L|H|S|V|T|M|U|F|G|Q)"; exit 2 ;;
 esac
